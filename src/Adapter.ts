@@ -1,0 +1,202 @@
+/**
+ * The adapter connects the optimizer to the user's system: it runs a
+ * candidate on a batch of examples and scores it, and turns the run's traces
+ * into a reflective dataset the reflection model can learn from.
+ *
+ * It is an Effect service, so tests swap it with a `Layer`. The service is
+ * generic over the user's example type `D`, trajectory type `T` and output
+ * type `O`; `Adapter.tag<D, T, O>()` gives the typed tag.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import type { Candidate } from "./Candidate.js"
+import { AdapterError, type ProposalError } from "./Errors.js"
+import type { EvaluationBatch, ObjectiveScores } from "./EvaluationBatch.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface EvaluateOptions {
+  /** whether trajectories are needed (for reflection) */
+  readonly captureTraces: boolean
+}
+
+/**
+ * One record of a reflective dataset, typically with the keys `Inputs`,
+ * `Generated Outputs` and `Feedback`. Values are JSON-like (strings, numbers,
+ * nested objects and lists).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ReflectiveRecord = Readonly<Record<string, unknown>>
+
+/**
+ * Per component, the records the reflection model reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ReflectiveDataset = Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>>
+
+/**
+ * The adapter contract.
+ *
+ * - `evaluate` returns one output and one finite score per example, in
+ *   order, and trajectories when `captureTraces` is set. It may fail with an
+ *   `AdapterError`; the engine then scores the affected examples 0 and keeps
+ *   going.
+ * - `makeReflectiveDataset` builds the records for the components to update.
+ * - `proposeNewTexts`, when present, replaces the reflection model.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Adapter<D, T = unknown, O = unknown> {
+  readonly evaluate: (
+    batch: ReadonlyArray<D>,
+    candidate: Candidate,
+    options: EvaluateOptions
+  ) => Effect.Effect<EvaluationBatch<T, O>, AdapterError>
+  readonly makeReflectiveDataset: (
+    candidate: Candidate,
+    evaluation: EvaluationBatch<T, O>,
+    components: ReadonlyArray<string>
+  ) => Effect.Effect<ReflectiveDataset, AdapterError>
+  readonly proposeNewTexts?: (
+    candidate: Candidate,
+    dataset: ReflectiveDataset,
+    components: ReadonlyArray<string>
+  ) => Effect.Effect<Readonly<Record<string, string>>, ProposalError>
+}
+
+/**
+ * The service tag for an adapter over `D`, `T`, `O`. Every instantiation
+ * shares the key "effect-gepa/Adapter".
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export const tag = <D, T = unknown, O = unknown>(): Context.Tag<Adapter<D, T, O>, Adapter<D, T, O>> =>
+  Context.GenericTag<Adapter<D, T, O>>("effect-gepa/Adapter")
+
+/**
+ * A layer providing `adapter`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <D, T, O>(adapter: Adapter<D, T, O>): Layer.Layer<Adapter<D, T, O>> =>
+  Layer.succeed(tag<D, T, O>(), adapter)
+
+/**
+ * What a per-example scoring function returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExampleResult<T, O> {
+  readonly output: O
+  readonly score: number
+  /** textual feedback for the reflection model */
+  readonly feedback?: string | undefined
+  /** extra trace data; defaults to nothing beyond output and feedback */
+  readonly trajectory?: T | undefined
+  readonly objectiveScores?: ObjectiveScores | undefined
+}
+
+/**
+ * The trajectory recorded by `fromExample`: the example, what the system
+ * produced, and the feedback.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExampleTrace<D, T, O> {
+  readonly example: D
+  readonly output: O
+  readonly score: number
+  readonly feedback?: string | undefined
+  readonly trajectory?: T | undefined
+}
+
+const toAdapterError = (call: string) => (cause: unknown): AdapterError =>
+  cause instanceof AdapterError
+    ? cause
+    : new AdapterError({ call, detail: cause instanceof Error ? cause.message : String(cause), cause })
+
+/**
+ * An adapter from a per-example function. Examples of a batch run
+ * concurrently (the engine already bounds concurrency; this is for chunked
+ * batches). The reflective dataset has, per example, `Inputs` (rendered by
+ * `describeInput`, default the example itself), `Generated Outputs` and
+ * `Feedback`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromExample = <D, O, T = never, E = never>(
+  run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, E>,
+  options?: {
+    readonly describeInput?: (example: D) => unknown
+    readonly describeOutput?: (output: O) => unknown
+    readonly proposeNewTexts?: Adapter<D, ExampleTrace<D, T, O>, O>["proposeNewTexts"]
+  }
+): Adapter<D, ExampleTrace<D, T, O>, O> => ({
+  evaluate: (batch, candidate, { captureTraces }) =>
+    Effect.forEach(batch, (example) => run(example, candidate).pipe(Effect.map((r) => [example, r] as const)), {
+      concurrency: "unbounded"
+    }).pipe(
+      Effect.mapError(toAdapterError("evaluate")),
+      Effect.map((results) => ({
+        outputs: results.map(([, r]) => r.output),
+        scores: results.map(([, r]) => r.score),
+        trajectories: captureTraces
+          ? results.map(([example, r]) => ({
+            example,
+            output: r.output,
+            score: r.score,
+            feedback: r.feedback,
+            trajectory: r.trajectory
+          }))
+          : undefined,
+        objectiveScores: results.every(([, r]) => r.objectiveScores !== undefined)
+          ? results.map(([, r]) => r.objectiveScores!)
+          : undefined
+      }))
+    ),
+  makeReflectiveDataset: (_candidate, evaluation, components) =>
+    Effect.sync(() => {
+      const records = (evaluation.trajectories ?? []).map((t): ReflectiveRecord => ({
+        "Inputs": options?.describeInput ? options.describeInput(t.example) : t.example,
+        "Generated Outputs": options?.describeOutput ? options.describeOutput(t.output) : t.output,
+        "Feedback": t.feedback ?? `Score: ${t.score}`
+      }))
+      return Object.fromEntries(components.map((c) => [c, records]))
+    }),
+  ...(options?.proposeNewTexts ? { proposeNewTexts: options.proposeNewTexts } : {})
+})
+
+/**
+ * An adapter from a batch function and a reflective-dataset builder; the
+ * batch function's failures become `AdapterError`s.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromBatch = <D, T, O, E = never>(options: {
+  readonly evaluate: (
+    batch: ReadonlyArray<D>,
+    candidate: Candidate,
+    options: EvaluateOptions
+  ) => Effect.Effect<EvaluationBatch<T, O>, E>
+  readonly makeReflectiveDataset: Adapter<D, T, O>["makeReflectiveDataset"]
+  readonly proposeNewTexts?: Adapter<D, T, O>["proposeNewTexts"]
+}): Adapter<D, T, O> => ({
+  evaluate: (batch, candidate, opts) =>
+    options.evaluate(batch, candidate, opts).pipe(Effect.mapError(toAdapterError("evaluate"))),
+  makeReflectiveDataset: options.makeReflectiveDataset,
+  ...(options.proposeNewTexts ? { proposeNewTexts: options.proposeNewTexts } : {})
+})

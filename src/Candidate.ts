@@ -1,0 +1,60 @@
+/**
+ * A candidate is a set of named text components: the prompts (or any texts)
+ * of the user's system that the optimizer evolves.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { createHash } from "node:crypto"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const Candidate = Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+  identifier: "Candidate",
+  description: "Named text components (component name -> text)"
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Candidate = typeof Candidate.Type
+
+/**
+ * A stable content hash of a candidate: equal components give equal hashes
+ * whatever the key order. Used as the evaluation-cache key.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const hash = (candidate: Candidate): string => {
+  const h = createHash("sha256")
+  for (const name of Object.keys(candidate).sort()) {
+    // length-prefixed so that no two different candidates serialize alike
+    h.update(`${name.length}:${name}${candidate[name]!.length}:${candidate[name]}`)
+  }
+  return h.digest("hex").slice(0, 32)
+}
+
+/**
+ * Whether two candidates have the same components with the same texts.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const equals = (a: Candidate, b: Candidate): boolean => {
+  const ka = Object.keys(a)
+  if (ka.length !== Object.keys(b).length) return false
+  return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && a[k] === b[k])
+}
+
+/**
+ * The components in which `child` differs from `parent`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const changedComponents = (parent: Candidate, child: Candidate): ReadonlyArray<string> =>
+  Object.keys(child).filter((k) => parent[k] !== child[k])

@@ -1,0 +1,123 @@
+/**
+ * The tagged errors of effect-gepa. Every failure a caller can see is one of
+ * these, so it can be matched with `Effect.catchTag`.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * A configuration value is missing, out of range or contradictory. `field`
+ * names the offending option (a dotted path such as `stop` or
+ * `merge.maxInvocations`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
+  field: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Invalid configuration "${this.field}": ${this.detail}`
+  }
+}
+
+/**
+ * The frontier type needs per-example objective scores but the adapter
+ * returned none.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MissingObjectiveScores extends Schema.TaggedError<MissingObjectiveScores>()("MissingObjectiveScores", {
+  frontierType: Schema.String,
+  call: Schema.String
+}) {
+  override get message(): string {
+    return `frontierType "${this.frontierType}" requires objective scores, but ${this.call} returned none; ` +
+      `return objectiveScores from the adapter or use frontierType "instance"`
+  }
+}
+
+/**
+ * The adapter broke its contract (wrong number of scores or outputs, a score
+ * that is not a finite number, a reflective dataset missing a component).
+ * `call` names the adapter call.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AdapterContractError extends Schema.TaggedError<AdapterContractError>()("AdapterContractError", {
+  call: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Adapter contract violated in ${this.call}: ${this.detail}`
+  }
+}
+
+/**
+ * A failure raised by the user's adapter while evaluating. The engine turns it
+ * into a fallback score for the affected examples; it reaches the caller only
+ * through events and trajectories, or from `makeReflectiveDataset`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AdapterError extends Schema.TaggedError<AdapterError>()("AdapterError", {
+  call: Schema.String,
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Unknown)
+}) {
+  override get message(): string {
+    return `Adapter failed in ${this.call}: ${this.detail}`
+  }
+}
+
+/**
+ * An evaluation call did not finish within its timeout.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class EvaluationTimeout extends Schema.TaggedError<EvaluationTimeout>()("EvaluationTimeout", {
+  call: Schema.String,
+  millis: Schema.Number
+}) {
+  override get message(): string {
+    return `${this.call} timed out after ${this.millis} ms`
+  }
+}
+
+/**
+ * Every evaluation failed for too many consecutive iterations: the adapter or
+ * the model behind it is broken, and going on would only burn the budget.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AllEvaluationsFailed extends Schema.TaggedError<AllEvaluationsFailed>()("AllEvaluationsFailed", {
+  iterations: Schema.Number,
+  lastError: Schema.String
+}) {
+  override get message(): string {
+    return `Every evaluation failed for ${this.iterations} consecutive iterations (last error: ${this.lastError})`
+  }
+}
+
+/**
+ * The proposer could not produce new texts (for example the reflection model
+ * failed after its retries).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ProposalError extends Schema.TaggedError<ProposalError>()("ProposalError", {
+  component: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Proposal for component "${this.component}" failed: ${this.detail}`
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * The language model service: used as the reflection model (which proposes
+ * new component texts) and as the task model of the `DefaultAdapter`.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Ref, Schema } from "effect"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Message {
+  readonly role: "system" | "user" | "assistant"
+  readonly content: string
+}
+
+/**
+ * A prompt: a single user message, or a full message list.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Prompt = string | { readonly messages: ReadonlyArray<Message> }
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Usage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+/**
+ * Why the model stopped generating. `length` means the answer was cut off.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FinishReason = "stop" | "length" | "content_filter" | "tool_calls" | "other"
+
+/**
+ * One model answer, with token usage and its cost when the model layer has a
+ * price table.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Completion {
+  readonly text: string
+  readonly finishReason: FinishReason
+  readonly usage?: Usage | undefined
+  /** cost of this call in the price table's currency (USD by convention) */
+  readonly cost?: number | undefined
+  readonly model?: string | undefined
+}
+
+/**
+ * The API key was rejected (HTTP 401/403). Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LlmAuthenticationError extends Schema.TaggedError<LlmAuthenticationError>()("LlmAuthenticationError", {
+  model: Schema.String,
+  status: Schema.Number,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Authentication failed for model "${this.model}" (HTTP ${this.status}): ${this.detail}`
+  }
+}
+
+/**
+ * The server rejected the request (HTTP 400/422). Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LlmBadRequest extends Schema.TaggedError<LlmBadRequest>()("LlmBadRequest", {
+  model: Schema.String,
+  status: Schema.Number,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Bad request to model "${this.model}" (HTTP ${this.status}): ${this.detail}`
+  }
+}
+
+/**
+ * The model does not exist on the server (HTTP 404). Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LlmModelNotFound extends Schema.TaggedError<LlmModelNotFound>()("LlmModelNotFound", {
+  model: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Model "${this.model}" not found: ${this.detail}`
+  }
+}
+
+/**
+ * Still rate limited (HTTP 429) after the retries.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LlmRateLimited extends Schema.TaggedError<LlmRateLimited>()("LlmRateLimited", {
+  model: Schema.String,
+  retryAfterMillis: Schema.optional(Schema.Number),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Rate limited by model "${this.model}": ${this.detail}`
+  }
+}
+
+/**
+ * A call took longer than its timeout.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LlmTimeout extends Schema.TaggedError<LlmTimeout>()("LlmTimeout", {
+  model: Schema.String,
+  millis: Schema.Number
+}) {
+  override get message(): string {
+    return `Model "${this.model}" did not answer within ${this.millis} ms`
+  }
+}
+
+/**
+ * The connection failed, or the server kept answering 5xx.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LlmTransportError extends Schema.TaggedError<LlmTransportError>()("LlmTransportError", {
+  model: Schema.String,
+  status: Schema.optional(Schema.Number),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Transport error calling model "${this.model}"${this.status === undefined ? "" : ` (HTTP ${this.status})`}: ${this.detail}`
+  }
+}
+
+/**
+ * The server answered with a body that is not a valid completion.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LlmResponseError extends Schema.TaggedError<LlmResponseError>()("LlmResponseError", {
+  model: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Malformed response from model "${this.model}": ${this.detail}`
+  }
+}
+
+/**
+ * Every failure of a language model call.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type LlmError =
+  | LlmAuthenticationError
+  | LlmBadRequest
+  | LlmModelNotFound
+  | LlmRateLimited
+  | LlmTimeout
+  | LlmTransportError
+  | LlmResponseError
+
+/**
+ * The service shape.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LanguageModel {
+  readonly complete: (prompt: Prompt) => Effect.Effect<Completion, LlmError>
+}
+
+/**
+ * The model that reflects on feedback and proposes new component texts.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class ReflectionModel extends Context.Tag("effect-gepa/ReflectionModel")<ReflectionModel, LanguageModel>() {}
+
+/**
+ * The model that runs the user's task in the `DefaultAdapter`.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class TaskModel extends Context.Tag("effect-gepa/TaskModel")<TaskModel, LanguageModel>() {}
+
+/**
+ * The prompt's messages.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const messages = (prompt: Prompt): ReadonlyArray<Message> =>
+  typeof prompt === "string" ? [{ role: "user", content: prompt }] : prompt.messages
+
+/**
+ * The prompt as one text (system and user messages joined), for models that
+ * take plain text.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const promptText = (prompt: Prompt): string =>
+  typeof prompt === "string" ? prompt : prompt.messages.map((m) => m.content).join("\n\n")
+
+/**
+ * A model from a function of the prompt text, answering with finish reason
+ * `stop`. Handy for deterministic simulated models.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromFunction = (
+  f: (prompt: Prompt) => string | Effect.Effect<string, LlmError>
+): LanguageModel => ({
+  complete: (prompt) =>
+    Effect.suspend(() => {
+      const out = f(prompt)
+      return typeof out === "string" ? Effect.succeed(out) : out
+    }).pipe(Effect.map((text): Completion => ({ text, finishReason: "stop" })))
+})
+
+/**
+ * A model that answers with the given completions in order, then repeats the
+ * last one. For tests.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const scripted = (answers: ReadonlyArray<string | Completion>): Effect.Effect<LanguageModel> =>
+  Effect.map(Ref.make(0), (counter) => ({
+    complete: () =>
+      Ref.getAndUpdate(counter, (n) => n + 1).pipe(
+        Effect.map((n): Completion => {
+          const answer = answers[Math.min(n, answers.length - 1)]
+          if (answer === undefined) return { text: "", finishReason: "stop" }
+          return typeof answer === "string" ? { text: answer, finishReason: "stop" } : answer
+        })
+      )
+  }))
+
+/**
+ * A layer providing `model` as the reflection model.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const reflectionLayer = (model: LanguageModel): Layer.Layer<ReflectionModel> =>
+  Layer.succeed(ReflectionModel, model)
+
+/**
+ * A layer providing `model` as the task model.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const taskLayer = (model: LanguageModel): Layer.Layer<TaskModel> => Layer.succeed(TaskModel, model)

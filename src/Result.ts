@@ -1,0 +1,111 @@
+/**
+ * The result of an optimization run: every candidate with its lineage and
+ * scores, and the best one.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { Candidate } from "./Candidate.js"
+import { ObjectiveScores } from "./EvaluationBatch.js"
+import * as State from "./State.js"
+
+/**
+ * Why the run stopped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const StopReason = Schema.String
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const GepaResult = Schema.Struct({
+  schemaVersion: Schema.Literal(State.SCHEMA_VERSION),
+  candidates: Schema.Array(Candidate),
+  parents: Schema.Array(Schema.Array(Schema.Number)),
+  /** mean validation score per candidate; null for a candidate never evaluated */
+  valAggregateScores: Schema.Array(Schema.NullOr(Schema.Number)),
+  valCoverage: Schema.Array(Schema.Number),
+  valScores: Schema.Array(State.Scores),
+  objectiveScores: Schema.Array(ObjectiveScores),
+  /** per validation example, the candidates reaching the best score */
+  perInstanceBest: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Number) }),
+  discoveryBudget: Schema.Array(Schema.Number),
+  bestIndex: Schema.Number,
+  bestCandidate: Candidate,
+  bestScore: Schema.NullOr(Schema.Number),
+  seedScore: Schema.NullOr(Schema.Number),
+  totalMetricCalls: Schema.Number,
+  fullValEvals: Schema.Number,
+  iterations: Schema.Number,
+  reflectionCalls: Schema.Number,
+  acceptedProposals: Schema.Number,
+  rejectedProposals: Schema.Number,
+  mergesAttempted: Schema.Number,
+  mergesAccepted: Schema.Number,
+  stopReason: StopReason
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type GepaResult = typeof GepaResult.Type
+
+/**
+ * The result of a state. The best candidate follows the reference tie-breaks:
+ * highest mean validation score, then more coverage, then lowest index.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromState = (state: State.GepaState, stopReason: string): GepaResult => {
+  const best = State.bestIndex(state)
+  const aggregate = state.candidates.map((_, i) => (state.valCoverage[i]! > 0 ? state.valAverages[i]! : null))
+  return {
+    schemaVersion: State.SCHEMA_VERSION,
+    candidates: state.candidates,
+    parents: state.parents,
+    valAggregateScores: aggregate,
+    valCoverage: state.valCoverage,
+    valScores: state.valScores,
+    objectiveScores: state.objectiveScores,
+    perInstanceBest: state.fronts.instance.programs,
+    discoveryBudget: state.discoveryBudget,
+    bestIndex: best,
+    bestCandidate: state.candidates[best]!,
+    bestScore: aggregate[best] ?? null,
+    seedScore: aggregate[0] ?? null,
+    totalMetricCalls: state.metricCalls,
+    fullValEvals: state.fullValEvals,
+    iterations: state.iteration,
+    reflectionCalls: state.reflectionCalls,
+    acceptedProposals: state.acceptedProposals,
+    rejectedProposals: state.rejectedProposals,
+    mergesAttempted: state.merge.attempted,
+    mergesAccepted: state.merge.accepted,
+    stopReason
+  }
+}
+
+/**
+ * The lineage of a candidate, from the seed to itself (first parent first
+ * for merges).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const lineage = (result: Pick<GepaResult, "parents">, candidate: number): ReadonlyArray<number> => {
+  const out: Array<number> = []
+  const seen = new Set<number>()
+  const visit = (c: number) => {
+    if (seen.has(c)) return
+    seen.add(c)
+    for (const p of result.parents[c] ?? []) visit(p)
+    out.push(c)
+  }
+  visit(candidate)
+  return out
+}

@@ -1,0 +1,308 @@
+/**
+ * The optimizer state: plain, JSON-encodable data that holds everything a run
+ * needs to continue exactly where it stopped. All updates are pure functions
+ * returning a new state.
+ *
+ * @since 0.1.0
+ */
+import { Either, Schema } from "effect"
+import * as BatchSampler from "./BatchSampler.js"
+import { Candidate } from "./Candidate.js"
+import type { MissingObjectiveScores } from "./Errors.js"
+import { ObjectiveScores } from "./EvaluationBatch.js"
+import * as Frontier from "./Frontier.js"
+import * as Merge from "./Merge.js"
+import { Rng, RngState } from "./Rng.js"
+
+/**
+ * The version of the persisted state layout.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const SCHEMA_VERSION = 1
+
+/**
+ * Sparse scores keyed by example id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Scores = Schema.Record({ key: Schema.String, value: Schema.Number })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Scores = typeof Scores.Type
+
+/**
+ * One line of the run's trace: what an iteration (or one of its parallel
+ * proposals) did.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const TraceEntry = Schema.Struct({
+  iteration: Schema.Number,
+  kind: Schema.Literal("reflective", "merge"),
+  parents: Schema.Array(Schema.Number),
+  outcome: Schema.Literal("accepted", "rejected", "skipped", "failed"),
+  candidate: Schema.optional(Schema.Number),
+  components: Schema.optional(Schema.Array(Schema.String)),
+  subsampleIds: Schema.optional(Schema.Array(Schema.String)),
+  scoresBefore: Schema.optional(Schema.Array(Schema.Number)),
+  scoresAfter: Schema.optional(Schema.Array(Schema.Number)),
+  reason: Schema.optional(Schema.String),
+  metricCalls: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type TraceEntry = typeof TraceEntry.Type
+
+/**
+ * The optimizer state.
+ *
+ * Per candidate (same index in every array): its components, parents,
+ * sparse validation scores, aggregate objective scores, mean validation score
+ * and coverage, next round-robin component, and the metric calls spent when it
+ * was discovered. The mean and coverage are kept beside the sparse scores
+ * because selection reads them on every step and recomputing them is
+ * quadratic in a long run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const GepaState = Schema.Struct({
+  schemaVersion: Schema.Literal(SCHEMA_VERSION),
+  componentNames: Schema.Array(Schema.String),
+  frontierType: Frontier.FrontierType,
+  candidates: Schema.Array(Candidate),
+  parents: Schema.Array(Schema.Array(Schema.Number)),
+  valScores: Schema.Array(Scores),
+  objectiveScores: Schema.Array(ObjectiveScores),
+  valAverages: Schema.Array(Schema.Number),
+  valCoverage: Schema.Array(Schema.Number),
+  nextComponent: Schema.Array(Schema.Number),
+  discoveryBudget: Schema.Array(Schema.Number),
+  fronts: Frontier.Fronts,
+  iteration: Schema.Number,
+  metricCalls: Schema.Number,
+  fullValEvals: Schema.Number,
+  reflectionCalls: Schema.Number,
+  acceptedProposals: Schema.Number,
+  rejectedProposals: Schema.Number,
+  lastImprovementIteration: Schema.Number,
+  consecutiveFailedIterations: Schema.Number,
+  rng: RngState,
+  sampler: BatchSampler.SamplerState,
+  merge: Merge.MergeState,
+  trace: Schema.Array(TraceEntry)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type GepaState = typeof GepaState.Type
+
+/**
+ * Validation results of one candidate.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ValsetEvaluation {
+  readonly scores: Readonly<Record<string, number>>
+  readonly objectiveScores?: Readonly<Record<string, ObjectiveScores>> | undefined
+}
+
+const average = (scores: Readonly<Record<string, number>>): readonly [number, number] => {
+  let sum = 0
+  let n = 0
+  for (const key in scores) {
+    sum += scores[key]!
+    n++
+  }
+  return [n === 0 ? 0 : sum / n, n]
+}
+
+/**
+ * The state after evaluating the seed candidate on the validation set.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const initial = (options: {
+  readonly seed: number
+  readonly seedCandidate: Candidate
+  readonly frontierType: Frontier.FrontierType
+  readonly valset: ValsetEvaluation
+  readonly metricCalls: number
+}): Either.Either<GepaState, MissingObjectiveScores> =>
+  Either.map(
+    Frontier.addProgram(Frontier.empty, options.frontierType, 0, {
+      valScores: options.valset.scores,
+      valObjectiveScores: options.valset.objectiveScores
+    }, "evaluate (seed candidate on the validation set)"),
+    (fronts): GepaState => {
+      const [avg, n] = average(options.valset.scores)
+      return {
+        schemaVersion: SCHEMA_VERSION,
+        componentNames: Object.keys(options.seedCandidate),
+        frontierType: options.frontierType,
+        candidates: [{ ...options.seedCandidate }],
+        parents: [[]],
+        valScores: [{ ...options.valset.scores }],
+        objectiveScores: [Frontier.aggregateObjectives(Object.values(options.valset.objectiveScores ?? {}))],
+        valAverages: [avg],
+        valCoverage: [n],
+        nextComponent: [0],
+        discoveryBudget: [0],
+        fronts,
+        iteration: 0,
+        metricCalls: options.metricCalls,
+        fullValEvals: 1,
+        reflectionCalls: 0,
+        acceptedProposals: 0,
+        rejectedProposals: 0,
+        lastImprovementIteration: 0,
+        consecutiveFailedIterations: 0,
+        rng: Rng.seeded(options.seed).snapshot(),
+        sampler: BatchSampler.initial,
+        merge: Merge.initial,
+        trace: []
+      }
+    }
+  )
+
+/**
+ * Adds an accepted candidate with its validation results. The child's
+ * round-robin pointer is the largest of its parents' pointers. Returns the new
+ * state and the candidate's index.
+ *
+ * @since 0.1.0
+ * @category updates
+ */
+export const addCandidate = (
+  state: GepaState,
+  options: {
+    readonly candidate: Candidate
+    readonly parents: ReadonlyArray<number>
+    readonly valset: ValsetEvaluation
+    readonly discoveryBudget: number
+  }
+): Either.Either<readonly [GepaState, number], MissingObjectiveScores> => {
+  const idx = state.candidates.length
+  return Either.map(
+    Frontier.addProgram(state.fronts, state.frontierType, idx, {
+      valScores: options.valset.scores,
+      valObjectiveScores: options.valset.objectiveScores
+    }, "evaluate (new candidate on the validation set)"),
+    (fronts) => {
+      const previousBest = bestIndex(state)
+      const [avg, n] = average(options.valset.scores)
+      const pointer = options.parents.reduce((m, p) => Math.max(m, state.nextComponent[p] ?? 0), 0)
+      const next: GepaState = {
+        ...state,
+        candidates: [...state.candidates, { ...options.candidate }],
+        parents: [...state.parents, [...options.parents]],
+        valScores: [...state.valScores, { ...options.valset.scores }],
+        objectiveScores: [
+          ...state.objectiveScores,
+          Frontier.aggregateObjectives(Object.values(options.valset.objectiveScores ?? {}))
+        ],
+        valAverages: [...state.valAverages, avg],
+        valCoverage: [...state.valCoverage, n],
+        nextComponent: [...state.nextComponent, pointer],
+        discoveryBudget: [...state.discoveryBudget, options.discoveryBudget],
+        fronts,
+        fullValEvals: state.fullValEvals + 1
+      }
+      const improved = n > 0 && avg > (state.valAverages[previousBest] ?? -Infinity)
+      return [improved ? { ...next, lastImprovementIteration: state.iteration } : next, idx] as const
+    }
+  )
+}
+
+/**
+ * A candidate's mean validation score over the examples it was evaluated on;
+ * `-Infinity` when it has none.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const scoreOf = (state: GepaState) => (program: number): number =>
+  state.valCoverage[program]! > 0 ? state.valAverages[program]! : -Infinity
+
+/**
+ * The best candidate: highest mean validation score, then more coverage,
+ * then lowest index.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const bestIndex = (state: GepaState): number => {
+  const score = scoreOf(state)
+  let best = 0
+  for (let i = 1; i < state.candidates.length; i++) {
+    const s = score(i)
+    const b = score(best)
+    if (s > b || (s === b && state.valCoverage[i]! > state.valCoverage[best]!)) best = i
+  }
+  return best
+}
+
+/**
+ * The program sets of the fronts selected by the state's frontier type.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const frontSets = (state: GepaState): ReadonlyArray<ReadonlyArray<number>> =>
+  Frontier.programSets(state.fronts, state.frontierType)
+
+/**
+ * Checks the invariants that every state must satisfy; returns the list of
+ * violations (empty when consistent).
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const checkConsistency = (state: GepaState): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  const n = state.candidates.length
+  const perCandidate = {
+    parents: state.parents,
+    valScores: state.valScores,
+    objectiveScores: state.objectiveScores,
+    valAverages: state.valAverages,
+    valCoverage: state.valCoverage,
+    nextComponent: state.nextComponent,
+    discoveryBudget: state.discoveryBudget
+  }
+  for (const [name, arr] of Object.entries(perCandidate)) {
+    if (arr.length !== n) problems.push(`${name} has ${arr.length} entries for ${n} candidates`)
+  }
+  state.parents.forEach((ps, i) => {
+    for (const p of ps) if (!(p >= 0 && p < i)) problems.push(`candidate ${i} has parent ${p}, which is not an earlier candidate`)
+  })
+  state.candidates.forEach((c, i) => {
+    const names = Object.keys(c)
+    if (names.length !== state.componentNames.length || !state.componentNames.every((k) => k in c)) {
+      problems.push(`candidate ${i} components [${names.join(", ")}] differ from [${state.componentNames.join(", ")}]`)
+    }
+  })
+  for (const [key, programs] of Object.entries(state.fronts.instance.programs)) {
+    if (programs.length === 0) problems.push(`front for example "${key}" is empty`)
+    const best = state.fronts.instance.best[key]
+    for (const p of programs) {
+      if (state.valScores[p]?.[key] !== best) problems.push(`candidate ${p} is on the front of "${key}" without its best score`)
+    }
+  }
+  if (state.metricCalls < 0 || !Number.isInteger(state.metricCalls)) problems.push(`metricCalls is ${state.metricCalls}`)
+  return problems
+}
