@@ -19,8 +19,12 @@ export interface SelectionContext {
   readonly candidate: Candidate
   /** the iteration being run (1-based) */
   readonly iteration: number
-  /** the parent's minibatch scores */
-  readonly scores: ReadonlyArray<number>
+  /**
+   * the parent's minibatch scores, when known; the engine selects components
+   * while planning a proposal (before evaluating) so that parallel proposals
+   * advance the round-robin pointers in a reproducible order
+   */
+  readonly scores?: ReadonlyArray<number> | undefined
   readonly rng: Rng
 }
 
@@ -108,8 +112,20 @@ export const codePromptSchedule = (options: ScheduleOptions): ComponentSelector 
     const promptsPerCode = initial * Math.pow(factor, Math.floor(step / growEvery))
     const cutoff = options.codeCutoff !== undefined && step >= options.codeCutoff
     const wantCode = !cutoff && (promptsPerCode === 0 || step % (Math.round(promptsPerCode) + 1) === 0)
-    const group = wantCode ? (code.length > 0 ? code : prompts) : prompts.length > 0 ? prompts : code
     const pointer = state.nextComponent[candidateIdx] ?? 0
-    return { components: [group[pointer % group.length]!], nextPointer: pointer + 1 }
+    if (code.length === 0 || prompts.length === 0) {
+      const group = code.length > 0 ? code : prompts
+      const p = pointer % group.length
+      return { components: [group[p]!], nextPointer: (p + 1) % group.length }
+    }
+    // One round-robin position per group, packed into the candidate's single
+    // pointer (code position + prompt position * number of code components).
+    // A shared counter would skip components: with strict alternation the
+    // code group would only ever see even counter values.
+    const codePos = pointer % code.length
+    const promptPos = Math.floor(pointer / code.length) % prompts.length
+    return wantCode
+      ? { components: [code[codePos]!], nextPointer: promptPos * code.length + ((codePos + 1) % code.length) }
+      : { components: [prompts[promptPos]!], nextPointer: ((promptPos + 1) % prompts.length) * code.length + codePos }
   }
 }

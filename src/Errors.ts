@@ -121,3 +121,37 @@ export class ProposalError extends Schema.TaggedError<ProposalError>()("Proposal
     return `Proposal for component "${this.component}" failed: ${this.detail}`
   }
 }
+
+/**
+ * Reading or writing the run directory failed. `path` names the file.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PersistenceError extends Schema.TaggedError<PersistenceError>()("PersistenceError", {
+  path: Schema.String,
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Could not ${this.operation} "${this.path}": ${this.detail}`
+  }
+}
+
+/**
+ * A run directory holds a run whose configuration differs from the one
+ * given: resuming it would silently mix two experiments.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResumeConflict extends Schema.TaggedError<ResumeConflict>()("ResumeConflict", {
+  field: Schema.String,
+  saved: Schema.String,
+  requested: Schema.String
+}) {
+  override get message(): string {
+    return `Cannot resume: "${this.field}" differs from the saved run (saved: ${this.saved}; requested: ${this.requested}). ` +
+      `Use a new run directory, or the saved configuration.`
+  }
+}

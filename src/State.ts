@@ -93,6 +93,11 @@ export const GepaState = Schema.Struct({
   metricCalls: Schema.Number,
   fullValEvals: Schema.Number,
   reflectionCalls: Schema.Number,
+  reflectionUsage: Schema.Struct({
+    inputTokens: Schema.Number,
+    outputTokens: Schema.Number,
+    cost: Schema.Number
+  }),
   acceptedProposals: Schema.Number,
   rejectedProposals: Schema.Number,
   lastImprovementIteration: Schema.Number,
@@ -167,6 +172,7 @@ export const initial = (options: {
         metricCalls: options.metricCalls,
         fullValEvals: 1,
         reflectionCalls: 0,
+        reflectionUsage: { inputTokens: 0, outputTokens: 0, cost: 0 },
         acceptedProposals: 0,
         rejectedProposals: 0,
         lastImprovementIteration: 0,
@@ -222,7 +228,8 @@ export const addCandidate = (
         fronts,
         fullValEvals: state.fullValEvals + 1
       }
-      const improved = n > 0 && avg > (state.valAverages[previousBest] ?? -Infinity)
+      // compare with the best's effective score (-Infinity when it has no coverage), as bestIndex does
+      const improved = n > 0 && avg > scoreOf(state)(previousBest)
       return [improved ? { ...next, lastImprovementIteration: state.iteration } : next, idx] as const
     }
   )

@@ -1,0 +1,76 @@
+/**
+ * The evaluation cache: (candidate hash, split, example id) -> output and
+ * score. A hit costs no metric call. The engine uses it for evaluations
+ * without traces: validation, merge subsamples and child minibatches.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Option } from "effect"
+import type { PersistenceError } from "./Errors.js"
+import type { ObjectiveScores } from "./EvaluationBatch.js"
+
+/**
+ * Which data set an evaluation belongs to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Split = "train" | "val"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CacheKey {
+  readonly candidateHash: string
+  readonly split: Split
+  readonly id: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CachedEvaluation<O> {
+  readonly output: O
+  readonly score: number
+  readonly objectiveScores?: ObjectiveScores | undefined
+}
+
+/**
+ * A cache of evaluations. Persistent implementations write through.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EvaluationCache<O> {
+  readonly get: (key: CacheKey) => Effect.Effect<Option.Option<CachedEvaluation<O>>>
+  readonly set: (key: CacheKey, value: CachedEvaluation<O>) => Effect.Effect<void, PersistenceError>
+  readonly size: Effect.Effect<number>
+}
+
+/**
+ * The key as one string.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const keyString = (key: CacheKey): string => `${key.candidateHash}\u0000${key.split}\u0000${key.id}`
+
+/**
+ * An in-memory cache, optionally pre-filled (for example from a run
+ * directory's cache file).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const memory = <O>(
+  initial?: Iterable<readonly [string, CachedEvaluation<O>]>
+): EvaluationCache<O> => {
+  const entries = new Map<string, CachedEvaluation<O>>(initial ?? [])
+  return {
+    get: (key) => Effect.sync(() => Option.fromNullable(entries.get(keyString(key)))),
+    set: (key, value) => Effect.sync(() => void entries.set(keyString(key), value)),
+    size: Effect.sync(() => entries.size)
+  }
+}

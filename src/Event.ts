@@ -1,0 +1,70 @@
+/**
+ * The events of a run, covering the reference callback set. Delivered to the
+ * `onEvent` option and as the elements of `Gepa.stream`. Events never carry
+ * secrets; `IterationEnded` carries the state after the iteration, so a
+ * consumer can inspect the run step by step.
+ *
+ * @since 0.1.0
+ */
+import { Data } from "effect"
+import type { Candidate } from "./Candidate.js"
+import type { GepaResult } from "./Result.js"
+import type { GepaState } from "./State.js"
+
+/**
+ * Where an evaluation belongs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type EvaluationPurpose = "seed-validation" | "parent-minibatch" | "child-minibatch" | "validation" | "merge-subsample"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type GepaEvent = Data.TaggedEnum<{
+  OptimizationStarted: { readonly resumed: boolean; readonly trainSize: number; readonly valSize: number; readonly budget: number | undefined }
+  OptimizationEnded: { readonly result: GepaResult }
+  IterationStarted: { readonly iteration: number; readonly metricCalls: number }
+  IterationEnded: { readonly iteration: number; readonly accepted: number; readonly state: GepaState }
+  CandidateSelected: { readonly iteration: number; readonly candidate: number; readonly score: number }
+  MinibatchSampled: { readonly iteration: number; readonly ids: ReadonlyArray<string> }
+  EvaluationStarted: { readonly iteration: number; readonly purpose: EvaluationPurpose; readonly size: number }
+  EvaluationEnded: {
+    readonly iteration: number
+    readonly purpose: EvaluationPurpose
+    readonly scores: ReadonlyArray<number>
+    readonly failures: number
+    readonly cacheHits: number
+  }
+  EvaluationSkipped: { readonly iteration: number; readonly candidate: number; readonly reason: string }
+  ExampleFailed: { readonly iteration: number; readonly purpose: EvaluationPurpose; readonly id: string; readonly error: string }
+  ValsetEvaluated: { readonly iteration: number; readonly candidate: number; readonly score: number; readonly coverage: number }
+  ReflectiveDatasetBuilt: { readonly iteration: number; readonly components: ReadonlyArray<string>; readonly records: number }
+  ProposalStarted: { readonly iteration: number; readonly parent: number; readonly components: ReadonlyArray<string> }
+  ProposalEnded: { readonly iteration: number; readonly parent: number; readonly outcome: string; readonly reason?: string | undefined }
+  CandidateAccepted: {
+    readonly iteration: number
+    readonly candidate: number
+    readonly parents: ReadonlyArray<number>
+    readonly score: number
+    readonly components: Candidate
+  }
+  CandidateRejected: { readonly iteration: number; readonly parents: ReadonlyArray<number>; readonly before: number; readonly after: number }
+  MergeAttempted: { readonly iteration: number; readonly parents: ReadonlyArray<number>; readonly ancestor: number }
+  MergeAccepted: { readonly iteration: number; readonly candidate: number; readonly parents: ReadonlyArray<number> }
+  MergeRejected: { readonly iteration: number; readonly parents: ReadonlyArray<number>; readonly reason: string }
+  ParetoFrontUpdated: { readonly iteration: number; readonly candidate: number; readonly frontsJoined: number }
+  StateSaved: { readonly iteration: number; readonly path: string }
+  BudgetUpdated: { readonly metricCalls: number; readonly budget: number | undefined }
+  Error: { readonly iteration: number; readonly message: string; readonly willContinue: boolean }
+}>
+
+/**
+ * Constructors and `$match` for events.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const GepaEvent = Data.taggedEnum<GepaEvent>()

@@ -1,0 +1,226 @@
+/**
+ * The optimizer: `Gepa.optimize(config)` runs GEPA and returns the best
+ * candidate; `Gepa.stream(config)` runs it as a stream of events that a
+ * consumer can inspect step by step and stop early.
+ *
+ * The engine loop, the evaluation pool and the event delivery run as fibers
+ * in one scope: nothing outlives the call, and interrupting it stops in-flight
+ * evaluations and model calls.
+ *
+ * @since 0.1.0
+ */
+import { type Duration, Effect, type Schedule, Stream } from "effect"
+import type * as Acceptance from "./Acceptance.js"
+import type { Adapter } from "./Adapter.js"
+import type { Candidate } from "./Candidate.js"
+import type * as CandidateSelector from "./CandidateSelector.js"
+import type * as ComponentSelector from "./ComponentSelector.js"
+import type { DataLoader, DataLoaderError } from "./DataLoader.js"
+import type {
+  AdapterContractError,
+  AdapterError,
+  AllEvaluationsFailed,
+  ConfigError,
+  EvaluationTimeout,
+  MissingObjectiveScores,
+  PersistenceError,
+  ResumeConflict
+} from "./Errors.js"
+import type { EvaluationCache } from "./EvaluationCache.js"
+import type * as EvaluationPolicy from "./EvaluationPolicy.js"
+import type { GepaEvent } from "./Event.js"
+import type { FrontierType } from "./Frontier.js"
+import * as engine from "./internal/engine.js"
+import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
+import type { Proposer } from "./Proposal.js"
+import type { ReflectionConfig } from "./Reflection.js"
+import type { GepaResult } from "./Result.js"
+import type { RunStore } from "./RunStore.js"
+import type { GepaState } from "./State.js"
+import type { StopCondition } from "./StopCondition.js"
+
+/**
+ * Merge (crossover) options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MergeConfig {
+  /** the most merge proposals evaluated in a run (default 5) */
+  readonly maxInvocations?: number
+  /** validation examples two parents must share (default 5) */
+  readonly overlapFloor?: number
+  /** size of the validation subsample a merged candidate is tested on (default 5) */
+  readonly subsampleSize?: number
+}
+
+/**
+ * The configuration of a run. Only `seedCandidate`, `trainset` and a stop
+ * condition (`maxMetricCalls` or `stop`) are required; the adapter and the
+ * reflection model come from here or from the context.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Config<D, T = unknown, O = unknown> {
+  /** the starting texts */
+  readonly seedCandidate: Candidate
+  /** examples the reflection learns from */
+  readonly trainset: ReadonlyArray<D> | DataLoader<D>
+  /** examples candidates are ranked on (default: the trainset) */
+  readonly valset?: ReadonlyArray<D> | DataLoader<D>
+  /** the adapter; when absent it is read from the context (`Adapter.tag`) */
+  readonly adapter?: Adapter<D, T, O>
+  /** the reflection model; when absent it is read from the context (`ReflectionModel`) */
+  readonly reflectionModel?: LanguageModel
+  /** a custom proposer used instead of the reflection model */
+  readonly proposer?: Proposer
+  /** options of the default reflection prompt */
+  readonly reflection?: ReflectionConfig
+  /** the strict metric-call budget: examples evaluated, never exceeded */
+  readonly maxMetricCalls?: number
+  /** stop conditions; the run stops when any of them holds */
+  readonly stop?: StopCondition | ReadonlyArray<StopCondition>
+  /** seed of every random choice (default 0) */
+  readonly seed?: number
+  /** training examples per reflection (default 3) */
+  readonly minibatchSize?: number
+  /** parent selection (default "pareto") */
+  readonly candidateSelector?:
+    | "pareto"
+    | "current_best"
+    | { readonly epsilonGreedy: number }
+    | { readonly topKPareto: number }
+    | CandidateSelector.CandidateSelector
+  /** which components a proposal rewrites (default "round_robin") */
+  readonly componentSelector?: "round_robin" | "all" | ComponentSelector.ComponentSelector
+  /** which validation examples a new candidate is scored on (default "full") */
+  readonly evaluationPolicy?: "full" | { readonly incremental: number } | EvaluationPolicy.EvaluationPolicy
+  /** when a child beats its parent (default "strict_improvement") */
+  readonly acceptance?: "strict_improvement" | "improvement_or_equal" | Acceptance.AcceptanceCriterion
+  /** frontier used for selection and merge (default "instance") */
+  readonly frontierType?: FrontierType
+  /** skip reflecting on minibatches where every score is perfect (default true) */
+  readonly skipPerfectScore?: boolean
+  /** the perfect score (default 1) */
+  readonly perfectScore?: number
+  /** merge options; `true` for defaults, `false` (default) to disable */
+  readonly merge?: boolean | MergeConfig
+  /** adapter calls in flight at most, over the whole run (default 8) */
+  readonly maxConcurrency?: number
+  /** examples per adapter call (default 1) */
+  readonly chunkSize?: number
+  /** timeout of one adapter call; starts when the call starts */
+  readonly evaluationTimeout?: Duration.DurationInput
+  /** retry schedule for failed or timed-out adapter calls */
+  readonly evaluationRetry?: Schedule.Schedule<unknown, AdapterError | EvaluationTimeout>
+  /** score given to an example whose evaluation failed (default 0) */
+  readonly fallbackScore?: number
+  /** reflective proposals generated and evaluated concurrently per iteration (default 1) */
+  readonly parallelProposals?: number
+  /** iterations in a row where every evaluation failed before the run fails (default 5) */
+  readonly maxConsecutiveFailedIterations?: number
+  /** the evaluation cache: `true` (default) in memory, `false` off, or a cache */
+  readonly cache?: boolean | EvaluationCache<O>
+  /** keep each validation example's best output in the result (default true) */
+  readonly trackBestOutputs?: boolean
+  /** persistence of the run (a run directory); see `RunDir` */
+  readonly store?: Effect.Effect<RunStore<O>, PersistenceError | ConfigError, import("effect").Scope.Scope>
+  /** receives every event */
+  readonly onEvent?: (event: GepaEvent) => void | Effect.Effect<void>
+}
+
+/**
+ * The result of `optimize`: the serializable result, the final state, and
+ * the best output seen for each validation example.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OptimizeResult<O> extends GepaResult {
+  readonly state: GepaState
+  /** per validation example: the candidate with the best score on it, and its output */
+  readonly bestOutputs: Readonly<Record<string, { readonly candidate: number; readonly output: O }>>
+}
+
+/**
+ * Every way `optimize` can fail.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type OptimizeError =
+  | ConfigError
+  | AdapterContractError
+  | MissingObjectiveScores
+  | AllEvaluationsFailed
+  | DataLoaderError
+  | PersistenceError
+  | ResumeConflict
+
+/**
+ * Runs GEPA and returns the best candidate. What the context must provide
+ * depends on the config: the adapter unless `adapter` is set, the reflection
+ * model unless `reflectionModel` or `proposer` is set.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export function optimize<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly reflectionModel: LanguageModel }
+): Effect.Effect<OptimizeResult<O>, OptimizeError>
+export function optimize<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly proposer: Proposer }
+): Effect.Effect<OptimizeResult<O>, OptimizeError>
+export function optimize<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O> }
+): Effect.Effect<OptimizeResult<O>, OptimizeError, ReflectionModel>
+export function optimize<D, T, O>(
+  config: Config<D, T, O> & { readonly reflectionModel: LanguageModel }
+): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O>>
+export function optimize<D, T, O>(
+  config: Config<D, T, O> & { readonly proposer: Proposer }
+): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O>>
+export function optimize<D, T = unknown, O = unknown>(
+  config: Config<D, T, O>
+): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel>
+export function optimize<D, T, O>(
+  config: Config<D, T, O>
+): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel> {
+  return Effect.scoped(engine.run(config, undefined)).pipe(Effect.withSpan("gepa.optimize"))
+}
+
+/**
+ * Runs GEPA as a stream of events. `IterationEnded` events carry the state
+ * after each iteration; the run waits while the consumer is busy (a small
+ * buffer), and ending the stream early interrupts the run.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const stream = <D, T = unknown, O = unknown>(
+  config: Config<D, T, O>
+): Stream.Stream<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel> =>
+  Stream.asyncScoped<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel>((emit) =>
+    Effect.scoped(engine.run(config, (event) => Effect.promise(() => emit.single(event)))).pipe(
+      Effect.matchCauseEffect({
+        onSuccess: () => Effect.promise(() => emit.end()),
+        onFailure: (cause) => Effect.promise(() => emit.halt(cause))
+      }),
+      Effect.forkScoped
+    ), { bufferSize: 16, strategy: "suspend" })
+
+/**
+ * `optimize` for Promise-based callers: resolves with the result, or rejects
+ * with the tagged error itself (not a FiberFailure wrapper).
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const optimizePromise = <D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly reflectionModel: LanguageModel }
+): Promise<OptimizeResult<O>> =>
+  Effect.runPromise(Effect.either(optimize(config))).then((result) => {
+    if (result._tag === "Left") throw result.left
+    return result.right
+  })

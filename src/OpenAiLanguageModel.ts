@@ -1,0 +1,627 @@
+/**
+ * A `LanguageModel` over the OpenAI chat completions API (or any server that
+ * speaks it: vLLM, Ollama, LiteLLM, OpenRouter, ...), built on the official
+ * `openai` package.
+ *
+ * Effect owns the call's life cycle: the SDK client is created with
+ * `maxRetries: 0`, and this module adds the per-call timeout, retries with
+ * exponential backoff and jitter (honouring `Retry-After`), a concurrency cap
+ * and an optional rate limit shared by every caller of one instance.
+ * Interrupting the calling fiber aborts the HTTP request.
+ *
+ * The API key is held as a `Redacted` value and scrubbed from every error
+ * detail, so it never shows in errors, logs or serialized values.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schema, SynchronizedRef } from "effect"
+import OpenAI from "openai"
+import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
+import { ConfigError } from "./Errors.js"
+import {
+  type Completion,
+  type FinishReason,
+  type LanguageModel,
+  LlmAuthenticationError,
+  LlmBadRequest,
+  type LlmError,
+  LlmModelNotFound,
+  LlmRateLimited,
+  LlmResponseError,
+  LlmTimeout,
+  LlmTransportError,
+  messages as promptMessages,
+  type Prompt,
+  ReflectionModel,
+  TaskModel,
+  type Usage
+} from "./LanguageModel.js"
+
+/**
+ * Prices per million tokens, used to fill `Completion.cost`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Price {
+  readonly inputPerMillion: number
+  readonly outputPerMillion: number
+}
+
+/**
+ * A shared request budget: at most `requests` requests start in any window
+ * of length `interval`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RateLimit {
+  readonly requests: number
+  readonly interval: Duration.DurationInput
+}
+
+/**
+ * Options of an OpenAI-compatible model.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** model name sent to the server, e.g. "gpt-4.1-mini" */
+  readonly model: string
+  /** servers without authentication still need some value, e.g. `Redacted.make("unused")` */
+  readonly apiKey: Redacted.Redacted<string>
+  /** default "https://api.openai.com/v1" */
+  readonly baseURL?: string | undefined
+  readonly temperature?: number | undefined
+  /** cap on generated tokens */
+  readonly maxOutputTokens?: number | undefined
+  /**
+   * the request field that carries `maxOutputTokens`: OpenAI's reasoning
+   * models only accept `max_completion_tokens` (the default), some older
+   * compatible servers only `max_tokens`
+   */
+  readonly maxTokensField?: "max_completion_tokens" | "max_tokens" | undefined
+  /**
+   * extra request body fields (e.g. `reasoning_effort`, `top_p`, provider
+   * options); they win over the fields this module sets, except `model`,
+   * `messages` and `stream`, which are rejected
+   */
+  readonly extraBody?: Readonly<Record<string, unknown>> | undefined
+  /** extra HTTP headers sent with every request */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** per attempt; default 120 seconds */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** retries after the first attempt; default 4 */
+  readonly maxRetries?: number | undefined
+  /** first backoff delay, doubled on every retry; default 1 second */
+  readonly retryBaseDelay?: Duration.DurationInput | undefined
+  /**
+   * longest wait between attempts; default 60 seconds. A `Retry-After` longer
+   * than this ends the retries at once with `LlmRateLimited`.
+   */
+  readonly maxRetryDelay?: Duration.DurationInput | undefined
+  /** requests in flight at once, across all callers; default 16 */
+  readonly maxConcurrency?: number | undefined
+  readonly rateLimit?: RateLimit | undefined
+  readonly price?: Price | undefined
+}
+
+/**
+ * Options read by `fromEnv`: everything but the key and the base URL, which
+ * come from the environment.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EnvOptions extends Omit<Options, "apiKey" | "baseURL"> {
+  /** variable holding the API key; default "OPENAI_API_KEY" */
+  readonly apiKeyVariable?: string | undefined
+  /** variable holding the base URL (optional); default "OPENAI_BASE_URL" */
+  readonly baseUrlVariable?: string | undefined
+}
+
+/**
+ * The defaults applied by `make`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults = {
+  baseURL: "https://api.openai.com/v1",
+  timeoutMillis: 120_000,
+  maxRetries: 4,
+  retryBaseDelayMillis: 1_000,
+  maxRetryDelayMillis: 60_000,
+  maxConcurrency: 16
+} as const
+
+interface Resolved {
+  readonly model: string
+  readonly apiKey: Redacted.Redacted<string>
+  readonly baseURL: string
+  readonly timeoutMillis: number
+  readonly maxRetries: number
+  readonly retryBaseDelayMillis: number
+  readonly maxRetryDelayMillis: number
+  readonly maxConcurrency: number
+  readonly rateLimit: { readonly requests: number; readonly intervalMillis: number } | undefined
+  readonly body: Readonly<Record<string, unknown>>
+}
+
+const invalid = (field: string, detail: string) => Effect.fail(new ConfigError({ field, detail }))
+
+const millisOf = (
+  field: string,
+  input: Duration.DurationInput | undefined,
+  fallback: number,
+  allowZero: boolean
+): Effect.Effect<number, ConfigError> => {
+  if (input === undefined) return Effect.succeed(fallback)
+  // Duration clamps negative numbers to zero, which would hide the mistake
+  if (typeof input === "number" && input < 0) return invalid(field, `must not be negative, got ${input}`)
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return invalid(field, `not a duration: ${String(input)}`)
+  const millis = Duration.toMillis(decoded.value)
+  if (!Number.isFinite(millis)) return invalid(field, "must be finite")
+  if (allowZero ? millis < 0 : millis <= 0) return invalid(field, `must be ${allowZero ? "at least 0" : "positive"}`)
+  return Effect.succeed(millis)
+}
+
+const isNonNegativeInteger = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 0
+
+const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
+  Effect.gen(function*() {
+    if (typeof options.model !== "string" || options.model.trim() === "") {
+      return yield* invalid("model", "a model name is required")
+    }
+    if (!Redacted.isRedacted(options.apiKey)) {
+      return yield* invalid("apiKey", "must be a Redacted value (Redacted.make or Config.redacted)")
+    }
+    const key: unknown = Redacted.value(options.apiKey)
+    if (typeof key !== "string" || key.trim() === "") {
+      return yield* invalid("apiKey", "must be a non-empty string (use any placeholder for servers without auth)")
+    }
+    const baseURL = options.baseURL ?? defaults.baseURL
+    const url = URL.canParse(baseURL) ? new URL(baseURL) : undefined
+    if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+      return yield* invalid("baseURL", `not an http(s) URL: ${baseURL}`)
+    }
+    const { temperature, maxOutputTokens } = options
+    if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0 && temperature <= 2)) {
+      return yield* invalid("temperature", `must be between 0 and 2, got ${temperature}`)
+    }
+    if (maxOutputTokens !== undefined && !(isNonNegativeInteger(maxOutputTokens) && maxOutputTokens > 0)) {
+      return yield* invalid("maxOutputTokens", `must be a positive integer, got ${maxOutputTokens}`)
+    }
+    const maxTokensField = options.maxTokensField ?? "max_completion_tokens"
+    if (maxTokensField !== "max_completion_tokens" && maxTokensField !== "max_tokens") {
+      return yield* invalid("maxTokensField", `must be "max_completion_tokens" or "max_tokens"`)
+    }
+    const extraBody = options.extraBody ?? {}
+    if (typeof extraBody !== "object" || extraBody === null || Array.isArray(extraBody)) {
+      return yield* invalid("extraBody", "must be an object of request fields")
+    }
+    for (const reserved of ["model", "messages", "stream"]) {
+      if (Object.prototype.hasOwnProperty.call(extraBody, reserved)) {
+        return yield* invalid(`extraBody.${reserved}`, "is set by the model itself and cannot be overridden")
+      }
+    }
+    const timeoutMillis = yield* millisOf("timeout", options.timeout, defaults.timeoutMillis, false)
+    const maxRetries = options.maxRetries ?? defaults.maxRetries
+    if (!isNonNegativeInteger(maxRetries)) {
+      return yield* invalid("maxRetries", `must be a non-negative integer, got ${maxRetries}`)
+    }
+    const retryBaseDelayMillis = yield* millisOf(
+      "retryBaseDelay",
+      options.retryBaseDelay,
+      defaults.retryBaseDelayMillis,
+      true
+    )
+    const maxRetryDelayMillis = yield* millisOf(
+      "maxRetryDelay",
+      options.maxRetryDelay,
+      defaults.maxRetryDelayMillis,
+      true
+    )
+    const maxConcurrency = options.maxConcurrency ?? defaults.maxConcurrency
+    if (!(isNonNegativeInteger(maxConcurrency) && maxConcurrency > 0)) {
+      return yield* invalid("maxConcurrency", `must be a positive integer, got ${maxConcurrency}`)
+    }
+    let rateLimit: Resolved["rateLimit"] = undefined
+    if (options.rateLimit !== undefined) {
+      const { requests, interval } = options.rateLimit
+      if (!(isNonNegativeInteger(requests) && requests > 0)) {
+        return yield* invalid("rateLimit.requests", `must be a positive integer, got ${requests}`)
+      }
+      rateLimit = { requests, intervalMillis: yield* millisOf("rateLimit.interval", interval, 0, false) }
+    }
+    if (options.price !== undefined) {
+      for (const field of ["inputPerMillion", "outputPerMillion"] as const) {
+        const p = options.price[field]
+        if (!(typeof p === "number" && Number.isFinite(p) && p >= 0)) {
+          return yield* invalid(`price.${field}`, `must be a non-negative number, got ${p}`)
+        }
+      }
+    }
+    const body: Record<string, unknown> = {}
+    if (temperature !== undefined) body.temperature = temperature
+    if (maxOutputTokens !== undefined) body[maxTokensField] = maxOutputTokens
+    return {
+      model: options.model,
+      apiKey: options.apiKey,
+      baseURL,
+      timeoutMillis,
+      maxRetries,
+      retryBaseDelayMillis,
+      maxRetryDelayMillis,
+      maxConcurrency,
+      rateLimit,
+      body: { ...body, ...extraBody }
+    }
+  })
+
+/**
+ * The wait a response asks for before the next attempt, from the
+ * `retry-after-ms` header (milliseconds) or `Retry-After` (seconds or an
+ * HTTP date). `None` when absent or unreadable.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const retryAfterMillis = (
+  headers: { readonly get: (name: string) => string | null } | undefined,
+  nowMillis: number
+): Option.Option<number> => {
+  if (headers === undefined) return Option.none()
+  const ms = headers.get("retry-after-ms")
+  if (ms !== null && ms.trim() !== "") {
+    const n = Number(ms)
+    if (Number.isFinite(n) && n >= 0) return Option.some(n)
+  }
+  const value = headers.get("retry-after")?.trim()
+  if (value === undefined || value === "") return Option.none()
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Option.some(seconds * 1000) : Option.none()
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? Option.none() : Option.some(Math.max(0, date - nowMillis))
+}
+
+/** An attempt's failure, before retries are decided. */
+interface AttemptFailure {
+  readonly error: LlmError
+  readonly retryable: boolean
+  readonly retryAfterMillis?: number | undefined
+}
+
+const MAX_DETAIL = 1_000
+
+const errorBodyMessage = (body: unknown): string | undefined => {
+  if (typeof body !== "object" || body === null) return undefined
+  const inner = (body as { readonly error?: unknown }).error
+  const source = typeof inner === "object" && inner !== null ? inner : body
+  const message = (source as { readonly message?: unknown }).message
+  return typeof message === "string" ? message : undefined
+}
+
+const classify = (
+  model: string,
+  scrub: (text: string) => string,
+  timeoutMillis: number,
+  cause: unknown,
+  nowMillis: number
+): AttemptFailure => {
+  const detailOf = (text: string) => {
+    const clean = scrub(text)
+    return clean.length > MAX_DETAIL ? `${clean.slice(0, MAX_DETAIL)}…` : clean
+  }
+  // order matters: the timeout and abort errors are subclasses of the
+  // connection error, which is a subclass of APIError
+  if (cause instanceof OpenAI.APIConnectionTimeoutError) {
+    return { error: new LlmTimeout({ model, millis: timeoutMillis }), retryable: true }
+  }
+  if (cause instanceof OpenAI.APIUserAbortError) {
+    return { error: new LlmTransportError({ model, detail: "request aborted" }), retryable: false }
+  }
+  if (cause instanceof OpenAI.APIConnectionError) {
+    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : ""
+    return { error: new LlmTransportError({ model, detail: detailOf(`${cause.message}${inner}`) }), retryable: true }
+  }
+  if (cause instanceof OpenAI.APIError) {
+    const status = typeof cause.status === "number" ? cause.status : undefined
+    // the SDK's own message prefixes the status; the server's message alone reads better
+    const detail = detailOf(errorBodyMessage(cause.error) ?? cause.message)
+    if (status === undefined) return { error: new LlmTransportError({ model, detail }), retryable: true }
+    if (status === 401 || status === 403) {
+      return { error: new LlmAuthenticationError({ model, status, detail }), retryable: false }
+    }
+    if (status === 404) return { error: new LlmModelNotFound({ model, detail }), retryable: false }
+    if (status === 429) {
+      const after = Option.getOrUndefined(retryAfterMillis(cause.headers, nowMillis))
+      return {
+        error: new LlmRateLimited({ model, detail, ...(after === undefined ? {} : { retryAfterMillis: after }) }),
+        retryable: true,
+        retryAfterMillis: after
+      }
+    }
+    if (status === 408 || status === 409 || status >= 500) {
+      return {
+        error: new LlmTransportError({ model, status, detail }),
+        retryable: true,
+        retryAfterMillis: Option.getOrUndefined(retryAfterMillis(cause.headers, nowMillis))
+      }
+    }
+    return { error: new LlmBadRequest({ model, status, detail }), retryable: false }
+  }
+  if (cause instanceof SyntaxError) {
+    return {
+      error: new LlmResponseError({ model, detail: detailOf(`response body is not valid JSON: ${cause.message}`) }),
+      retryable: false
+    }
+  }
+  const text = cause instanceof Error ? cause.message : String(cause)
+  return { error: new LlmTransportError({ model, detail: detailOf(text) }), retryable: false }
+}
+
+const ChatResponse = Schema.Struct({
+  model: Schema.optional(Schema.NullOr(Schema.String)),
+  choices: Schema.NonEmptyArray(
+    Schema.Struct({
+      message: Schema.Struct({
+        content: Schema.optional(Schema.NullOr(Schema.String)),
+        refusal: Schema.optional(Schema.NullOr(Schema.String))
+      }),
+      finish_reason: Schema.optional(Schema.NullOr(Schema.String))
+    })
+  ),
+  // read leniently: a server with odd usage accounting still answers
+  usage: Schema.optional(Schema.Unknown)
+})
+
+const finishReasonOf = (raw: string | null | undefined): FinishReason => {
+  switch (raw) {
+    case "stop":
+    case "length":
+    case "content_filter":
+    case "tool_calls":
+      return raw
+    case "function_call":
+      return "tool_calls"
+    default:
+      return "other"
+  }
+}
+
+const usageOf = (raw: unknown): Usage | undefined => {
+  if (typeof raw !== "object" || raw === null) return undefined
+  const { completion_tokens, prompt_tokens } = raw as {
+    readonly prompt_tokens?: unknown
+    readonly completion_tokens?: unknown
+  }
+  return typeof prompt_tokens === "number" && typeof completion_tokens === "number"
+    ? { inputTokens: prompt_tokens, outputTokens: completion_tokens }
+    : undefined
+}
+
+const toCompletion = (
+  model: string,
+  price: Price | undefined,
+  body: unknown
+): Effect.Effect<Completion, AttemptFailure> => {
+  const decoded = Schema.decodeUnknownEither(ChatResponse)(body)
+  if (decoded._tag === "Left") {
+    const serverMessage = errorBodyMessage(body)
+    const detail = typeof body === "string"
+      ? `expected a JSON completion, got text: ${body.slice(0, 200)}`
+      : serverMessage !== undefined
+      ? `no completion in the response; the server says: ${serverMessage.slice(0, MAX_DETAIL)}`
+      : `not a chat completion: ${decoded.left.message.slice(0, MAX_DETAIL)}`
+    return Effect.fail({ error: new LlmResponseError({ model, detail }), retryable: false })
+  }
+  const response = decoded.right
+  const choice = response.choices[0]
+  const text = choice.message.content ?? ""
+  const refused = text === "" && typeof choice.message.refusal === "string" && choice.message.refusal !== ""
+  const usage = usageOf(response.usage)
+  const cost = usage !== undefined && price !== undefined
+    ? (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) / 1_000_000
+    : undefined
+  return Effect.succeed({
+    text,
+    finishReason: refused ? "content_filter" : finishReasonOf(choice.finish_reason),
+    usage,
+    cost,
+    model: response.model ?? model
+  })
+}
+
+/**
+ * A sliding-window limiter: each acquisition reserves the earliest start
+ * time that keeps at most `requests` starts in any `intervalMillis` window,
+ * then sleeps until it. Reservations are handed out in order, so the window
+ * holds even when many fibers wait at once.
+ */
+const makeRateLimiter = (
+  requests: number,
+  intervalMillis: number
+): Effect.Effect<Effect.Effect<void>> =>
+  Effect.map(SynchronizedRef.make<ReadonlyArray<number>>([]), (ref) =>
+    Effect.flatMap(
+      SynchronizedRef.modifyEffect(ref, (starts) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const recent = starts.filter((t) => t > now - intervalMillis)
+          const slot = recent.length < requests ? now : recent[recent.length - requests]! + intervalMillis
+          return [slot - now, [...recent, slot]] as const
+        })),
+      (wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)
+    ))
+
+/**
+ * A chat-completions model. Fails with a `ConfigError` naming the field
+ * when an option is invalid.
+ *
+ * Each call is one request of up to `timeout`, retried up to `maxRetries`
+ * times on HTTP 408/409/429/5xx, connection errors and timeouts, with
+ * exponential backoff (base `retryBaseDelay`, doubling, capped at
+ * `maxRetryDelay`, jittered between half and all of it) or the server's
+ * `Retry-After`. HTTP 400/401/403/404/422 and malformed bodies fail at
+ * once. Backoff jitter uses `Math.random`, never the Effect `Random`
+ * service, so model calls leave the optimizer's seeded stream untouched.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError> =>
+  Effect.gen(function*() {
+    const config = yield* resolve(options)
+    const key = Redacted.value(config.apiKey)
+    const scrub = (text: string) => (key.length >= 4 ? text.split(key).join("[redacted]") : text)
+    const client = new OpenAI({
+      apiKey: key,
+      baseURL: config.baseURL,
+      maxRetries: 0,
+      // Effect enforces the timeout; the SDK's is only a backstop
+      timeout: config.timeoutMillis + 5_000,
+      logLevel: "off",
+      ...(options.headers === undefined ? {} : { defaultHeaders: { ...options.headers } })
+    })
+    const semaphore = yield* Effect.makeSemaphore(config.maxConcurrency)
+    const awaitSlot = config.rateLimit === undefined
+      ? Effect.void
+      : yield* makeRateLimiter(config.rateLimit.requests, config.rateLimit.intervalMillis)
+    const { model, timeoutMillis } = config
+
+    const attempt = (prompt: Prompt): Effect.Effect<Completion, AttemptFailure> => {
+      const request = Object.assign(
+        {},
+        config.body,
+        { model, messages: promptMessages(prompt).map((m) => ({ role: m.role, content: m.content })) }
+      ) as ChatCompletionCreateParamsNonStreaming
+      const call = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.tryPromise({
+          // the signal aborts the HTTP request when the fiber is interrupted
+          // (including by the timeout below)
+          try: (signal) => client.chat.completions.create(request, { signal }).then((r): unknown => r),
+          catch: (cause) => classify(model, scrub, timeoutMillis, cause, now)
+        })).pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(timeoutMillis),
+            onTimeout: (): AttemptFailure => ({ error: new LlmTimeout({ model, millis: timeoutMillis }), retryable: true })
+          }),
+          Effect.flatMap((body) => toCompletion(model, options.price, body))
+        )
+      // the slot is taken under the permit so that requests start right
+      // after their reserved slot, which keeps the rate window exact
+      return semaphore.withPermits(1)(Effect.zipRight(awaitSlot, call))
+    }
+
+    const delayFor = (retry: number, failure: AttemptFailure): number | undefined => {
+      if (failure.retryAfterMillis !== undefined) {
+        return failure.retryAfterMillis <= config.maxRetryDelayMillis ? failure.retryAfterMillis : undefined
+      }
+      const full = Math.min(config.maxRetryDelayMillis, config.retryBaseDelayMillis * 2 ** retry)
+      return full / 2 + Math.random() * (full / 2)
+    }
+
+    const withRetries = (prompt: Prompt, retry: number): Effect.Effect<Completion, AttemptFailure> =>
+      Effect.catchAll(attempt(prompt), (failure) => {
+        if (!failure.retryable || retry >= config.maxRetries) return Effect.fail(failure)
+        const delay = delayFor(retry, failure)
+        if (delay === undefined) return Effect.fail(failure)
+        return Effect.logDebug("retrying model call").pipe(
+          Effect.annotateLogs({
+            model,
+            error: failure.error.message,
+            retry: retry + 1,
+            maxRetries: config.maxRetries,
+            delayMillis: Math.round(delay)
+          }),
+          Effect.zipRight(Effect.sleep(Duration.millis(delay))),
+          Effect.zipRight(withRetries(prompt, retry + 1))
+        )
+      })
+
+    const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
+      withRetries(prompt, 0).pipe(
+        Effect.mapError((failure) => failure.error),
+        Effect.withSpan("OpenAiLanguageModel.complete", { attributes: { model } })
+      )
+
+    return { complete }
+  })
+
+/**
+ * The options as an Effect `Config`: the API key from `OPENAI_API_KEY`
+ * (read as a redacted value) and the base URL from `OPENAI_BASE_URL` when
+ * set; the model name and the rest come from the caller.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config = (options: EnvOptions): Config.Config<Options> => {
+  const { apiKeyVariable, baseUrlVariable, ...rest } = options
+  return Config.all({
+    apiKey: Config.redacted(apiKeyVariable ?? "OPENAI_API_KEY"),
+    baseURL: Config.option(Config.string(baseUrlVariable ?? "OPENAI_BASE_URL"))
+  }).pipe(
+    Config.map(({ apiKey, baseURL }): Options => ({
+      ...rest,
+      apiKey,
+      ...(Option.isSome(baseURL) && baseURL.value.trim() !== "" ? { baseURL: baseURL.value } : {})
+    }))
+  )
+}
+
+/**
+ * A model configured from the environment (see `config`). A missing key is
+ * a `ConfigError` naming the variable.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromEnv = (options: EnvOptions): Effect.Effect<LanguageModel, ConfigError> =>
+  config(options).pipe(
+    Effect.mapError((error) =>
+      new ConfigError({
+        field: options.apiKeyVariable ?? "OPENAI_API_KEY",
+        detail: `could not read the model configuration from the environment: ${error.message}`
+      })
+    ),
+    Effect.flatMap(make)
+  )
+
+/**
+ * The model as the `ReflectionModel` service.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerReflection = (options: Options): Layer.Layer<ReflectionModel, ConfigError> =>
+  Layer.effect(ReflectionModel, make(options))
+
+/**
+ * The model as the `TaskModel` service.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerTask = (options: Options): Layer.Layer<TaskModel, ConfigError> =>
+  Layer.effect(TaskModel, make(options))
+
+/**
+ * The environment-configured model (see `fromEnv`) as the `ReflectionModel`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerReflectionFromEnv = (options: EnvOptions): Layer.Layer<ReflectionModel, ConfigError> =>
+  Layer.effect(ReflectionModel, fromEnv(options))
+
+/**
+ * The environment-configured model (see `fromEnv`) as the `TaskModel`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerTaskFromEnv = (options: EnvOptions): Layer.Layer<TaskModel, ConfigError> =>
+  Layer.effect(TaskModel, fromEnv(options))

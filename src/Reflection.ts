@@ -1,0 +1,438 @@
+/**
+ * The default reflective proposal: show the reflection model one component's
+ * current text and the reflective records of a minibatch (inputs, outputs,
+ * feedback), ask for a complete improved text in a fenced code block, and
+ * pull that text back out of the answer.
+ *
+ * Prompt templates can be replaced globally or per component. A template is
+ * plain text with the placeholders `{{current_text}}` and `{{examples}}`
+ * (both required) and `{{component}}` and `{{additional_instructions}}`
+ * (optional). Placeholders are substituted in one pass, so a component text
+ * that itself contains `{{examples}}` is left as it is.
+ *
+ * @since 0.1.0
+ */
+import { Data, Effect, Either } from "effect"
+import type { ReflectiveDataset, ReflectiveRecord } from "./Adapter.js"
+import type { Candidate } from "./Candidate.js"
+import { ConfigError } from "./Errors.js"
+import type { Completion, LanguageModel, LlmError } from "./LanguageModel.js"
+
+/**
+ * How reflection prompts are built.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReflectionConfig {
+  /** replaces the default template for every component */
+  readonly template?: string | undefined
+  /** per component name, replaces `template` and the default */
+  readonly componentTemplates?: Readonly<Record<string, string>> | undefined
+  /**
+   * added to every prompt: constraints on the text, services the system can
+   * call, ideas worth trying. Goes where the template has
+   * `{{additional_instructions}}`, or at the end when it has none.
+   */
+  readonly additionalInstructions?: string | undefined
+}
+
+/**
+ * The default reflection prompt.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultTemplate = `You are revising one text component of a system built on a language model. The text below, called "{{component}}", is part of what the model is given when it works on a task. Your job is to rewrite it so that the system does better on tasks like the ones shown.
+
+## Current text of "{{component}}"
+
+{{current_text}}
+
+## Recent runs with this text
+
+Each example shows what the system received, what it produced, and an assessment of the result. The assessment is the most valuable part: it tells you what a good result would have looked like.
+
+{{examples}}
+
+## How to revise
+
+1. Infer the task from the inputs: what is asked, in what form the inputs arrive, and what a correct result must look like.
+2. For every run that went wrong, find the cause: missing knowledge, a misread requirement, a wrong output format, a faulty approach.
+3. Collect the facts, rules and conventions that the assessments reveal. The model will not see these examples again, so anything it needs must be written into the text, stated generally enough to cover unseen cases.
+4. Keep what already works. If a successful run shows a useful method, describe that method in the text.
+5. Write clear, direct instructions; drop anything that no longer helps.
+{{additional_instructions}}
+## Answer format
+
+Reply with the complete new text of "{{component}}" (not a list of changes, not a commentary) inside one fenced code block that starts with \`\`\` and ends with \`\`\`. If the text itself contains lines starting with \`\`\`, use a longer fence such as \`\`\`\`\` around it. Anything outside the block is ignored.`
+
+const PLACEHOLDER = /\{\{\s*(current_text|examples|component|additional_instructions)\s*\}\}/g
+const REQUIRED = ["current_text", "examples"] as const
+
+const placeholdersIn = (template: string): ReadonlySet<string> =>
+  new Set(Array.from(template.matchAll(PLACEHOLDER), (m) => m[1]!))
+
+const checkTemplate = (field: string, template: unknown): Effect.Effect<void, ConfigError> => {
+  if (typeof template !== "string") {
+    return Effect.fail(new ConfigError({ field, detail: "must be a string" }))
+  }
+  const present = placeholdersIn(template)
+  const missing = REQUIRED.filter((p) => !present.has(p))
+  return missing.length === 0
+    ? Effect.void
+    : Effect.fail(
+      new ConfigError({
+        field,
+        detail: `the template lacks the placeholder${missing.length > 1 ? "s" : ""} ${
+          missing.map((p) => `{{${p}}}`).join(" and ")
+        }`
+      })
+    )
+}
+
+/**
+ * Checks every template for the required placeholders. Fields are named
+ * `reflection.template` and `reflection.componentTemplates.<component>`.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validateConfig = (config: ReflectionConfig): Effect.Effect<void, ConfigError> =>
+  Effect.gen(function*() {
+    if (config.template !== undefined) yield* checkTemplate("reflection.template", config.template)
+    for (const [component, template] of Object.entries(config.componentTemplates ?? {})) {
+      yield* checkTemplate(`reflection.componentTemplates.${component}`, template)
+    }
+    if (config.additionalInstructions !== undefined && typeof config.additionalInstructions !== "string") {
+      yield* Effect.fail(
+        new ConfigError({ field: "reflection.additionalInstructions", detail: "must be a string" })
+      )
+    }
+  })
+
+/**
+ * A fence of `char` longer than any run of it at the start of a line of
+ * `text`, so the text cannot close it early.
+ */
+const fenceFor = (text: string, char: "`" | "~" = "`"): string => {
+  let longest = 0
+  const run = char === "`" ? /^[ \t]*(`+)/gm : /^[ \t]*(~+)/gm
+  for (const m of text.matchAll(run)) longest = Math.max(longest, m[1]!.length)
+  return char.repeat(Math.max(3, longest + 1))
+}
+
+const fenced = (text: string): string => {
+  const fence = fenceFor(text)
+  return `${fence}\n${text}\n${fence}`
+}
+
+const isScalar = (value: unknown): boolean => value === null || typeof value !== "object"
+
+const scalarText = (value: unknown): string => {
+  if (value === undefined) return "(none)"
+  if (typeof value === "string") return value.includes("\n") ? fenced(value) : value === "" ? "(empty)" : value
+  if (typeof value === "bigint") return `${value}`
+  if (typeof value === "function" || typeof value === "symbol") return String(value)
+  return JSON.stringify(value)
+}
+
+const jsonBlock = (value: unknown): string => {
+  let text: string
+  try {
+    text = JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? `${v}` : v), 2) ?? String(value)
+  } catch {
+    // cyclic data: a flat description beats failing the whole proposal
+    text = String(value)
+  }
+  const fence = fenceFor(text)
+  return `${fence}json\n${text}\n${fence}`
+}
+
+/**
+ * Renders a value under a heading of `level`. Objects become sub-headings
+ * per key, lists of scalars become bullets, lists of structures become
+ * numbered sub-headings; below heading level 6 the rest is shown as JSON.
+ */
+const renderValue = (value: unknown, level: number): string => {
+  if (isScalar(value)) return scalarText(value)
+  if (level > 6) return jsonBlock(value)
+  const heading = "#".repeat(level)
+  if (Array.isArray(value)) {
+    if (value.length === 0) return "(none)"
+    if (value.every((v) => isScalar(v) && !(typeof v === "string" && v.includes("\n")))) {
+      return value.map((v) => `- ${scalarText(v)}`).join("\n")
+    }
+    return value.map((v, i) => `${heading} Item ${i + 1}\n\n${renderValue(v, level + 1)}`).join("\n\n")
+  }
+  const entries = Object.entries(value as Record<string, unknown>)
+  if (entries.length === 0) return "(empty)"
+  return entries.map(([k, v]) => `${heading} ${k}\n\n${renderValue(v, level + 1)}`).join("\n\n")
+}
+
+/**
+ * The records as markdown: one `## Example n` section per record, a `###`
+ * heading per field, nested objects and lists as deeper headings and
+ * bullets. Strings are kept whole; multi-line strings go in a fenced block
+ * (with a fence longer than any inside) so they cannot break the structure.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderRecords = (records: ReadonlyArray<ReflectiveRecord>): string =>
+  records.length === 0
+    ? "(no examples)"
+    : records.map((record, i) => `## Example ${i + 1}\n\n${renderValue(record, 3)}`).join("\n\n")
+
+/**
+ * The template used for `component`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const templateFor = (component: string, config: ReflectionConfig): string =>
+  config.componentTemplates?.[component] ?? config.template ?? defaultTemplate
+
+/**
+ * The reflection prompt for one component. The current text is fenced;
+ * additional instructions go where the template has
+ * `{{additional_instructions}}`, or at the end.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const buildPrompt = (args: {
+  readonly component: string
+  readonly currentText: string
+  readonly records: ReadonlyArray<ReflectiveRecord>
+  readonly config: ReflectionConfig
+}): string => {
+  const template = templateFor(args.component, args.config)
+  const extra = args.config.additionalInstructions?.trim() ?? ""
+  const extraSection = extra === "" ? "" : `\n## Additional instructions\n\n${extra}\n`
+  const values: Record<string, string> = {
+    current_text: fenced(args.currentText),
+    examples: renderRecords(args.records),
+    component: args.component,
+    additional_instructions: extraSection
+  }
+  const prompt = template.replace(PLACEHOLDER, (_match, name: string) => values[name] ?? "")
+  return extraSection !== "" && !placeholdersIn(template).has("additional_instructions")
+    ? `${prompt.trimEnd()}\n${extraSection}`
+    : prompt
+}
+
+interface Block {
+  readonly content: string
+  readonly closed: boolean
+}
+
+const OPENING = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/
+const closingOf = (line: string): { readonly char: string; readonly length: number } | undefined => {
+  const m = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line)
+  return m === null ? undefined : { char: m[1]![0]!, length: m[1]!.length }
+}
+
+/**
+ * Top-level fenced blocks of a markdown text. A block opened by N fence
+ * characters closes at a bare fence of the same character at least N long.
+ * Inside a block, a fence line with an info string (such as ```python)
+ * opens a nested block whose bare closing fence does not end the outer one,
+ * so code examples inside the proposed text survive.
+ */
+const fencedBlocks = (text: string): ReadonlyArray<Block> => {
+  const lines = text.split(/\r?\n/)
+  const blocks: Array<Block> = []
+  let i = 0
+  while (i < lines.length) {
+    const open = OPENING.exec(lines[i]!)
+    if (open === null) {
+      i++
+      continue
+    }
+    const char = open[1]![0]!
+    const length = open[1]!.length
+    const body: Array<string> = []
+    let depth = 0
+    let closed = false
+    i++
+    for (; i < lines.length; i++) {
+      const line = lines[i]!
+      const close = closingOf(line)
+      if (close !== undefined && close.char === char && close.length >= length) {
+        if (depth === 0) {
+          closed = true
+          i++
+          break
+        }
+        depth--
+      } else {
+        const nested = OPENING.exec(line)
+        if (nested !== null && nested[2] !== "" && nested[1]![0] === char && nested[1]!.length >= length) depth++
+      }
+      body.push(line)
+    }
+    blocks.push({ content: body.join("\n"), closed })
+  }
+  return blocks
+}
+
+const REFUSAL = /^(i'?m sorry|i am sorry|sorry,|i can(?:no|')t|i am unable|i'?m unable|as an ai\b)/i
+const PREAMBLE = /^(sure|certainly|of course|okay|ok|here(?:'s| is| are)|below is)\b/i
+
+/**
+ * Unfenced answers shorter than this (after trimming) are taken for chatter
+ * rather than a component text.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const minUnfencedLength = 20
+
+/**
+ * The proposed text in a reflection answer (`Right`), or why the answer is
+ * not adopted (`Left`).
+ *
+ * The rules, in order:
+ * 1. finish reason `length` (cut off) or `content_filter`: not adopted;
+ * 2. an empty answer: not adopted;
+ * 3. with fenced blocks (``` or ~~~, with or without a language tag, text
+ *    around them ignored): the content of the longest closed top-level
+ *    block, which is the complete text when the model also quoted snippets
+ *    or examples (ties go to the first). A block that is empty after
+ *    trimming is not adopted. A fence that is never closed means the answer
+ *    is unreliable (cut off or malformed): not adopted;
+ * 4. without any fence: adopted when it reads like a text, that is at least
+ *    `minUnfencedLength` characters long and not opening with a refusal
+ *    ("I'm sorry", "I can't", ...) or a conversational preamble ("Sure",
+ *    "Here is", ...) that would otherwise end up inside the component.
+ *
+ * Adopted texts are trimmed of surrounding blank space.
+ *
+ * @since 0.1.0
+ * @category extraction
+ */
+export const extractText = (completion: Completion): Either.Either<string, string> => {
+  if (completion.finishReason === "length") {
+    return Either.left("the answer was cut off (finish reason \"length\"); raise the output token limit")
+  }
+  if (completion.finishReason === "content_filter") {
+    return Either.left("the answer was stopped by the provider's content filter")
+  }
+  const answer = completion.text.trim()
+  if (answer === "") return Either.left("the answer is empty")
+  const blocks = fencedBlocks(answer)
+  if (blocks.length > 0) {
+    const closed = blocks.filter((b) => b.closed)
+    if (closed.length < blocks.length) {
+      return Either.left("the answer has a code fence that is never closed")
+    }
+    let best = closed[0]!
+    for (const b of closed) if (b.content.trim().length > best.content.trim().length) best = b
+    const text = best.content.trim()
+    return text === "" ? Either.left("the fenced block in the answer is empty") : Either.right(text)
+  }
+  if (REFUSAL.test(answer)) return Either.left(`the model declined: ${answer.slice(0, 120)}`)
+  if (answer.length < minUnfencedLength) {
+    return Either.left(`the answer has no fenced block and is too short to be a text: ${JSON.stringify(answer)}`)
+  }
+  if (PREAMBLE.test(answer)) {
+    return Either.left("the answer has no fenced block and opens with conversation rather than the text")
+  }
+  return Either.right(answer)
+}
+
+/**
+ * The outcome of proposing a new text for one component.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ComponentProposal = Data.TaggedEnum<{
+  Proposed: { readonly component: string; readonly text: string; readonly completion: Completion }
+  Skipped: { readonly component: string; readonly reason: string; readonly completion?: Completion | undefined }
+}>
+
+const ComponentProposalEnum = Data.taggedEnum<ComponentProposal>()
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Proposed = ComponentProposalEnum.Proposed
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Skipped = ComponentProposalEnum.Skipped
+
+/**
+ * Pattern matching and type guards over `ComponentProposal`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const { $is, $match } = ComponentProposalEnum
+
+/**
+ * Asks the model for a new text of one component. An answer that cannot be
+ * adopted (see `extractText`), or that repeats the current text, gives
+ * `Skipped` with the reason; only the model call itself can fail.
+ *
+ * @since 0.1.0
+ * @category proposal
+ */
+export const proposeComponent = (
+  model: LanguageModel,
+  args: {
+    readonly component: string
+    readonly currentText: string
+    readonly records: ReadonlyArray<ReflectiveRecord>
+    readonly config: ReflectionConfig
+  }
+): Effect.Effect<ComponentProposal, LlmError> =>
+  Effect.suspend(() => model.complete(buildPrompt(args))).pipe(
+    Effect.map((completion) =>
+      Either.match(extractText(completion), {
+        onLeft: (reason) => Skipped({ component: args.component, reason, completion }),
+        onRight: (text) =>
+          text === args.currentText.trim()
+            ? Skipped({ component: args.component, reason: "the proposed text is the current text", completion })
+            : Proposed({ component: args.component, text, completion })
+      })
+    ),
+    Effect.withSpan("Reflection.proposeComponent", { attributes: { component: args.component } })
+  )
+
+/**
+ * Proposes new texts for `components`, concurrently (the model's own
+ * concurrency cap applies). Components absent from the candidate or without
+ * records are `Skipped` without a model call. Results are in the order of
+ * `components`.
+ *
+ * @since 0.1.0
+ * @category proposal
+ */
+export const proposeAll = (
+  model: LanguageModel,
+  candidate: Candidate,
+  dataset: ReflectiveDataset,
+  components: ReadonlyArray<string>,
+  config: ReflectionConfig
+): Effect.Effect<ReadonlyArray<ComponentProposal>, LlmError> =>
+  Effect.forEach(
+    components,
+    (component): Effect.Effect<ComponentProposal, LlmError> => {
+      const currentText = Object.prototype.hasOwnProperty.call(candidate, component) ? candidate[component] : undefined
+      if (currentText === undefined) {
+        return Effect.succeed(Skipped({ component, reason: "the candidate has no such component" }))
+      }
+      const records = dataset[component] ?? []
+      if (records.length === 0) {
+        return Effect.succeed(Skipped({ component, reason: "the reflective dataset has no records for it" }))
+      }
+      return proposeComponent(model, { component, currentText, records, config })
+    },
+    { concurrency: "unbounded" }
+  )

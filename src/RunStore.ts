@@ -1,0 +1,34 @@
+/**
+ * Where a run keeps its state between iterations. The engine loads from it at
+ * the start (to resume), saves after every iteration that changed the state,
+ * writes events to it, and asks it whether a stop was requested. The file
+ * implementation is the run directory; without one, nothing is persisted.
+ *
+ * @since 0.1.0
+ */
+import type { Effect, Option } from "effect"
+import type { PersistenceError } from "./Errors.js"
+import type { EvaluationCache } from "./EvaluationCache.js"
+import type { GepaEvent } from "./Event.js"
+import type { GepaState } from "./State.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunStore<O> {
+  /** a human-readable location, used in events and errors */
+  readonly location: string
+  /** the saved state, if any */
+  readonly load: Effect.Effect<Option.Option<GepaState>, PersistenceError>
+  /** saves the state atomically */
+  readonly save: (state: GepaState) => Effect.Effect<void, PersistenceError>
+  /** a persistent evaluation cache */
+  readonly cache?: EvaluationCache<O> | undefined
+  /** records an event (e.g. to an append-only log) */
+  readonly onEvent?: ((event: GepaEvent) => Effect.Effect<void>) | undefined
+  /** true once a graceful stop was requested (e.g. a stop file exists) */
+  readonly stopRequested?: Effect.Effect<boolean> | undefined
+  /** called with the final result's best candidate and outputs */
+  readonly finish?: ((state: GepaState, stopReason: string) => Effect.Effect<void, PersistenceError>) | undefined
+}

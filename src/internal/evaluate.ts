@@ -1,0 +1,205 @@
+/**
+ * The evaluation pool: runs a candidate on examples with bounded concurrency,
+ * a per-call timeout and optional retries, through the cache, and checks the
+ * adapter's contract. A failing or timed-out call never fails the pool: its
+ * examples score the fallback and carry the error.
+ *
+ * @internal
+ */
+import { Chunk, Duration, Effect, Either, Option, Schedule } from "effect"
+import type { Adapter } from "../Adapter.js"
+import * as Candidate from "../Candidate.js"
+import type { DataLoader, DataLoaderError } from "../DataLoader.js"
+import { AdapterContractError, type AdapterError, EvaluationTimeout, type PersistenceError } from "../Errors.js"
+import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
+import type { EvaluationCache, Split } from "../EvaluationCache.js"
+
+/** @internal */
+export interface Outcome<T, O> {
+  readonly id: string
+  readonly score: number
+  readonly output: Option.Option<O>
+  readonly trajectory: Option.Option<T>
+  readonly objectiveScores: ObjectiveScores | undefined
+  readonly error: string | undefined
+  readonly cached: boolean
+}
+
+/** @internal */
+export interface Pool<D, T, O> {
+  readonly adapter: Adapter<D, T, O>
+  readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly chunkSize: number
+  readonly timeout: Duration.Duration | undefined
+  readonly retry: Schedule.Schedule<unknown, AdapterError | EvaluationTimeout> | undefined
+  readonly cache: EvaluationCache<O> | undefined
+  readonly fallbackScore: number
+}
+
+/** @internal */
+export interface Request {
+  readonly loader: { readonly name: string } & Pick<DataLoader<unknown>, "fetch">
+  readonly ids: ReadonlyArray<string>
+  readonly split: Split
+  readonly captureTraces: boolean
+  /** a short description of the call, used in contract errors */
+  readonly call: string
+}
+
+/** @internal */
+export interface Evaluation<T, O> {
+  readonly outcomes: ReadonlyArray<Outcome<T, O>>
+  /** examples actually run by the adapter (cache misses): the metric calls spent */
+  readonly spent: number
+}
+
+const describe = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e))
+
+const checkContract = <T, O>(
+  call: string,
+  size: number,
+  captureTraces: boolean,
+  batch: EvaluationBatch<T, O>
+): Either.Either<EvaluationBatch<T, O>, AdapterContractError> => {
+  const fail = (detail: string) => Either.left(new AdapterContractError({ call, detail }))
+  if (batch === null || typeof batch !== "object") return fail("evaluate returned no batch")
+  if (!Array.isArray(batch.scores)) return fail("scores is not an array")
+  if (!Array.isArray(batch.outputs)) return fail("outputs is not an array")
+  if (batch.scores.length !== size) return fail(`expected ${size} scores, got ${batch.scores.length}`)
+  if (batch.outputs.length !== size) return fail(`expected ${size} outputs, got ${batch.outputs.length}`)
+  const bad = batch.scores.findIndex((s) => typeof s !== "number" || !Number.isFinite(s))
+  if (bad >= 0) return fail(`score at position ${bad} is ${String(batch.scores[bad])}, not a finite number`)
+  if (captureTraces && (!Array.isArray(batch.trajectories) || batch.trajectories.length !== size)) {
+    return fail(`captureTraces was requested: expected ${size} trajectories, got ${batch.trajectories?.length ?? "none"}`)
+  }
+  if (batch.objectiveScores !== undefined) {
+    if (!Array.isArray(batch.objectiveScores) || batch.objectiveScores.length !== size) {
+      return fail(`expected ${size} objective score records, got ${batch.objectiveScores?.length}`)
+    }
+    for (const [i, rec] of batch.objectiveScores.entries()) {
+      for (const [name, v] of Object.entries(rec ?? {})) {
+        if (typeof v !== "number" || !Number.isFinite(v)) return fail(`objective "${name}" at position ${i} is ${String(v)}`)
+      }
+    }
+  }
+  return Either.right(batch)
+}
+
+/**
+ * Evaluates `candidate` on `request.ids`; outcomes come back in id order.
+ *
+ * @internal
+ */
+export const evaluate = <D, T, O>(
+  pool: Pool<D, T, O>,
+  candidate: Candidate.Candidate,
+  request: Request
+): Effect.Effect<Evaluation<T, O>, AdapterContractError | DataLoaderError | PersistenceError> =>
+  Effect.gen(function*() {
+    const useCache = pool.cache !== undefined && !request.captureTraces
+    const hash = useCache ? Candidate.hash(candidate) : ""
+    const results = new Map<number, Outcome<T, O>>()
+    const missing: Array<number> = []
+    if (useCache) {
+      const hits = yield* Effect.forEach(request.ids, (id) => pool.cache!.get({ candidateHash: hash, split: request.split, id }))
+      hits.forEach((hit, i) => {
+        if (Option.isSome(hit)) {
+          results.set(i, {
+            id: request.ids[i]!,
+            score: hit.value.score,
+            output: Option.some(hit.value.output),
+            trajectory: Option.none(),
+            objectiveScores: hit.value.objectiveScores,
+            error: undefined,
+            cached: true
+          })
+        } else missing.push(i)
+      })
+    } else {
+      request.ids.forEach((_, i) => missing.push(i))
+    }
+    // duplicate ids (merge subsamples may repeat) are evaluated once
+    const uniqueMissing: Array<number> = []
+    const firstOf = new Map<string, number>()
+    for (const i of missing) {
+      const id = request.ids[i]!
+      if (!firstOf.has(id)) {
+        firstOf.set(id, i)
+        uniqueMissing.push(i)
+      }
+    }
+    const examples = uniqueMissing.length === 0
+      ? []
+      : yield* (request.loader.fetch(uniqueMissing.map((i) => request.ids[i]!)) as Effect.Effect<ReadonlyArray<D>, DataLoaderError>)
+    const chunks = Chunk.toReadonlyArray(
+      Chunk.chunksOf(Chunk.fromIterable(uniqueMissing.map((pos, k) => [pos, examples[k]!] as const)), pool.chunkSize)
+    ).map(Chunk.toReadonlyArray)
+
+    const runChunk = (chunk: ReadonlyArray<readonly [number, D]>) => {
+      let call: Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout> = Effect.suspend(() =>
+        pool.adapter.evaluate(chunk.map(([, d]) => d), candidate, { captureTraces: request.captureTraces })
+      )
+      if (pool.timeout !== undefined) {
+        const millis = Duration.toMillis(pool.timeout)
+        call = Effect.timeoutFail(call, {
+          duration: pool.timeout,
+          onTimeout: () => new EvaluationTimeout({ call: request.call, millis })
+        })
+      }
+      if (pool.retry !== undefined) call = Effect.retry(call, pool.retry)
+      // the permit is taken before the timeout starts: queueing time must not
+      // count against the call
+      return pool.withPermit(Effect.either(call)).pipe(
+        Effect.flatMap((result): Effect.Effect<Either.Either<EvaluationBatch<T, O>, string>, AdapterContractError> =>
+          Either.isLeft(result)
+            ? Effect.succeed(Either.left(describe(result.left)))
+            : Effect.map(checkContract(request.call, chunk.length, request.captureTraces, result.right), Either.right)
+        )
+      )
+    }
+
+    const chunkResults = yield* Effect.forEach(chunks, runChunk, { concurrency: "unbounded" })
+    for (const [c, chunk] of chunks.entries()) {
+      const result = chunkResults[c]!
+      for (const [k, [pos]] of chunk.entries()) {
+        const id = request.ids[pos]!
+        if (Either.isLeft(result)) {
+          results.set(pos, {
+            id,
+            score: pool.fallbackScore,
+            output: Option.none(),
+            trajectory: Option.none(),
+            objectiveScores: undefined,
+            error: result.left,
+            cached: false
+          })
+        } else {
+          const batch = result.right
+          const outcome: Outcome<T, O> = {
+            id,
+            score: batch.scores[k]!,
+            output: Option.some(batch.outputs[k]!),
+            trajectory: batch.trajectories ? Option.some(batch.trajectories[k]!) : Option.none(),
+            objectiveScores: batch.objectiveScores?.[k],
+            error: undefined,
+            cached: false
+          }
+          results.set(pos, outcome)
+          if (pool.cache !== undefined) {
+            yield* pool.cache.set({ candidateHash: hash || Candidate.hash(candidate), split: request.split, id }, {
+              output: batch.outputs[k]!,
+              score: batch.scores[k]!,
+              objectiveScores: batch.objectiveScores?.[k]
+            })
+          }
+        }
+      }
+    }
+    const outcomes = request.ids.map((id, i) => {
+      const own = results.get(i)
+      if (own !== undefined) return own
+      // a repeated id: same outcome as its first occurrence
+      return results.get(firstOf.get(id)!)!
+    })
+    return { outcomes, spent: uniqueMissing.length }
+  })
