@@ -124,6 +124,13 @@ export interface Config<D, T = unknown, O = unknown> {
   readonly cache?: boolean | EvaluationCache<O>
   /** keep each validation example's best output in the result (default true) */
   readonly trackBestOutputs?: boolean
+  /**
+   * a run directory (see `RunDir`): the state is saved there after every
+   * iteration and the run resumes from it; the evaluation cache is persisted
+   * there unless `cache` is `false` or a cache of your own. Ignored when
+   * `store` is set.
+   */
+  readonly runDir?: string
   /** persistence of the run (a run directory); see `RunDir` */
   readonly store?: Effect.Effect<RunStore<O>, PersistenceError | ConfigError, import("effect").Scope.Scope>
   /** receives every event */
@@ -193,15 +200,28 @@ export function optimize<D, T, O>(
 /**
  * Runs GEPA as a stream of events. `IterationEnded` events carry the state
  * after each iteration; the run waits while the consumer is busy (a small
- * buffer), and ending the stream early interrupts the run.
+ * buffer), and ending the stream early interrupts the run. Requirements
+ * follow the same rules as `optimize`.
  *
  * @since 0.1.0
  * @category running
  */
-export const stream = <D, T = unknown, O = unknown>(
+export function stream<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly reflectionModel: LanguageModel }
+): Stream.Stream<GepaEvent, OptimizeError>
+export function stream<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly proposer: Proposer }
+): Stream.Stream<GepaEvent, OptimizeError>
+export function stream<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O> }
+): Stream.Stream<GepaEvent, OptimizeError, ReflectionModel>
+export function stream<D, T = unknown, O = unknown>(
   config: Config<D, T, O>
-): Stream.Stream<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel> =>
-  Stream.asyncScoped<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel>((emit) =>
+): Stream.Stream<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel>
+export function stream<D, T, O>(
+  config: Config<D, T, O>
+): Stream.Stream<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel> {
+  return Stream.asyncScoped<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel>((emit) =>
     Effect.scoped(engine.run(config, (event) => Effect.promise(() => emit.single(event)))).pipe(
       Effect.matchCauseEffect({
         onSuccess: () => Effect.promise(() => emit.end()),
@@ -209,6 +229,7 @@ export const stream = <D, T = unknown, O = unknown>(
       }),
       Effect.forkScoped
     ), { bufferSize: 16, strategy: "suspend" })
+}
 
 /**
  * `optimize` for Promise-based callers: resolves with the result, or rejects

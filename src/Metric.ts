@@ -31,6 +31,16 @@ export type Metric<D, O, E = never> = (
 ) => MetricResult | Effect.Effect<MetricResult, E>
 
 /**
+ * A metric that scores directly. The built-ins are of this kind, so their
+ * results can be read without running an effect; every `SyncMetric` is a
+ * `Metric`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SyncMetric<D, O> = (example: D, output: O) => MetricResult
+
+/**
  * Runs a metric as an effect. A metric that throws dies with the thrown
  * value as a defect.
  *
@@ -81,7 +91,7 @@ const asList = (value: string | ReadonlyArray<string>): ReadonlyArray<string> =>
 export const exactMatch = <D>(
   expected: (example: D) => string | ReadonlyArray<string>,
   options?: TextOptions
-): Metric<D, string> =>
+): SyncMetric<D, string> =>
 (example, output) => {
   const accepted = asList(expected(example))
   const got = normalize(output, options)
@@ -104,7 +114,7 @@ export const exactMatch = <D>(
 export const contains = <D>(
   expected: (example: D) => string | ReadonlyArray<string>,
   options?: TextOptions & { readonly mode?: "all" | "any" | undefined }
-): Metric<D, string> =>
+): SyncMetric<D, string> =>
 (example, output) => {
   const wanted = asList(expected(example))
   if (wanted.length === 0) return { score: 1, feedback: "Nothing was required in the output." }
@@ -142,7 +152,7 @@ export const contains = <D>(
 export const regex = <D>(
   pattern: RegExp | ((example: D) => RegExp),
   options?: { readonly description?: string | undefined }
-): Metric<D, string> =>
+): SyncMetric<D, string> =>
 (example, output) => {
   const given = typeof pattern === "function" ? pattern(example) : pattern
   // a global or sticky pattern keeps state between calls; a fresh copy doesn't
@@ -208,7 +218,7 @@ export const jsonField = <D>(
   path: string | ReadonlyArray<string | number>,
   expected: (example: D) => unknown,
   options?: { readonly ignoreCase?: boolean | undefined }
-): Metric<D, string> =>
+): SyncMetric<D, string> =>
 (example, output) => {
   const segments = pathSegments(path)
   const where = pathText(segments)

@@ -475,6 +475,9 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
   Effect.gen(function*() {
     const config = yield* resolve(options)
     const key = Redacted.value(config.apiKey)
+    // servers sometimes echo the key in their error messages; very short
+    // keys (placeholders for servers without auth) are left alone, as
+    // replacing them would mangle every message
     const scrub = (text: string) => (key.length >= 4 ? text.split(key).join("[redacted]") : text)
     const client = new OpenAI({
       apiKey: key,

@@ -45,17 +45,17 @@ export interface ReflectionConfig {
  */
 export const defaultTemplate = `You are revising one text component of a system built on a language model. The text below, called "{{component}}", is part of what the model is given when it works on a task. Your job is to rewrite it so that the system does better on tasks like the ones shown.
 
-## Current text of "{{component}}"
+# Current text of "{{component}}"
 
 {{current_text}}
 
-## Recent runs with this text
+# Recent runs with this text
 
 Each example shows what the system received, what it produced, and an assessment of the result. The assessment is the most valuable part: it tells you what a good result would have looked like.
 
 {{examples}}
 
-## How to revise
+# How to revise
 
 1. Infer the task from the inputs: what is asked, in what form the inputs arrive, and what a correct result must look like.
 2. For every run that went wrong, find the cause: missing knowledge, a misread requirement, a wrong output format, a faulty approach.
@@ -63,9 +63,9 @@ Each example shows what the system received, what it produced, and an assessment
 4. Keep what already works. If a successful run shows a useful method, describe that method in the text.
 5. Write clear, direct instructions; drop anything that no longer helps.
 {{additional_instructions}}
-## Answer format
+# Answer format
 
-Reply with the complete new text of "{{component}}" (not a list of changes, not a commentary) inside one fenced code block that starts with \`\`\` and ends with \`\`\`. If the text itself contains lines starting with \`\`\`, use a longer fence such as \`\`\`\`\` around it. Anything outside the block is ignored.`
+Reply with the complete new text of "{{component}}" (not a list of changes, not a commentary) inside one fenced code block that starts with \`\`\` and ends with \`\`\`. If the text itself contains lines starting with \`\`\`, use a longer fence such as \`\`\`\` around it. Anything outside the block is ignored.`
 
 const PLACEHOLDER = /\{\{\s*(current_text|examples|component|additional_instructions)\s*\}\}/g
 const REQUIRED = ["current_text", "examples"] as const
@@ -209,7 +209,7 @@ export const buildPrompt = (args: {
 }): string => {
   const template = templateFor(args.component, args.config)
   const extra = args.config.additionalInstructions?.trim() ?? ""
-  const extraSection = extra === "" ? "" : `\n## Additional instructions\n\n${extra}\n`
+  const extraSection = extra === "" ? "" : `\n# Additional instructions\n\n${extra}\n`
   const values: Record<string, string> = {
     current_text: fenced(args.currentText),
     examples: renderRecords(args.records),

@@ -233,7 +233,7 @@ describe("ComponentSelector", () => {
     })
 
     it("a child continues from its parent's pointer", () => {
-      let state = { ...build([{ v: 1 }]), nextComponent: [2] }
+      let state: State.GepaState = { ...build([{ v: 1 }]), nextComponent: [2] }
       ;[state] = right(State.addCandidate(state, { candidate: state.candidates[0]!, parents: [0], valset: { scores: { v: 1 } }, discoveryBudget: 0 }))
       assert.deepStrictEqual(ComponentSelector.roundRobin(context(state, 1, 1)).components, ["c"])
     })

@@ -587,8 +587,7 @@ const MARKED =
  */
 export const currentTextOf = (prompt: string): string => {
   const marked = MARKED.exec(prompt)
-  if (marked !== null && !FEEDBACK.test(marked[2]!)) return marked[2]!.trim()
-  FEEDBACK.lastIndex = 0
+  if (marked !== null && !/Expected queue:/i.test(marked[2]!)) return marked[2]!.trim()
   const blocks = fences(prompt)
   const lines = prompt.split(/\r?\n/)
   const labelled = lines.findIndex((l) => /\bcurrent\b.*\b(text|instructions?|prompt)\b|\binstructions\b.*:\s*$/i.test(l))

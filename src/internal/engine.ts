@@ -40,6 +40,7 @@ import { type Proposer, ProposalResult } from "../Proposal.js"
 import * as Reflection from "../Reflection.js"
 import * as Result from "../Result.js"
 import { Rng } from "../Rng.js"
+import * as RunDir from "../RunDir.js"
 import type { RunStore } from "../RunStore.js"
 import * as State from "../State.js"
 import * as StopCondition from "../StopCondition.js"
@@ -272,7 +273,15 @@ export const run = <D, T, O>(
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel | Scope.Scope> =>
   Effect.gen(function*() {
     const r = yield* resolve(config)
-    const store: RunStore<O> | undefined = config.store === undefined ? undefined : yield* config.store
+    const store: RunStore<O> | undefined = config.store !== undefined
+      ? yield* config.store
+      : config.runDir !== undefined
+      ? yield* RunDir.make<O>(config.runDir, {
+        // a cache object of the caller's own replaces the persistent one
+        cache: config.cache === undefined || config.cache === true,
+        trackBestOutputs: r.trackBestOutputs
+      })
+      : undefined
     const cache: EvaluationCache.EvaluationCache<O> | undefined = config.cache === false
       ? undefined
       : typeof config.cache === "object"

@@ -1,0 +1,146 @@
+/**
+ * `npm start`: the offline demo. Optimizes the system prompt of a simulated
+ * ticket router with GEPA, shows progress, prints a summary and the best
+ * prompt, and writes an HTML report into the run directory.
+ *
+ * With OPENAI_API_KEY set, the same run uses real models (see
+ * `examples/demo/run.ts`).
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import * as path from "node:path"
+import type { GepaEvent } from "../src/Event.js"
+import { accuracy, defaultMaxMetricCalls, modelsFromEnv, runDemo, simulatedModels } from "./demo/run.js"
+import * as Task from "./demo/task.js"
+
+const out = process.stdout
+const tty = out.isTTY === true
+const fmt = (score: number | null | undefined) => (score === null || score === undefined ? "n/a" : score.toFixed(3))
+
+// What the progress display keeps between events.
+const progress = {
+  budget: undefined as number | undefined,
+  metricCalls: 0,
+  iteration: 0,
+  best: undefined as number | undefined,
+  seed: undefined as number | undefined,
+  candidates: 1,
+  lastDraw: 0
+}
+
+const bar = (done: number, total: number, width = 28): string => {
+  const filled = Math.round((Math.min(done, total) / Math.max(1, total)) * width)
+  return `[${"█".repeat(filled)}${"░".repeat(width - filled)}]`
+}
+
+const statusLine = (): string => {
+  const budget = progress.budget === undefined ? "" : `/${progress.budget}`
+  return `${progress.budget === undefined ? "" : `${bar(progress.metricCalls, progress.budget)} `}` +
+    `${progress.metricCalls}${budget} metric calls · iteration ${progress.iteration} · ` +
+    `best ${fmt(progress.best)} · ${progress.candidates} candidates`
+}
+
+const draw = (force = false) => {
+  const now = Date.now()
+  // redrawing on every event would cost more than the simulated run itself
+  if (!force && now - progress.lastDraw < 50) return
+  progress.lastDraw = now
+  out.write(`\r\x1b[2K${statusLine()}`)
+}
+
+const plain = (line: string) => out.write(`${line}\n`)
+
+const onEvent = (event: GepaEvent): void => {
+  switch (event._tag) {
+    case "OptimizationStarted":
+      progress.budget = event.budget
+      if (!tty) {
+        plain(`${event.resumed ? "resumed" : "started"}: ${event.trainSize} training and ${event.valSize} validation tickets, ` +
+          `budget ${event.budget ?? "unlimited"} metric calls`)
+      }
+      break
+    case "BudgetUpdated":
+      progress.metricCalls = event.metricCalls
+      break
+    case "IterationStarted":
+      progress.iteration = event.iteration
+      progress.metricCalls = event.metricCalls
+      break
+    case "ValsetEvaluated":
+      if (progress.seed === undefined) progress.seed = event.score
+      if (progress.best === undefined || event.score > progress.best) {
+        progress.best = event.score
+        if (!tty && event.candidate === 0) plain(`seed prompt scores ${fmt(event.score)} on validation`)
+        else if (!tty) plain(`iteration ${event.iteration}: new best ${fmt(event.score)} (candidate ${event.candidate})`)
+      }
+      break
+    case "CandidateAccepted":
+      progress.candidates = event.candidate + 1
+      break
+    case "MergeAccepted":
+      progress.candidates = event.candidate + 1
+      if (!tty) plain(`iteration ${event.iteration}: merged candidates ${event.parents.join(" and ")} into ${event.candidate}`)
+      break
+    case "Error":
+      if (tty) out.write("\r\x1b[2K")
+      plain(`iteration ${event.iteration}: ${event.message}${event.willContinue ? " (continuing)" : ""}`)
+      break
+    case "IterationEnded":
+      progress.metricCalls = event.state.metricCalls
+      if (!tty && event.iteration % 10 === 0) plain(`progress: ${statusLine()}`)
+      break
+  }
+  if (tty) draw(event._tag === "OptimizationEnded")
+}
+
+const program = Effect.gen(function*() {
+  const real = yield* modelsFromEnv()
+  const models = real ?? simulatedModels(0)
+  plain(`GEPA demo: evolving the system prompt of a support-ticket router`)
+  plain(`models: ${models.description}`)
+  const demo = yield* runDemo({
+    models,
+    // real models cost money and time: a smaller budget still shows progress
+    maxMetricCalls: real === undefined ? defaultMaxMetricCalls : 400,
+    onEvent
+  })
+  if (tty) out.write("\n")
+  const { result } = demo
+  const best = result.bestCandidate[Task.componentName] ?? ""
+  const seedPrompt = Task.seedCandidate[Task.componentName]!
+  const [seedTest, bestTest] = yield* Effect.all([
+    accuracy(models.taskModel, seedPrompt),
+    accuracy(models.taskModel, best)
+  ], { concurrency: 2 })
+  const rel = path.relative(process.cwd(), demo.runDir) || "."
+  plain("")
+  plain("Summary")
+  plain(`  validation score   seed ${fmt(result.seedScore)}  ->  best ${fmt(result.bestScore)} (candidate ${result.bestIndex})`)
+  plain(`  held-out test      seed ${fmt(seedTest)}  ->  best ${fmt(bestTest)} (${Task.test.length} tickets)`)
+  plain(`  candidates         ${result.candidates.length} (${result.acceptedProposals} accepted, ${result.rejectedProposals} rejected proposals, ` +
+    `${result.mergesAccepted}/${result.mergesAttempted} merges accepted)`)
+  plain(`  iterations         ${result.iterations}`)
+  plain(`  metric calls       ${result.totalMetricCalls}`)
+  plain(`  reflection calls   ${result.reflectionCalls}`)
+  plain(`  time               ${(demo.elapsedMillis / 1000).toFixed(1)} s`)
+  plain(`  stopped because    ${result.stopReason}`)
+  plain("")
+  plain("Best prompt")
+  plain(best.split("\n").map((l) => `  ${l}`).join("\n"))
+  plain("")
+  plain(`Run directory: ${rel}`)
+  if (demo.reportPath !== undefined) plain(`HTML report:   ${path.relative(process.cwd(), demo.reportPath)}`)
+  plain(`Inspect it:    node bin/gepa.js show ${rel}`)
+})
+
+Effect.runPromise(Effect.either(program)).then((outcome) => {
+  if (outcome._tag === "Left") {
+    if (tty) out.write("\n")
+    process.stderr.write(`demo failed: ${outcome.left.message}\n`)
+    process.exitCode = 1
+  }
+}, (defect: unknown) => {
+  process.stderr.write(`demo failed: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}\n`)
+  process.exitCode = 1
+})

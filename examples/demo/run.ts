@@ -1,0 +1,203 @@
+/**
+ * The demo run, separate from the `npm start` entry so tests can import it
+ * without starting a run: optimizes the ticket-routing prompt of
+ * `./task.ts`, then writes the HTML report into the run directory.
+ *
+ * Offline by default (simulated task and reflection models). With
+ * `OPENAI_API_KEY` set, `modelsFromEnv` picks real OpenAI-compatible models
+ * instead (`OPENAI_BASE_URL`, `GEPA_TASK_MODEL`, `GEPA_REFLECTION_MODEL`).
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { type ConfigError, PersistenceError } from "../../src/Errors.js"
+import type { GepaEvent } from "../../src/Event.js"
+import * as Gepa from "../../src/Gepa.js"
+import type { LanguageModel } from "../../src/LanguageModel.js"
+import * as OpenAiLanguageModel from "../../src/OpenAiLanguageModel.js"
+import * as Report from "../../src/Report.js"
+import * as Task from "./task.js"
+
+/**
+ * The models a demo run uses, and where they come from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DemoModels {
+  readonly kind: "simulated" | "openai"
+  readonly description: string
+  readonly taskModel: LanguageModel
+  readonly reflectionModel: LanguageModel
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface DemoOptions {
+  /** metric-call budget; default 2000 */
+  readonly maxMetricCalls?: number | undefined
+  /** seed of the optimizer and of the simulated models; default 0 */
+  readonly seed?: number | undefined
+  /** where the run is kept; default `.gepa-runs/demo-<timestamp>` */
+  readonly runDir?: string | undefined
+  /** the models; default the simulated ones */
+  readonly models?: DemoModels | undefined
+  /** receives every event of the run (progress display) */
+  readonly onEvent?: ((event: GepaEvent) => void) | undefined
+  /** write `report.html` into the run directory; default true */
+  readonly writeReport?: boolean | undefined
+}
+
+/**
+ * What a demo run returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DemoResult {
+  readonly result: Gepa.OptimizeResult<string>
+  readonly runDir: string
+  /** absent when `writeReport` was false */
+  readonly reportPath: string | undefined
+  readonly elapsedMillis: number
+  readonly models: DemoModels
+}
+
+/**
+ * The default budget: enough for the simulated run to learn most of the
+ * hidden policy in a few seconds.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxMetricCalls = 2000
+
+/**
+ * The deterministic offline models of the demo task.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const simulatedModels = (seed = 0): DemoModels => ({
+  kind: "simulated",
+  description: "simulated task and reflection models (offline)",
+  taskModel: Task.makeTaskModel(seed),
+  reflectionModel: Task.makeReflectionModel(seed)
+})
+
+/**
+ * Real models when `OPENAI_API_KEY` is set, else `undefined`. The task model
+ * is `GEPA_TASK_MODEL` (default "gpt-4.1-mini"), the reflection model
+ * `GEPA_REFLECTION_MODEL` (default "gpt-4.1"), both at `OPENAI_BASE_URL`
+ * when set.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const modelsFromEnv = (
+  env: NodeJS.ProcessEnv = process.env
+): Effect.Effect<DemoModels | undefined, ConfigError> =>
+  Effect.gen(function*() {
+    const key = env["OPENAI_API_KEY"]
+    if (key === undefined || key.trim() === "") return undefined
+    const taskName = env["GEPA_TASK_MODEL"]?.trim() || "gpt-4.1-mini"
+    const reflectionName = env["GEPA_REFLECTION_MODEL"]?.trim() || "gpt-4.1"
+    // read through Effect's Config so the key stays redacted end to end
+    const taskModel = yield* OpenAiLanguageModel.fromEnv({ model: taskName, temperature: 0 })
+    const reflectionModel = yield* OpenAiLanguageModel.fromEnv({ model: reflectionName })
+    const base = env["OPENAI_BASE_URL"]?.trim() || OpenAiLanguageModel.defaults.baseURL
+    return {
+      kind: "openai",
+      description: `task model ${taskName}, reflection model ${reflectionName} at ${base}`,
+      taskModel,
+      reflectionModel
+    }
+  })
+
+const timestamp = (date: Date): string => date.toISOString().replace(/[:.]/g, "-").replace(/-\d{3}Z$/, "Z")
+
+const writeFile = (file: string, text: string): Effect.Effect<void, PersistenceError> =>
+  Effect.try({
+    try: () => {
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, text)
+    },
+    catch: (e) => new PersistenceError({ path: file, operation: "write", detail: e instanceof Error ? e.message : String(e) })
+  })
+
+/**
+ * Runs the demo: GEPA with Pareto selection, merges, two proposals per
+ * iteration and eight evaluations in flight, on the ticket-routing task.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const runDemo = (
+  options: DemoOptions = {}
+): Effect.Effect<DemoResult, Gepa.OptimizeError | PersistenceError> =>
+  Effect.gen(function*() {
+    const seed = options.seed ?? 0
+    const models = options.models ?? simulatedModels(seed)
+    const runDir = path.resolve(options.runDir ?? path.join(".gepa-runs", `demo-${timestamp(new Date())}`))
+    yield* Effect.try({
+      try: () => fs.mkdirSync(runDir, { recursive: true }),
+      catch: (e) =>
+        new PersistenceError({ path: runDir, operation: "create", detail: e instanceof Error ? e.message : String(e) })
+    })
+    const config = {
+      seedCandidate: Task.seedCandidate,
+      trainset: Task.train,
+      valset: Task.validation,
+      adapter: Task.makeAdapter(models.taskModel),
+      reflectionModel: models.reflectionModel,
+      maxMetricCalls: options.maxMetricCalls ?? defaultMaxMetricCalls,
+      seed,
+      candidateSelector: "pareto" as const,
+      merge: true,
+      parallelProposals: 2,
+      maxConcurrency: 8,
+      // the run directory keeps state, events and the best candidate, so a
+      // stopped demo can be inspected with `gepa show <dir>`
+      runDir,
+      ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent })
+    }
+    const started = Date.now()
+    const result = yield* Gepa.optimize(config)
+    const elapsedMillis = Date.now() - started
+    let reportPath: string | undefined
+    if (options.writeReport !== false) {
+      reportPath = path.join(runDir, "report.html")
+      yield* writeFile(
+        reportPath,
+        Report.render({
+          result,
+          trace: result.state.trace,
+          seedCandidate: Task.seedCandidate,
+          title: "GEPA demo: routing support tickets",
+          generatedAt: new Date().toISOString()
+        })
+      )
+    }
+    return { result, runDir, reportPath, elapsedMillis, models }
+  })
+
+/**
+ * The fraction of `tickets` a prompt routes correctly with `model`, for
+ * comparing the seed and the best prompt on the held-out test split.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const accuracy = (
+  model: LanguageModel,
+  prompt: string,
+  tickets: ReadonlyArray<Task.Ticket> = Task.test
+): Effect.Effect<number> =>
+  Task.makeAdapter(model).evaluate(tickets, { [Task.componentName]: prompt }, { captureTraces: false }).pipe(
+    Effect.map((batch) => batch.scores.reduce((a, b) => a + b, 0) / Math.max(1, tickets.length)),
+    Effect.orElseSucceed(() => 0)
+  )

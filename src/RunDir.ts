@@ -1,0 +1,517 @@
+/**
+ * A run directory: the file implementation of `RunStore`. Everything a run
+ * needs to continue after a stop or a crash lives in one directory:
+ *
+ * - `gepa_state.json`: the state after the last completed iteration, as
+ *   `{ schemaVersion, savedAt, state }`. Replaced atomically (temp file,
+ *   fsync, rename), so a reader never sees a partial file.
+ * - `gepa_state.prev.json`: the generation before it, the fallback when the
+ *   current file is unreadable (a corrupt current file is kept aside as
+ *   `gepa_state.corrupt-<time>.json`).
+ * - `cache.jsonl`: the evaluation cache, one entry a line, appended as
+ *   evaluations finish; a truncated last line is ignored.
+ * - `events.jsonl`: the event log (without the big state and result
+ *   payloads).
+ * - `best_candidate.json`: the current best candidate, rewritten on every
+ *   save; `result.json` (and `best_outputs.json`) when the run finishes.
+ * - `gepa.lock`: held while a run uses the directory.
+ * - `gepa.stop`: create it to stop the run gracefully after the current
+ *   iteration. It is removed when a run opens the directory, so that a
+ *   stopped run can be resumed without deleting it by hand.
+ *
+ * Outputs stored in the cache must be JSON values.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Option, Schema, type Scope } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Candidate from "./Candidate.js"
+import { ConfigError, PersistenceError } from "./Errors.js"
+import * as EvaluationCache from "./EvaluationCache.js"
+import type { GepaEvent } from "./Event.js"
+import * as Result from "./Result.js"
+import type { RunStore } from "./RunStore.js"
+import * as State from "./State.js"
+
+/**
+ * The file names inside a run directory.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const FILES = {
+  state: "gepa_state.json",
+  prev: "gepa_state.prev.json",
+  events: "events.jsonl",
+  cache: "cache.jsonl",
+  best: "best_candidate.json",
+  bestOutputs: "best_outputs.json",
+  result: "result.json",
+  lock: "gepa.lock",
+  stop: "gepa.stop"
+} as const
+
+/**
+ * Converts a saved state of an older layout version to the next version:
+ * `migrations[v]` takes a version-`v` state and returns a version-`v + 1`
+ * state.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Migrations = Readonly<Record<number, (old: unknown) => unknown>>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** persist the evaluation cache in `cache.jsonl` (default true) */
+  readonly cache?: boolean
+  /** write `best_outputs.json` (the best candidate's cached outputs) when the run finishes (default true) */
+  readonly trackBestOutputs?: boolean
+  /** upgrades of older saved states, keyed by the version they upgrade from */
+  readonly migrations?: Migrations
+}
+
+/**
+ * The envelope of `gepa_state.json`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SavedState {
+  readonly schemaVersion: number
+  readonly savedAt: string
+  readonly state: unknown
+}
+
+const errorText = (e: unknown): string => {
+  if (e instanceof Error) {
+    const code = (e as NodeJS.ErrnoException).code
+    return code !== undefined && !e.message.includes(code) ? `${code}: ${e.message}` : e.message
+  }
+  return String(e)
+}
+
+const attempt = <A>(file: string, operation: string, f: () => A): Effect.Effect<A, PersistenceError> =>
+  Effect.try({ try: f, catch: (e) => new PersistenceError({ path: file, operation, detail: errorText(e) }) })
+
+const isCode = (e: unknown, code: string): boolean =>
+  typeof e === "object" && e !== null && (e as NodeJS.ErrnoException).code === code
+
+/** Writes a file so that readers see either the old or the new content, never a mix. */
+const writeAtomic = (dir: string, name: string, content: string, keepPrevious?: string): void => {
+  const target = path.join(dir, name)
+  const tmp = path.join(dir, `.${name}.tmp-${process.pid}`)
+  const fd = fs.openSync(tmp, "w")
+  try {
+    fs.writeFileSync(fd, content)
+    fs.fsyncSync(fd)
+  } finally {
+    fs.closeSync(fd)
+  }
+  if (keepPrevious !== undefined && fs.existsSync(target)) {
+    // a hard link keeps the current file in place until the rename below
+    // replaces it, so there is no moment without a current state file
+    const prevTmp = path.join(dir, `.${keepPrevious}.tmp-${process.pid}`)
+    fs.rmSync(prevTmp, { force: true })
+    try {
+      fs.linkSync(target, prevTmp)
+    } catch {
+      fs.copyFileSync(target, prevTmp)
+    }
+    fs.renameSync(prevTmp, path.join(dir, keepPrevious))
+  }
+  fs.renameSync(tmp, target)
+}
+
+const fsyncDir = (dir: string): void => {
+  // makes the renames durable; some platforms cannot open a directory
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(dir, "r")
+    fs.fsyncSync(fd)
+  } catch {
+    // best effort
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
+/**
+ * Cuts a partial last line (left by a crash mid-append), so that the next
+ * append starts on a line of its own. Returns the complete content.
+ */
+const openLog = (file: string): string => {
+  if (!fs.existsSync(file)) return ""
+  const text = fs.readFileSync(file, "utf8")
+  if (text.length === 0 || text.endsWith("\n")) return text
+  const keep = text.lastIndexOf("\n") + 1
+  fs.truncateSync(file, Buffer.byteLength(text.slice(0, keep)))
+  return text.slice(0, keep)
+}
+
+const decodeState = Schema.decodeUnknownEither(State.GepaState)
+const encodeState = Schema.encodeSync(State.GepaState)
+const encodeResult = Schema.encodeSync(Result.GepaResult)
+
+type Decoded =
+  | { readonly _tag: "ok"; readonly state: State.GepaState }
+  | { readonly _tag: "missing" }
+  | { readonly _tag: "corrupt"; readonly detail: string }
+
+/**
+ * Reads and decodes one state file. A file that cannot be read as a state is
+ * "corrupt" (the caller may fall back); a version this code cannot handle is
+ * a hard failure, since the previous generation has the same version.
+ */
+const readStateFile = (file: string, migrations: Migrations): Effect.Effect<Decoded, PersistenceError> =>
+  Effect.gen(function*() {
+    let text: string
+    try {
+      text = fs.readFileSync(file, "utf8")
+    } catch (e) {
+      if (isCode(e, "ENOENT")) return { _tag: "missing" } as const
+      return yield* Effect.fail(new PersistenceError({ path: file, operation: "read", detail: errorText(e) }))
+    }
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch (e) {
+      return { _tag: "corrupt", detail: `not valid JSON (${errorText(e)}; ${text.length} bytes)` } as const
+    }
+    if (typeof json !== "object" || json === null || !("state" in json) || !("schemaVersion" in json)) {
+      return { _tag: "corrupt", detail: "expected { schemaVersion, savedAt, state }" } as const
+    }
+    const envelope = json as SavedState
+    let version = envelope.schemaVersion
+    if (typeof version !== "number" || !Number.isInteger(version)) {
+      return { _tag: "corrupt", detail: `schemaVersion is ${JSON.stringify(version)}` } as const
+    }
+    if (version > State.SCHEMA_VERSION) {
+      return yield* Effect.fail(
+        new PersistenceError({
+          path: file,
+          operation: "load",
+          detail: `state layout version ${version} was written by a newer effect-gepa (this one reads up to ${State.SCHEMA_VERSION}); upgrade effect-gepa`
+        })
+      )
+    }
+    let state = envelope.state
+    while (version < State.SCHEMA_VERSION) {
+      const migrate = migrations[version]
+      if (migrate === undefined) {
+        return yield* Effect.fail(
+          new PersistenceError({
+            path: file,
+            operation: "load",
+            detail: `state layout version ${version} is older than ${State.SCHEMA_VERSION} and no migration from version ${version} was given`
+          })
+        )
+      }
+      const from = version
+      state = yield* attempt(file, `migrate from version ${from}`, () => migrate(state))
+      version++
+    }
+    const decoded = decodeState(state)
+    if (decoded._tag === "Left") {
+      return { _tag: "corrupt", detail: `not a valid state: ${decoded.left.message.slice(0, 2000)}` } as const
+    }
+    return { _tag: "ok", state: decoded.right } as const
+  })
+
+const stampNow = () => new Date().toISOString()
+
+/** The line written to `events.jsonl`: without payloads that grow with the run. */
+const eventLine = (event: GepaEvent): unknown => {
+  switch (event._tag) {
+    case "IterationEnded":
+      return {
+        _tag: event._tag,
+        iteration: event.iteration,
+        accepted: event.accepted,
+        candidates: event.state.candidates.length,
+        metricCalls: event.state.metricCalls
+      }
+    case "OptimizationEnded": {
+      const { candidates, parents, valScores, objectiveScores, perInstanceBest, valAggregateScores, valCoverage, discoveryBudget, ...rest } =
+        event.result
+      return { ...rest, _tag: event._tag, candidates: candidates.length }
+    }
+    default:
+      return event
+  }
+}
+
+interface Lock {
+  readonly pid: number
+  readonly hostname: string
+  readonly startedAt: string
+}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    // EPERM: the process exists but belongs to someone else
+    return !isCode(e, "ESRCH")
+  }
+}
+
+const acquireLock = (dir: string): Effect.Effect<Lock, PersistenceError> =>
+  Effect.gen(function*() {
+    const file = path.join(dir, FILES.lock)
+    const mine: Lock = { pid: process.pid, hostname: os.hostname(), startedAt: stampNow() }
+    for (let tries = 0; tries < 3; tries++) {
+      try {
+        const fd = fs.openSync(file, "wx")
+        try {
+          fs.writeFileSync(fd, JSON.stringify(mine))
+          fs.fsyncSync(fd)
+        } finally {
+          fs.closeSync(fd)
+        }
+        return mine
+      } catch (e) {
+        if (!isCode(e, "EEXIST")) {
+          return yield* Effect.fail(new PersistenceError({ path: file, operation: "create the lock file", detail: errorText(e) }))
+        }
+      }
+      let holder: Partial<Lock> = {}
+      try {
+        holder = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<Lock>
+      } catch {
+        // a lock file left half-written by a crash while taking it
+      }
+      const pid = typeof holder.pid === "number" ? holder.pid : undefined
+      const sameHost = holder.hostname === undefined || holder.hostname === os.hostname()
+      // a lock from another host cannot be checked, so it is respected
+      const stale = pid === undefined ? holder.startedAt === undefined : sameHost && !isAlive(pid)
+      if (!stale) {
+        return yield* Effect.fail(
+          new PersistenceError({
+            path: file,
+            operation: "lock the run directory",
+            detail: `it is in use by process ${pid ?? "?"} on ${holder.hostname ?? "an unknown host"} since ${
+              holder.startedAt ?? "an unknown time"
+            }; wait for that run to end, or delete the lock file if that process is gone`
+          })
+        )
+      }
+      yield* attempt(file, "remove the stale lock file", () => fs.rmSync(file, { force: true }))
+    }
+    return yield* Effect.fail(
+      new PersistenceError({ path: file, operation: "create the lock file", detail: "another process keeps taking it" })
+    )
+  })
+
+const releaseLock = (dir: string, lock: Lock): void => {
+  const file = path.join(dir, FILES.lock)
+  try {
+    const holder = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<Lock>
+    // only our own lock: a takeover by another run must not be undone
+    if (holder.pid === lock.pid && holder.startedAt === lock.startedAt) fs.rmSync(file, { force: true })
+  } catch {
+    // already gone
+  }
+}
+
+interface CacheLine {
+  readonly k: string
+  readonly output: unknown
+  readonly score: number
+  readonly objectiveScores?: Readonly<Record<string, number>>
+}
+
+const isCacheLine = (u: unknown): u is CacheLine =>
+  typeof u === "object" && u !== null && typeof (u as CacheLine).k === "string" && typeof (u as CacheLine).score === "number"
+
+/**
+ * Opens (creating it if needed) a run directory and locks it for the scope.
+ * Fails before anything is evaluated when the directory cannot be created or
+ * written, or when another live run holds its lock (a `PersistenceError` on
+ * `gepa.lock` naming the holder's pid, host and start time). A lock whose
+ * process is gone (same host) is taken over.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <O>(
+  dir: string,
+  options?: Options
+): Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (typeof dir !== "string" || dir.length === 0) {
+      return yield* Effect.fail(new ConfigError({ field: "runDir", detail: "expected a non-empty directory path" }))
+    }
+    const root = path.resolve(dir)
+    yield* attempt(root, "create the run directory", () => {
+      fs.mkdirSync(root, { recursive: true })
+      if (!fs.statSync(root).isDirectory()) throw new Error("exists and is not a directory")
+      fs.accessSync(root, fs.constants.W_OK | fs.constants.R_OK)
+    })
+    yield* Effect.acquireRelease(acquireLock(root), (l) => Effect.sync(() => releaseLock(root, l)))
+    const file = (name: string) => path.join(root, name)
+
+    // a stop file from the run that was stopped with it would end the resumed run at once
+    yield* attempt(file(FILES.stop), "remove the old stop file", () => fs.rmSync(file(FILES.stop), { force: true }))
+    // leftovers of a save interrupted by a crash
+    yield* attempt(root, "clean temporary files", () => {
+      for (const name of fs.readdirSync(root)) {
+        if (name.startsWith(".") && name.includes(".tmp-")) fs.rmSync(path.join(root, name), { force: true })
+      }
+    })
+
+    const openAppend = (name: string) =>
+      Effect.acquireRelease(
+        attempt(file(name), "open", () => {
+          const text = openLog(file(name))
+          return { fd: fs.openSync(file(name), "a"), text }
+        }),
+        ({ fd }) => Effect.sync(() => fs.closeSync(fd))
+      )
+
+    const events = yield* openAppend(FILES.events)
+    const useCache = options?.cache ?? true
+    let cacheFd: number | undefined
+    const entries = new Map<string, EvaluationCache.CachedEvaluation<O>>()
+    if (useCache) {
+      const opened = yield* openAppend(FILES.cache)
+      cacheFd = opened.fd
+      for (const line of opened.text.split("\n")) {
+        if (line.length === 0) continue
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(line)
+        } catch {
+          continue
+        }
+        if (!isCacheLine(parsed)) continue
+        entries.set(parsed.k, {
+          output: parsed.output as O,
+          score: parsed.score,
+          objectiveScores: parsed.objectiveScores
+        })
+      }
+    }
+    let cacheDirty = false
+
+    const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : {
+      get: (key) => Effect.sync(() => Option.fromNullable(entries.get(EvaluationCache.keyString(key)))),
+      set: (key, value) =>
+        attempt(file(FILES.cache), "append to", () => {
+          const k = EvaluationCache.keyString(key)
+          const line: CacheLine = value.objectiveScores === undefined
+            ? { k, output: value.output, score: value.score }
+            : { k, output: value.output, score: value.score, objectiveScores: value.objectiveScores }
+          // written before the entry is visible, so a hit is always on disk too
+          fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
+          entries.set(k, value)
+          cacheDirty = true
+        }),
+      size: Effect.sync(() => entries.size)
+    }
+
+    const migrations = options?.migrations ?? {}
+
+    const load: Effect.Effect<Option.Option<State.GepaState>, PersistenceError> = Effect.gen(function*() {
+      const current = yield* readStateFile(file(FILES.state), migrations)
+      if (current._tag === "ok") return Option.some(current.state)
+      const previous = yield* readStateFile(file(FILES.prev), migrations)
+      if (previous._tag === "ok") {
+        if (current._tag === "corrupt") {
+          const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
+          yield* attempt(file(FILES.state), "move the corrupt state file aside", () => fs.renameSync(file(FILES.state), aside))
+        }
+        return Option.some(previous.state)
+      }
+      if (current._tag === "missing" && previous._tag === "missing") return Option.none()
+      const problems = [
+        current._tag === "corrupt" ? `${FILES.state}: ${current.detail}` : `${FILES.state}: missing`,
+        previous._tag === "corrupt" ? `${FILES.prev}: ${previous.detail}` : `${FILES.prev}: missing`
+      ]
+      return yield* Effect.fail(
+        new PersistenceError({
+          path: current._tag === "corrupt" ? file(FILES.state) : file(FILES.prev),
+          operation: "load",
+          detail: `no readable saved state (${problems.join("; ")}); move the run directory's state files away to start over`
+        })
+      )
+    })
+
+    const writeBest = (state: State.GepaState) =>
+      writeAtomic(root, FILES.best, JSON.stringify({
+        index: State.bestIndex(state),
+        score: State.scoreOf(state)(State.bestIndex(state)),
+        iteration: state.iteration,
+        candidate: state.candidates[State.bestIndex(state)]
+      }, null, 2) + "\n")
+
+    const save = (state: State.GepaState): Effect.Effect<void, PersistenceError> =>
+      attempt(file(FILES.state), "save", () => {
+        // the cache entries this state relies on reach the disk first
+        if (cacheDirty && cacheFd !== undefined) {
+          fs.fsyncSync(cacheFd)
+          cacheDirty = false
+        }
+        const envelope: SavedState = { schemaVersion: State.SCHEMA_VERSION, savedAt: stampNow(), state: encodeState(state) }
+        writeAtomic(root, FILES.state, JSON.stringify(envelope), FILES.prev)
+        writeBest(state)
+        fsyncDir(root)
+      })
+
+    const onEvent = (event: GepaEvent): Effect.Effect<void> =>
+      Effect.sync(() => {
+        try {
+          fs.writeSync(events.fd, JSON.stringify({ ts: stampNow(), ...(eventLine(event) as object) }) + "\n")
+        } catch {
+          // the event log is diagnostic: a full disk must not fail the run here (save will report it)
+        }
+      })
+
+    const stopRequested = Effect.sync(() => fs.existsSync(file(FILES.stop)))
+
+    const finish = (state: State.GepaState, stopReason: string): Effect.Effect<void, PersistenceError> =>
+      attempt(file(FILES.result), "write", () => {
+        writeBest(state)
+        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason)), null, 2) + "\n")
+        if ((options?.trackBestOutputs ?? true) && cacheFd !== undefined) {
+          const best = State.bestIndex(state)
+          const hash = Candidate.hash(state.candidates[best]!)
+          const outputs: Record<string, { output: unknown; score: number }> = {}
+          for (const id of Object.keys(state.valScores[best] ?? {})) {
+            const hit = entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id }))
+            if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }
+          }
+          writeAtomic(root, FILES.bestOutputs, JSON.stringify({ candidate: best, outputs }, null, 2) + "\n")
+        }
+        fsyncDir(root)
+      })
+
+    const store: RunStore<O> = { location: root, load, save, cache, onEvent, stopRequested, finish }
+    return store
+  })
+
+/**
+ * Reads the saved state of a run directory without locking it (for
+ * inspection while a run is going on).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const readState = (
+  dir: string,
+  options?: { readonly migrations?: Migrations }
+): Effect.Effect<Option.Option<State.GepaState>, PersistenceError> =>
+  Effect.gen(function*() {
+    const root = path.resolve(dir)
+    for (const name of [FILES.state, FILES.prev]) {
+      const r = yield* readStateFile(path.join(root, name), options?.migrations ?? {})
+      if (r._tag === "ok") return Option.some(r.state)
+    }
+    return Option.none()
+  })

@@ -1,0 +1,518 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Layer, Option, Ref, Schedule, Stream, TestClock } from "effect"
+import fc from "fast-check"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Adapter from "../src/Adapter.js"
+import { AdapterError } from "../src/Errors.js"
+import type { GepaEvent } from "../src/Event.js"
+import * as EvaluationCache from "../src/EvaluationCache.js"
+import * as FaultInjection from "../src/FaultInjection.js"
+import * as Gepa from "../src/Gepa.js"
+import * as LanguageModel from "../src/LanguageModel.js"
+import * as State from "../src/State.js"
+import * as StopCondition from "../src/StopCondition.js"
+import * as Toy from "./fixtures/toy.js"
+
+const trainset = Toy.makeExamples(30)
+const valset = Toy.makeExamples(12, 100)
+
+type ToyAdapter = Adapter.Adapter<Toy.Example, Adapter.ExampleTrace<Toy.Example, never, string>, string>
+
+const base = <T>(adapter: Adapter.Adapter<Toy.Example, T, string>) => ({
+  seedCandidate: Toy.seedCandidate,
+  trainset,
+  valset,
+  adapter,
+  reflectionModel: Toy.reflectionModel()
+})
+
+/** Fields that define a run's outcome (everything but timing-dependent data). */
+const outcome = (r: Gepa.OptimizeResult<string>) => ({
+  candidates: r.candidates,
+  parents: r.parents,
+  valScores: r.valScores,
+  bestIndex: r.bestIndex,
+  totalMetricCalls: r.totalMetricCalls,
+  trace: r.state.trace,
+  rng: r.state.rng
+})
+
+describe("Gepa.optimize", () => {
+  it.effect("improves the validation score well above the seed on the toy task", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const result = yield* Gepa.optimize({ ...base(adapter), maxMetricCalls: 300 })
+      assert.strictEqual(result.seedScore, 0)
+      assert.isAtLeast(result.bestScore!, 0.9)
+      assert.isAbove(result.candidates.length, 1)
+      assert.isAtMost(result.totalMetricCalls, 300)
+      assert.deepStrictEqual(State.checkConsistency(result.state), [])
+    }))
+
+  it.effect("takes the adapter and the reflection model from layers", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const layers = Layer.merge(
+        Adapter.layer(adapter),
+        LanguageModel.reflectionLayer(Toy.reflectionModel())
+      )
+      const result = yield* Gepa.optimize<Toy.Example, Adapter.ExampleTrace<Toy.Example, never, string>, string>({
+        seedCandidate: Toy.seedCandidate,
+        trainset,
+        valset,
+        maxMetricCalls: 200
+      }).pipe(Effect.provide(layers))
+      assert.isAbove(result.bestScore!, result.seedScore!)
+    }))
+
+  it.effect("is reproducible: same seed, same result, with 1 and with 3 parallel proposals", () =>
+    Effect.gen(function*() {
+      for (const parallelProposals of [1, 3]) {
+        const runs = []
+        for (let i = 0; i < 2; i++) {
+          const { adapter } = yield* Toy.makeAdapter()
+          runs.push(yield* Gepa.optimize({ ...base(adapter), maxMetricCalls: 250, seed: 7, parallelProposals, merge: true }))
+        }
+        assert.deepStrictEqual(outcome(runs[0]!), outcome(runs[1]!))
+      }
+    }))
+
+  it.effect("different seeds make different choices", () =>
+    Effect.gen(function*() {
+      const a = yield* Effect.flatMap(Toy.makeAdapter(), ({ adapter }) => Gepa.optimize({ ...base(adapter), maxMetricCalls: 150, seed: 1 }))
+      const b = yield* Effect.flatMap(Toy.makeAdapter(), ({ adapter }) => Gepa.optimize({ ...base(adapter), maxMetricCalls: 150, seed: 2 }))
+      assert.notDeepEqual(a.state.trace.map((t) => t.subsampleIds), b.state.trace.map((t) => t.subsampleIds))
+    }))
+
+  it("never exceeds the budget (property over budgets, batch sizes and parallelism)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 12, max: 200 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.boolean(),
+        fc.boolean(),
+        async (budget, minibatchSize, parallelProposals, merge, cache) => {
+          const { adapter, examplesEvaluated } = await Effect.runPromise(Toy.makeAdapter())
+          const result = await Effect.runPromise(
+            Gepa.optimize({ ...base(adapter), maxMetricCalls: budget, minibatchSize, parallelProposals, merge, cache })
+          )
+          const calls = await Effect.runPromise(Ref.get(examplesEvaluated))
+          // every example the adapter ran is a metric call, and no more
+          return result.totalMetricCalls <= budget && calls === result.totalMetricCalls
+        }
+      ),
+      { numRuns: 40 }
+    )
+  })
+
+  it.live("keeps at most maxConcurrency evaluations in flight, and runs parallel proposals concurrently", () =>
+    Effect.gen(function*() {
+      const { adapter, maxInFlight } = yield* Toy.makeAdapter({ latencyMs: 3 })
+      const reflectionInFlight = yield* Ref.make(0)
+      const reflectionMax = yield* Ref.make(0)
+      const inner = Toy.reflectionModel()
+      const slowReflection: LanguageModel.LanguageModel = {
+        complete: (prompt) =>
+          Effect.gen(function*() {
+            const n = yield* Ref.updateAndGet(reflectionInFlight, (x) => x + 1)
+            yield* Ref.update(reflectionMax, (m) => Math.max(m, n))
+            yield* Effect.sleep("10 millis")
+            return yield* inner.complete(prompt)
+          }).pipe(Effect.ensuring(Ref.update(reflectionInFlight, (x) => x - 1)))
+      }
+      yield* Gepa.optimize({
+        ...base(adapter),
+        reflectionModel: slowReflection,
+        maxMetricCalls: 200,
+        maxConcurrency: 4,
+        parallelProposals: 3,
+        minibatchSize: 4
+      })
+      assert.isAtMost(yield* Ref.get(maxInFlight), 4)
+      assert.strictEqual(yield* Ref.get(maxInFlight), 4)
+      assert.isAbove(yield* Ref.get(reflectionMax), 1)
+    }))
+
+  it.effect("evaluates chunks of chunkSize examples per adapter call", () =>
+    Effect.gen(function*() {
+      const sizes: Array<number> = []
+      const { adapter } = yield* Toy.makeAdapter()
+      const counting: ToyAdapter = {
+        ...adapter,
+        evaluate: (batch, candidate, options) => Effect.zipRight(Effect.sync(() => sizes.push(batch.length)), adapter.evaluate(batch, candidate, options))
+      }
+      yield* Gepa.optimize({ ...base(counting), maxMetricCalls: 60, chunkSize: 5 })
+      assert.isTrue(sizes.every((s) => s <= 5))
+      assert.include(sizes, 5)
+    }))
+
+  it.effect("the evaluation cache makes repeated evaluations free", () =>
+    Effect.gen(function*() {
+      const cache = EvaluationCache.memory<string>()
+      const first = yield* Effect.flatMap(Toy.makeAdapter(), ({ adapter }) =>
+        Gepa.optimize({ ...base(adapter), maxMetricCalls: 200, cache }))
+      const { adapter, examplesEvaluated } = yield* Toy.makeAdapter()
+      const events: Array<GepaEvent> = []
+      const second = yield* Gepa.optimize({ ...base(adapter), maxMetricCalls: 200, cache, onEvent: (e) => void events.push(e) })
+      // the same seeded run again: every evaluation without traces is a hit
+      // with the saved metric calls the second run gets further along the same path
+      assert.deepStrictEqual(second.candidates.slice(0, first.candidates.length), first.candidates)
+      assert.isAbove(second.iterations, first.iterations)
+      const seedEval = events.find((e) => e._tag === "EvaluationEnded" && e.purpose === "seed-validation")
+      assert.strictEqual(seedEval?._tag === "EvaluationEnded" ? seedEval.cacheHits : -1, valset.length)
+      assert.strictEqual(yield* Ref.get(examplesEvaluated), second.totalMetricCalls)
+    }))
+})
+
+describe("evaluation failures", () => {
+  it.effect("injected failures and timeouts at 30% still let the run finish with correct accounting", () =>
+    Effect.gen(function*() {
+      const { adapter, examplesEvaluated } = yield* Toy.makeAdapter()
+      const faulty = FaultInjection.adapter(adapter, { failureRate: 0.2, hangRate: 0.1, seed: 3 })
+      const events: Array<GepaEvent> = []
+      const fiber = yield* Effect.fork(Gepa.optimize({
+        ...base(faulty.adapter),
+        maxMetricCalls: 300,
+        evaluationTimeout: "1 second",
+        onEvent: (e) => void events.push(e)
+      }))
+      // drive the timeouts of hanging calls
+      let exit = yield* Fiber.poll(fiber)
+      while (Option.isNone(exit)) {
+        yield* TestClock.adjust("1 second")
+        exit = yield* Fiber.poll(fiber)
+      }
+      const result = yield* Fiber.join(fiber)
+      assert.isAtMost(result.totalMetricCalls, 300)
+      // every metric call is either a successful adapter run or a failed call
+      const failedExamples = events.filter((e) => e._tag === "ExampleFailed").length
+      assert.strictEqual(result.totalMetricCalls, (yield* Ref.get(examplesEvaluated)) + failedExamples)
+      assert.isAbove(faulty.stats.failures, 0)
+      assert.isAbove(faulty.stats.hangs, 0)
+      assert.isAbove(result.bestScore!, result.seedScore!)
+    }))
+
+  it.effect("retries transient failures with the retry schedule", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const faulty = FaultInjection.adapter(adapter, { failureRate: 0.5, seed: 1 })
+      const events: Array<GepaEvent> = []
+      yield* Gepa.optimize({
+        ...base(faulty.adapter),
+        maxMetricCalls: 100,
+        evaluationRetry: Schedule.recurs(10),
+        onEvent: (e) => void events.push(e)
+      })
+      assert.strictEqual(events.filter((e) => e._tag === "ExampleFailed").length, 0)
+      assert.isAbove(faulty.stats.failures, 0)
+    }))
+
+  it.effect("a wrong number of scores fails the run with a contract error naming the call", () =>
+    Effect.gen(function*() {
+      const broken = Adapter.fromBatch<Toy.Example, unknown, string>({
+        evaluate: (batch) => Effect.succeed({ outputs: batch.map(() => "x"), scores: [1] }),
+        makeReflectiveDataset: () => Effect.succeed({})
+      })
+      const error = yield* Effect.flip(Gepa.optimize({ ...base(broken), maxMetricCalls: 50, chunkSize: 3 }))
+      assert.strictEqual(error._tag, "AdapterContractError")
+      if (error._tag === "AdapterContractError") {
+        assert.include(error.call, "evaluate(seed candidate")
+        assert.include(error.message, "expected 3 scores")
+      }
+    }))
+
+  it.effect("a NaN score fails the run with a contract error", () =>
+    Effect.gen(function*() {
+      const broken = Adapter.fromExample<Toy.Example, string>(() => Effect.succeed({ output: "x", score: Number.NaN }))
+      const error = yield* Effect.flip(Gepa.optimize({ ...base(broken), maxMetricCalls: 50 }))
+      assert.strictEqual(error._tag, "AdapterContractError")
+      assert.include(error.message, "NaN")
+    }))
+
+  it.effect("stops with a clear error after N iterations in which every evaluation failed", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      let calls = 0
+      // the seed evaluation succeeds, everything after fails
+      const flaky: ToyAdapter = {
+        ...adapter,
+        evaluate: (batch, candidate, options) =>
+          Effect.suspend(() => (calls++ < valset.length
+            ? adapter.evaluate(batch, candidate, options)
+            : Effect.fail(new AdapterError({ call: "evaluate", detail: "service down" }))))
+      }
+      const error = yield* Effect.flip(Gepa.optimize({ ...base(flaky), maxMetricCalls: 1000, maxConsecutiveFailedIterations: 3 }))
+      assert.strictEqual(error._tag, "AllEvaluationsFailed")
+      if (error._tag === "AllEvaluationsFailed") {
+        assert.strictEqual(error.iterations, 3)
+        assert.include(error.message, "service down")
+      }
+    }))
+})
+
+describe("configuration", () => {
+  it.effect("a config without a stop condition is a clear error", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const error = yield* Effect.flip(Gepa.optimize(base(adapter)))
+      assert.strictEqual(error._tag, "ConfigError")
+      if (error._tag === "ConfigError") assert.strictEqual(error.field, "stop")
+    }))
+
+  it.effect("invalid numbers name the field", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const error = yield* Effect.flip(Gepa.optimize({ ...base(adapter), maxMetricCalls: 100, minibatchSize: 0 }))
+      assert.strictEqual(error._tag, "ConfigError")
+      if (error._tag === "ConfigError") assert.strictEqual(error.field, "minibatchSize")
+    }))
+
+  it.effect("a budget smaller than the validation set fails before any evaluation", () =>
+    Effect.gen(function*() {
+      const { adapter, examplesEvaluated } = yield* Toy.makeAdapter()
+      const error = yield* Effect.flip(Gepa.optimize({ ...base(adapter), maxMetricCalls: 5 }))
+      assert.strictEqual(error._tag, "ConfigError")
+      assert.strictEqual(yield* Ref.get(examplesEvaluated), 0)
+    }))
+
+  it.effect("a non-instance frontier without objective scores is a clear error", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const error = yield* Effect.flip(Gepa.optimize({ ...base(adapter), maxMetricCalls: 100, frontierType: "objective" }))
+      assert.strictEqual(error._tag, "MissingObjectiveScores")
+    }))
+
+  it.effect("the objective frontier works when the adapter reports objective scores", () =>
+    Effect.gen(function*() {
+      const adapter = Adapter.fromExample<Toy.Example, string>((example, candidate) =>
+        Effect.sync(() => {
+          const r = Toy.solve(example, candidate)
+          return { ...r, objectiveScores: { accuracy: r.score, brevity: 1 / (1 + (candidate.rules_a?.length ?? 0) / 100) } }
+        })
+      )
+      const result = yield* Gepa.optimize({ ...base(adapter), maxMetricCalls: 200, frontierType: "hybrid" })
+      assert.isAbove(result.bestScore!, result.seedScore!)
+      assert.isTrue(Object.keys(result.state.fronts.objective.best).includes("brevity"))
+    }))
+})
+
+describe("stop conditions", () => {
+  const run = (stop: StopCondition.StopCondition | ReadonlyArray<StopCondition.StopCondition>, maxMetricCalls = 2000) =>
+    Effect.flatMap(Toy.makeAdapter(), ({ adapter }) =>
+      Gepa.optimize({ ...base(adapter), reflectionModel: Toy.reflectionModel(1), stop, maxMetricCalls, skipPerfectScore: false }))
+
+  it.effect("maxIterations", () =>
+    Effect.map(run(StopCondition.maxIterations(4)), (r) => {
+      assert.strictEqual(r.iterations, 4)
+      assert.include(r.stopReason, "maxIterations(4)")
+    }))
+
+  it.effect("maxMetricCalls as a stop condition is a strict budget", () =>
+    Effect.map(run(StopCondition.maxMetricCalls(40), 100000), (r) => assert.isAtMost(r.totalMetricCalls, 40)))
+
+  it.effect("maxCandidates", () => Effect.map(run(StopCondition.maxCandidates(3)), (r) => assert.strictEqual(r.candidates.length, 3)))
+
+  it.effect("scoreThreshold", () =>
+    Effect.map(run(StopCondition.scoreThreshold(0.5)), (r) => {
+      assert.isAtLeast(r.bestScore!, 0.5)
+      assert.include(r.stopReason, "scoreThreshold")
+    }))
+
+  it.effect("noImprovement", () =>
+    Effect.map(run(StopCondition.noImprovement(3)), (r) => {
+      assert.strictEqual(r.state.iteration - r.state.lastImprovementIteration, 3)
+    }))
+
+  it.effect("timeout follows the Clock (TestClock)", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter({ latencyMs: 100 })
+      const fiber = yield* Effect.fork(Gepa.optimize({ ...base(adapter), stop: StopCondition.timeout("1 second"), maxMetricCalls: 100000 }))
+      let exit = yield* Fiber.poll(fiber)
+      while (Option.isNone(exit)) {
+        yield* TestClock.adjust("100 millis")
+        exit = yield* Fiber.poll(fiber)
+      }
+      const result = yield* Fiber.join(fiber)
+      assert.include(result.stopReason, "timeout")
+      assert.isAbove(result.iterations, 0)
+    }))
+
+  it.effect("stopFile", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-stop-"))
+      const file = path.join(dir, "gepa.stop")
+      let iterations = 0
+      const { adapter } = yield* Toy.makeAdapter()
+      const result = yield* Gepa.optimize({
+        ...base(adapter),
+        maxMetricCalls: 2000,
+        stop: StopCondition.stopFile(file),
+        onEvent: (e) => {
+          if (e._tag === "IterationEnded" && ++iterations === 2) fs.writeFileSync(file, "")
+        }
+      })
+      assert.strictEqual(result.iterations, 2)
+      assert.include(result.stopReason, "stopFile")
+    }))
+
+  it.effect("maxReflectionCost reads the cost reported by the model", () =>
+    Effect.gen(function*() {
+      const inner = Toy.reflectionModel()
+      const priced: LanguageModel.LanguageModel = {
+        complete: (p) => Effect.map(inner.complete(p), (c) => ({ ...c, usage: { inputTokens: 100, outputTokens: 10 }, cost: 0.25 }))
+      }
+      const { adapter } = yield* Toy.makeAdapter()
+      const result = yield* Gepa.optimize({
+        ...base(adapter),
+        reflectionModel: priced,
+        skipPerfectScore: false,
+        maxMetricCalls: 5000,
+        stop: StopCondition.maxReflectionCost(1)
+      })
+      assert.strictEqual(result.state.reflectionUsage.cost, 1)
+      assert.strictEqual(result.reflectionCalls, 4)
+      assert.strictEqual(result.state.reflectionUsage.inputTokens, 400)
+    }))
+
+  it.effect("onSignal stops gracefully at the next safe point", () =>
+    Effect.gen(function*() {
+      let iterations = 0
+      const { adapter } = yield* Toy.makeAdapter()
+      const result = yield* Gepa.optimize({
+        ...base(adapter),
+        maxMetricCalls: 2000,
+        skipPerfectScore: false,
+        stop: StopCondition.onSignal(["SIGUSR2"]),
+        onEvent: (e) => {
+          if (e._tag === "IterationEnded" && ++iterations === 3) process.emit("SIGUSR2")
+        }
+      })
+      assert.strictEqual(result.iterations, 3)
+      assert.strictEqual(process.listenerCount("SIGUSR2"), 0)
+    }))
+
+  it.effect("a user-defined condition over the snapshot", () =>
+    Effect.map(
+      run(StopCondition.make("two accepted", (s) => Effect.succeed(s.state.acceptedProposals >= 2))),
+      (r) => assert.strictEqual(r.acceptedProposals, 2)
+    ))
+
+  it.effect("any / all / not", () =>
+    Effect.gen(function*() {
+      const anyResult = yield* run(StopCondition.any(StopCondition.maxIterations(10), StopCondition.maxIterations(3)))
+      assert.strictEqual(anyResult.iterations, 3)
+      const allResult = yield* run(StopCondition.all(StopCondition.maxIterations(2), StopCondition.maxIterations(5)))
+      assert.strictEqual(allResult.iterations, 5)
+      const notResult = yield* run(StopCondition.not(StopCondition.fromPredicate("under 4", (s) => s.state.iteration < 4)))
+      assert.strictEqual(notResult.iterations, 4)
+      // a list of conditions means any of them
+      const listResult = yield* run([StopCondition.maxIterations(6), StopCondition.maxIterations(2)])
+      assert.strictEqual(listResult.iterations, 2)
+    }))
+})
+
+describe("supervision and observability", () => {
+  it.live("interruption stops in-flight evaluations and leaves no running fiber", () =>
+    Effect.gen(function*() {
+      const { adapter, inFlight } = yield* Toy.makeAdapter({ latencyMs: 20 })
+      const states: Array<State.GepaState> = []
+      const started = yield* Ref.make(0)
+      const fiber = yield* Effect.fork(Gepa.optimize({
+        ...base(adapter),
+        maxMetricCalls: 100000,
+        onEvent: (e) =>
+          Effect.gen(function*() {
+            if (e._tag === "IterationEnded") states.push(e.state)
+            if (e._tag === "EvaluationStarted") yield* Ref.update(started, (n) => n + 1)
+          })
+      }))
+      while ((yield* Ref.get(started)) < 4) yield* Effect.sleep("5 millis")
+      const exit = yield* Fiber.interrupt(fiber)
+      assert.isTrue(Exit.isInterrupted(exit))
+      assert.strictEqual(yield* Ref.get(inFlight), 0)
+      for (const s of states) assert.deepStrictEqual(State.checkConsistency(s), [])
+    }))
+
+  it.effect("Gepa.stream emits events step by step and can be stopped early", () =>
+    Effect.gen(function*() {
+      const { adapter, examplesEvaluated } = yield* Toy.makeAdapter()
+      const steps = yield* Gepa.stream({ ...base(adapter), maxMetricCalls: 100000, skipPerfectScore: false }).pipe(
+        Stream.filter((e) => e._tag === "IterationEnded"),
+        Stream.take(3),
+        Stream.runCollect
+      )
+      const states = Array.from(steps).flatMap((e) => (e._tag === "IterationEnded" ? [e.state] : []))
+      assert.deepStrictEqual(states.map((s) => s.iteration), [1, 2, 3])
+      const afterStop = yield* Ref.get(examplesEvaluated)
+      // the run is gone: nothing evaluates after the stream ended
+      yield* Effect.yieldNow()
+      assert.strictEqual(yield* Ref.get(examplesEvaluated), afterStop)
+    }))
+
+  it.effect("events cover the run", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const tags = new Set<string>()
+      yield* Gepa.optimize({ ...base(adapter), maxMetricCalls: 200, onEvent: (e) => void tags.add(e._tag) })
+      for (const tag of [
+        "OptimizationStarted",
+        "OptimizationEnded",
+        "IterationStarted",
+        "IterationEnded",
+        "CandidateSelected",
+        "MinibatchSampled",
+        "EvaluationStarted",
+        "EvaluationEnded",
+        "ValsetEvaluated",
+        "ReflectiveDatasetBuilt",
+        "ProposalStarted",
+        "ProposalEnded",
+        "CandidateAccepted",
+        "ParetoFrontUpdated",
+        "BudgetUpdated"
+      ]) assert.isTrue(tags.has(tag), `missing event ${tag}`)
+    }))
+
+  it.effect("a custom proposer replaces the reflection model", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const result = yield* Gepa.optimize({
+        seedCandidate: Toy.seedCandidate,
+        trainset,
+        valset,
+        adapter,
+        maxMetricCalls: 200,
+        proposer: (candidate, _dataset, components) =>
+          Effect.succeed(Object.fromEntries(components.map((c) => [c, `${candidate[c]} alpha bravo charlie delta echo foxtrot`])))
+      })
+      assert.strictEqual(result.bestScore, 1)
+    }))
+})
+
+describe("merge", () => {
+  it.effect("merges complementary lineages, within the cap", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const events: Array<GepaEvent> = []
+      // the proposer improves only the component it is asked for, so different
+      // lineages improve different components and a merge can combine them
+      const result = yield* Gepa.optimize({
+        seedCandidate: Toy.seedCandidate,
+        trainset,
+        valset,
+        adapter,
+        maxMetricCalls: 400,
+        merge: { maxInvocations: 2, overlapFloor: 3 },
+        candidateSelector: { epsilonGreedy: 1 },
+        reflectionModel: Toy.reflectionModel(1),
+        onEvent: (e) => void events.push(e)
+      })
+      const attempted = events.filter((e) => e._tag === "MergeAttempted").length
+      assert.isAtMost(attempted, 2)
+      assert.strictEqual(result.mergesAttempted, attempted)
+      assert.isTrue(result.state.merge.attempted <= 2)
+    }))
+})
