@@ -421,6 +421,8 @@ export interface PersistenceResult {
   readonly method: string
   readonly saveMs: number
   readonly loadMs: number
+  /** the same save without Schema.encode (JSON.stringify of the state as is): how much of saveMs is the schema */
+  readonly saveWithoutSchemaMs: number
   readonly fileMb: number
   readonly roundTripOk: boolean
   readonly cache: ReadonlyArray<{ readonly name: string; readonly entries: number; readonly appendPerSec: number; readonly lookupPerSec: number }>
@@ -446,6 +448,7 @@ export const persistence = async (options: {
   const reps = options.reps ?? 3
   try {
     const saves: Array<number> = []
+    const rawSaves: Array<number> = []
     const loads: Array<number> = []
     let loaded: State.GepaState | undefined
     for (let k = 0; k < reps; k++) {
@@ -454,6 +457,10 @@ export const persistence = async (options: {
       await fs.writeFile(`${file}.tmp`, json)
       await fs.rename(`${file}.tmp`, file)
       saves.push(performance.now() - t0)
+      const t2 = performance.now()
+      await fs.writeFile(`${file}.raw.tmp`, JSON.stringify(state))
+      await fs.rename(`${file}.raw.tmp`, `${file}.raw`)
+      rawSaves.push(performance.now() - t2)
       const t1 = performance.now()
       loaded = decodeState(JSON.parse(await fs.readFile(file, "utf8")))
       loads.push(performance.now() - t1)
@@ -469,6 +476,7 @@ export const persistence = async (options: {
       method: "Schema.encode + JSON.stringify + writeFile/rename; readFile + JSON.parse + Schema.decode",
       saveMs: median(saves),
       loadMs: median(loads),
+      saveWithoutSchemaMs: median(rawSaves),
       fileMb: size / 1024 / 1024,
       roundTripOk,
       cache: [await cacheThroughput("EvaluationCache.memory", EvaluationCache.memory<string>(), options.cacheEntries)]

@@ -229,10 +229,10 @@ describe("OpenAiLanguageModel", () => {
     Effect.gen(function*() {
       const server = yield* FakeServer.make
       server.setFallback(() => FakeServer.ok("too late", { delayMillis: 3_000 }))
-      const model = yield* modelFor(server, { timeout: "150 millis", maxRetries: 1 })
+      const model = yield* modelFor(server, { timeout: "300 millis", maxRetries: 1 })
       const start = Date.now()
       const error = failureOf(yield* Effect.exit(model.complete("q")))
-      expect(error).toMatchObject({ _tag: "LlmTimeout", millis: 150 })
+      expect(error).toMatchObject({ _tag: "LlmTimeout", millis: 300 })
       // a timeout is retried once, then reported
       expect(server.requests).toHaveLength(2)
       expect(Date.now() - start).toBeLessThan(2_000)

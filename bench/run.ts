@@ -1,0 +1,187 @@
+/**
+ * `npm run bench` (full, < 5 min on 2 cores) or `npm run bench -- --quick`
+ * (< 1 min). Prints a markdown table and writes the same figures to
+ * bench/results/latest.json. See bench/README.md.
+ */
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as B from "./benchmarks.js"
+
+export interface Sizes {
+  readonly overheadBudget: number
+  readonly concurrency: B.ConcurrencyOptions
+  readonly scaling: { readonly candidates: ReadonlyArray<number>; readonly examples: ReadonlyArray<number>; readonly minMs: number }
+  readonly persistence: { readonly candidates: number; readonly examples: number; readonly cacheEntries: number; readonly reps: number }
+  readonly faults: Parameters<typeof B.faults>[0]
+}
+
+const concurrencyBase = { trainSize: 100, valSize: 50, taskLatencyMs: 20, taskJitterMs: 5, llmLatencyMs: 50, llmJitterMs: 10, learnPermille: 300 }
+const faultBase = { trainSize: 40, valSize: 20, failureRates: [0, 0.1, 0.3, 0.5], hangRate: 0.05, latencyMs: 2, timeoutMs: 50 }
+
+export const fullSizes: Sizes = {
+  overheadBudget: 20_000,
+  concurrency: { ...concurrencyBase, budget: 1200 },
+  scaling: { candidates: [100, 1000, 5000], examples: [100, 1000, 10_000], minMs: 150 },
+  persistence: { candidates: 1000, examples: 1000, cacheEntries: 200_000, reps: 3 },
+  faults: { ...faultBase, budget: 300, seeds: 3 }
+}
+
+export const quickSizes: Sizes = {
+  overheadBudget: 2000,
+  concurrency: { ...concurrencyBase, budget: 400 },
+  scaling: { candidates: [100, 1000], examples: [100, 1000], minMs: 60 },
+  persistence: { candidates: 1000, examples: 1000, cacheEntries: 50_000, reps: 1 },
+  faults: { ...faultBase, budget: 200, seeds: 1 }
+}
+
+export interface Report {
+  readonly mode: string
+  readonly machine: { readonly node: string; readonly cpus: number; readonly cpuModel: string; readonly platform: string }
+  readonly date: string
+  readonly totalSeconds: number
+  readonly overhead: B.OverheadResult
+  readonly concurrency: ReadonlyArray<B.ConcurrencyRun>
+  readonly scaling: B.ScalingResult
+  readonly persistence: B.PersistenceResult
+  readonly faults: ReadonlyArray<B.FaultRow>
+  readonly memory: { readonly peakRssMb: number; readonly peakRssAfterScalingMb: number; readonly largestScalingCase: string }
+  readonly goals: ReadonlyArray<Goal>
+}
+
+export interface Goal {
+  readonly name: string
+  readonly target: string
+  readonly actual: string
+  readonly met: boolean
+}
+
+export const runAll = async (sizes: Sizes, mode: string, log: (line: string) => void = () => {}): Promise<Report> => {
+  const start = performance.now()
+  log("1/5 engine overhead")
+  // a short warm-up so the measured run is not dominated by JIT compilation
+  await B.engineOverhead({ budget: Math.min(1000, sizes.overheadBudget) })
+  const overhead = await B.engineOverhead({ budget: sizes.overheadBudget })
+  log("2/5 concurrency")
+  const concurrency = await B.concurrency(sizes.concurrency)
+  log("3/5 scaling")
+  const scaling = B.scaling(sizes.scaling)
+  const peakRssAfterScalingMb = process.resourceUsage().maxRSS / 1024
+  log("4/5 persistence")
+  const persistence = await B.persistence(sizes.persistence)
+  log("5/5 fault injection")
+  const faults = await B.faults(sizes.faults)
+
+  const at = (n: number, m: number) => scaling.cells.find((c) => c.candidates === n && c.examples === m)
+  const cell1k = at(1000, 1000)
+  const c16 = concurrency.find((r) => r.maxConcurrency === 16 && r.parallelProposals === 1)
+  const c16p4 = concurrency.find((r) => r.parallelProposals === 4)
+  const linear = 1.15
+  const goals: Array<Goal> = [
+    ...[c16, c16p4].flatMap((r) => r === undefined ? [] : [
+      { name: `${r.label}: wall / critical-path bound`, target: "<= 1.3", actual: r.wallOverBound.toFixed(2), met: r.wallOverBound <= 1.3 },
+      { name: `${r.label}: speedup over sequential`, target: ">= 8x", actual: `${r.speedup.toFixed(1)}x`, met: r.speedup >= 8 }
+    ]),
+    ...Object.entries(scaling.exponents).map(([fn, e]) => ({
+      name: `${fn}: growth exponent (candidates, examples)`,
+      target: `<= ${linear} each (linear; 0.15 for noise)`,
+      actual: `${e.candidates.toFixed(2)}, ${e.examples.toFixed(2)}`,
+      met: e.candidates <= linear && e.examples <= linear
+    })),
+    ...(cell1k === undefined ? [] : [{
+      name: "parent selection at 1,000 x 1,000",
+      target: "< 10 ms",
+      actual: `${cell1k.selectMs.toFixed(1)} ms`,
+      met: cell1k.selectMs < 10
+    }]),
+    { name: "state save at 1,000 x 1,000", target: "< 100 ms", actual: `${persistence.saveMs.toFixed(0)} ms`, met: persistence.saveMs < 100 },
+    {
+      name: "budget never exceeded under faults",
+      target: "all rows OK",
+      actual: faults.every((f) => f.budgetOk) ? "OK" : "FAIL",
+      met: faults.every((f) => f.budgetOk)
+    }
+  ]
+  const largest = scaling.cells.reduce((a, b) => (b.candidates * b.examples > a.candidates * a.examples ? b : a))
+  return {
+    mode,
+    machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? "unknown", platform: `${os.platform()} ${os.arch()}` },
+    date: new Date().toISOString(),
+    totalSeconds: (performance.now() - start) / 1000,
+    overhead,
+    concurrency,
+    scaling,
+    persistence,
+    faults,
+    memory: {
+      peakRssMb: process.resourceUsage().maxRSS / 1024,
+      peakRssAfterScalingMb,
+      largestScalingCase: `${largest.candidates} candidates x ${largest.examples} examples`
+    },
+    goals
+  }
+}
+
+const f = (x: number, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a")
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`
+
+export const markdown = (r: Report): string => {
+  const lines: Array<string> = []
+  const o = r.overhead
+  lines.push(`# effect-gepa benchmarks (${r.mode})`, "")
+  lines.push(`Machine: node ${r.machine.node}, ${r.machine.cpus} CPUs (${r.machine.cpuModel}), ${r.machine.platform}. ${r.date}, ${f(r.totalSeconds)} s total.`, "")
+  lines.push("## 1. Engine overhead (zero-latency adapter and model)", "")
+  lines.push("| metric calls (budget) | iterations | accepted | wall ms | adapter ms | model ms | engine us / iteration | engine us / metric call | share outside adapter | engine share |")
+  lines.push("|---|---|---|---|---|---|---|---|---|---|")
+  lines.push(`| ${o.metricCalls} (${o.budget}) | ${o.iterations} | ${o.accepted} | ${f(o.wallMs, 0)} | ${f(o.adapterMs, 0)} | ${f(o.modelMs, 0)} | ${f(o.engineUsPerIteration, 0)} | ${f(o.engineUsPerMetricCall, 0)} | ${pct(o.shareOutsideAdapter)} | ${pct(o.shareEngine)} |`, "")
+  lines.push("## 2. Concurrency against the critical-path bound", "")
+  lines.push("| setting | metric calls | iterations | accepted | wall s | bound s (task rounds, LLM rounds) | wall / bound | speedup vs sequential |")
+  lines.push("|---|---|---|---|---|---|---|---|")
+  for (const c of r.concurrency) {
+    lines.push(`| ${c.label} | ${c.metricCalls} | ${c.iterations} | ${c.accepted} | ${f(c.wallMs / 1000, 2)} | ${f(c.boundMs / 1000, 2)} (${c.rounds.task}, ${c.rounds.llm}) | ${f(c.wallOverBound, 2)} | ${f(c.speedup, 1)}x |`)
+  }
+  lines.push("", "## 3. Scaling (median ms per call)", "")
+  lines.push("| candidates | examples | front entries | select (pareto) | Frontier.updateTable | State.addCandidate | State.bestIndex |")
+  lines.push("|---|---|---|---|---|---|---|")
+  for (const c of r.scaling.cells) {
+    lines.push(`| ${c.candidates} | ${c.examples} | ${c.frontEntries} | ${f(c.selectMs, 3)} | ${f(c.updateTableMs, 3)} | ${f(c.addCandidateMs, 3)} | ${f(c.bestIndexMs, 4)} |`)
+  }
+  lines.push("", "| function | exponent in candidates | exponent in examples |", "|---|---|---|")
+  for (const [fn, e] of Object.entries(r.scaling.exponents)) lines.push(`| ${fn} | ${f(e.candidates, 2)} | ${f(e.examples, 2)} |`)
+  const p = r.persistence
+  lines.push("", `## 4. Persistence (${p.candidates} candidates x ${p.examples} examples)`, "")
+  lines.push(`Method: ${p.method}.`, "")
+  lines.push("| save ms | load ms | save without Schema.encode ms | file MB | round trip |", "|---|---|---|---|---|")
+  lines.push(`| ${f(p.saveMs, 0)} | ${f(p.loadMs, 0)} | ${f(p.saveWithoutSchemaMs, 0)} | ${f(p.fileMb, 2)} | ${p.roundTripOk ? "OK" : "FAIL"} |`, "")
+  lines.push("| cache | entries | appends / s | lookups / s |", "|---|---|---|---|")
+  for (const c of p.cache) lines.push(`| ${c.name} | ${c.entries} | ${f(c.appendPerSec, 0)} | ${f(c.lookupPerSec, 0)} |`)
+  lines.push("", "## 5. Fault injection", "")
+  lines.push("| setting | runs completed | max metric calls / budget | max adapter examples / budget | budget | best score vs fault-free | injected failures, hangs |")
+  lines.push("|---|---|---|---|---|---|---|")
+  for (const x of r.faults) {
+    lines.push(`| ${x.label} | ${x.completed}/${x.runs} | ${x.maxMetricCalls}/${x.budget} | ${x.maxAdapterExamples}/${x.budget} | ${x.budgetOk ? "OK" : "FAIL"} | ${f(x.relativeBestScore, 2)} | ${x.injected.failures}, ${x.injected.hangs} |`)
+  }
+  lines.push("", "## 6. Memory", "")
+  lines.push(`Peak RSS after the scaling benchmark (largest case ${r.memory.largestScalingCase}): ${f(r.memory.peakRssAfterScalingMb, 0)} MB; process peak: ${f(r.memory.peakRssMb, 0)} MB.`, "")
+  lines.push("## Goals", "", "| goal | target | actual | met |", "|---|---|---|---|")
+  for (const g of r.goals) lines.push(`| ${g.name} | ${g.target} | ${g.actual} | ${g.met ? "yes" : "**NO**"} |`)
+  return lines.join("\n") + "\n"
+}
+
+const main = async () => {
+  const quick = process.argv.includes("--quick")
+  const report = await runAll(quick ? quickSizes : fullSizes, quick ? "quick" : "full", (line) => console.error(`[bench] ${line}`))
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")
+  await fs.mkdir(dir, { recursive: true })
+  await fs.writeFile(path.join(dir, "latest.json"), JSON.stringify(report, null, 2) + "\n")
+  process.stdout.write(markdown(report))
+}
+
+// run only as a script, so the test can import runAll and markdown
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e: unknown) => {
+    console.error(e)
+    process.exit(1)
+  })
+}

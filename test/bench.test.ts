@@ -1,0 +1,56 @@
+/**
+ * Smoke test of the benchmark harness at tiny sizes: every benchmark runs to
+ * the end and the report has the fields the JSON file promises. No timing
+ * assertions: the machine is shared and timings are not the point here.
+ */
+import { describe, expect, it } from "vitest"
+import * as B from "../bench/benchmarks.js"
+import { markdown, runAll, type Sizes } from "../bench/run.js"
+
+const tiny: Sizes = {
+  overheadBudget: 60,
+  concurrency: { budget: 40, trainSize: 12, valSize: 6, taskLatencyMs: 1, taskJitterMs: 1, llmLatencyMs: 2, llmJitterMs: 1, learnPermille: 500 },
+  scaling: { candidates: [5, 20], examples: [5, 20], minMs: 1 },
+  persistence: { candidates: 10, examples: 10, cacheEntries: 100, reps: 1 },
+  faults: { budget: 40, seeds: 1, trainSize: 10, valSize: 6, failureRates: [0, 0.5], hangRate: 0.05, latencyMs: 1, timeoutMs: 20 }
+}
+
+describe("bench", () => {
+  it("runs every benchmark at a tiny size and reports every field", async () => {
+    const report = await runAll(tiny, "test")
+    expect(report.overhead.metricCalls).toBeGreaterThan(0)
+    expect(report.overhead.metricCalls).toBeLessThanOrEqual(tiny.overheadBudget)
+    expect(Number.isFinite(report.overhead.engineUsPerIteration)).toBe(true)
+    expect(report.concurrency.map((c) => c.label)).toHaveLength(3)
+    for (const c of report.concurrency) {
+      expect(c.boundMs).toBeGreaterThan(0)
+      expect(c.metricCalls).toBeLessThanOrEqual(tiny.concurrency.budget)
+    }
+    expect(report.scaling.cells).toHaveLength(4)
+    expect(Object.keys(report.scaling.exponents).sort()).toEqual(["addCandidate", "bestIndex", "select", "updateTable"])
+    expect(report.persistence.roundTripOk).toBe(true)
+    expect(report.persistence.cache[0]!.entries).toBe(100)
+    expect(report.faults).toHaveLength(3)
+    for (const row of report.faults) expect(row.budgetOk).toBe(true)
+    expect(report.memory.peakRssMb).toBeGreaterThan(0)
+    expect(report.goals.length).toBeGreaterThan(0)
+    const table = markdown(report)
+    for (const heading of ["Engine overhead", "Concurrency", "Scaling", "Persistence", "Fault injection", "Memory", "Goals"]) {
+      expect(table).toContain(heading)
+    }
+    // the JSON file is this object serialized: it must survive a round trip
+    expect(JSON.parse(JSON.stringify(report)).overhead.iterations).toBe(report.overhead.iterations)
+  })
+
+  it("builds synthetic states that pass the state's own consistency check", async () => {
+    const { checkConsistency } = await import("../src/State.js")
+    expect(checkConsistency(B.syntheticState(30, 40, { fullScores: true }))).toEqual([])
+  })
+
+  it("fits the exponents of a known power law", () => {
+    const points = [10, 100, 1000].flatMap((n) => [10, 100].map((m) => ({ n, m, t: n * m * m })))
+    const e = B.fitExponents(points)
+    expect(e.candidates).toBeCloseTo(1, 6)
+    expect(e.examples).toBeCloseTo(2, 6)
+  })
+})

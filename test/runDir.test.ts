@@ -1,0 +1,388 @@
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Option, Schema } from "effect"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Candidate from "../src/Candidate.js"
+import * as Gepa from "../src/Gepa.js"
+import * as RunDir from "../src/RunDir.js"
+import * as State from "../src/State.js"
+import * as StopCondition from "../src/StopCondition.js"
+import { crashConfig, instrument } from "./fixtures/crashChild.js"
+import * as Toy from "./fixtures/toy.js"
+
+const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "gepa-rundir-"))
+
+const trainset = Toy.makeExamples(12)
+const valset = Toy.makeExamples(8, 100)
+
+/** The toy adapter, counting evaluations per (candidate, example, traces). */
+const counted = Effect.gen(function*() {
+  const toy = yield* Toy.makeAdapter()
+  const calls = new Map<string, number>()
+  const adapter = instrument(toy.adapter, (line) => calls.set(line, (calls.get(line) ?? 0) + 1))
+  return { adapter, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) }
+})
+
+const baseConfig = <T>(adapter: Gepa.Config<Toy.Example, T, string>["adapter"] & object) => ({
+  seedCandidate: Toy.seedCandidate,
+  trainset,
+  valset,
+  adapter,
+  reflectionModel: Toy.reflectionModel(),
+  maxMetricCalls: 200,
+  merge: true,
+  minibatchSize: 3,
+  seed: 3
+})
+
+const comparable = (r: Gepa.OptimizeResult<string>) => ({
+  candidates: r.candidates,
+  parents: r.parents,
+  valScores: r.valScores,
+  bestIndex: r.bestIndex,
+  totalMetricCalls: r.totalMetricCalls,
+  discoveryBudget: r.discoveryBudget,
+  iterations: r.iterations
+})
+
+const someState = Effect.gen(function*() {
+  const { adapter } = yield* counted
+  const result = yield* Gepa.optimize({ ...baseConfig(adapter), maxMetricCalls: 60 })
+  return result.state
+})
+
+/** A state of a long run: many candidates with long texts and a big validation set. */
+const bigState = (candidates: number, valSize: number, textSize: number): State.GepaState => {
+  const scores = (c: number) => Object.fromEntries(Array.from({ length: valSize }, (_, i) => [`v${i}`, ((c * 7 + i) % 10) / 10]))
+  const text = (c: number, k: string) => `${k} ${c} `.padEnd(textSize, "lorem ipsum ")
+  let state = Either.getOrThrow(State.initial({
+    seed: 1,
+    seedCandidate: { a: text(0, "a"), b: text(0, "b") },
+    frontierType: "instance",
+    valset: { scores: scores(0) },
+    metricCalls: valSize
+  }))
+  for (let c = 1; c < candidates; c++) {
+    const [next] = Either.getOrThrow(State.addCandidate(state, {
+      candidate: { a: text(c, "a"), b: text(c, "b") },
+      parents: [c - 1],
+      valset: { scores: scores(c) },
+      discoveryBudget: c * valSize
+    }))
+    state = {
+      ...next,
+      iteration: c,
+      trace: [...next.trace, { iteration: c, kind: "reflective", parents: [c - 1], outcome: "accepted", candidate: c, metricCalls: c * valSize }]
+    }
+  }
+  return state
+}
+
+describe("RunDir", () => {
+  it.scoped("save/load round trip, atomically, without temp files left", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      const state = yield* someState
+      const store = yield* RunDir.make<string>(dir)
+      assert.isTrue(Option.isNone(yield* store.load))
+      yield* store.save(state)
+      yield* store.save({ ...state, iteration: state.iteration + 1 })
+      const loaded = yield* store.load
+      expect(Option.getOrThrow(loaded)).toEqual({ ...state, iteration: state.iteration + 1 })
+      const files = fs.readdirSync(dir).sort()
+      expect(files.filter((f) => f.includes("tmp"))).toEqual([])
+      expect(files).toEqual(expect.arrayContaining(["gepa_state.json", "gepa_state.prev.json", "best_candidate.json", "gepa.lock"]))
+      const prev = JSON.parse(fs.readFileSync(path.join(dir, "gepa_state.prev.json"), "utf8")) as RunDir.SavedState
+      expect(prev.schemaVersion).toBe(State.SCHEMA_VERSION)
+      expect((prev.state as { iteration: number }).iteration).toBe(state.iteration)
+      const best = JSON.parse(fs.readFileSync(path.join(dir, "best_candidate.json"), "utf8")) as { candidate: unknown }
+      expect(best.candidate).toEqual(state.candidates[State.bestIndex(state)])
+    }))
+
+  it.scoped("save and load time at realistic sizes", () =>
+    Effect.gen(function*() {
+      for (const [candidates, valSize, textSize] of [[50, 100, 1000], [200, 300, 2000]] as const) {
+        const dir = tmpDir()
+        const state = bigState(candidates, valSize, textSize)
+        const store = yield* RunDir.make<string>(dir)
+        const n = 5
+        let t = performance.now()
+        for (let i = 0; i < n; i++) yield* store.save({ ...state, iteration: state.iteration + i })
+        const saveMs = (performance.now() - t) / n
+        t = performance.now()
+        const loaded = yield* store.load
+        const loadMs = performance.now() - t
+        assert.strictEqual(Option.getOrThrow(loaded).candidates.length, candidates)
+        const size = fs.statSync(path.join(dir, "gepa_state.json")).size
+        console.log(
+          `state ${candidates} candidates x ${valSize} val x 2x${textSize} chars: ${(size / 1e6).toFixed(2)} MB, ` +
+            `save ${saveMs.toFixed(1)} ms, load ${loadMs.toFixed(1)} ms`
+        )
+      }
+      const dir = tmpDir()
+      const store = yield* RunDir.make<string>(dir)
+      const n = 5000
+      const t = performance.now()
+      for (let i = 0; i < n; i++) {
+        yield* store.cache!.set({ candidateHash: "h", split: "val", id: String(i) }, { output: "some output text", score: 0.5 })
+      }
+      console.log(`cache append: ${(n / ((performance.now() - t) / 1000)).toFixed(0)} entries/s`)
+    }), 60_000)
+
+  it.scoped("a corrupt state file falls back to the previous generation and is kept aside", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      const state = yield* someState
+      yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* RunDir.make<string>(dir)
+        yield* store.save(state)
+        yield* store.save({ ...state, iteration: state.iteration + 1 })
+      }))
+      const file = path.join(dir, "gepa_state.json")
+      const text = fs.readFileSync(file, "utf8")
+      fs.writeFileSync(file, text.slice(0, text.length / 2))
+      const store = yield* RunDir.make<string>(dir)
+      const loaded = Option.getOrThrow(yield* store.load)
+      expect(loaded).toEqual(state)
+      expect(fs.readdirSync(dir).some((f) => f.startsWith("gepa_state.corrupt-"))).toBe(true)
+      expect(fs.existsSync(file)).toBe(false)
+    }))
+
+  it.scoped("both state files corrupt: PersistenceError naming the file", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      fs.writeFileSync(path.join(dir, "gepa_state.json"), "{\"schemaVersion\": 1, \"state\": {\"cand")
+      fs.writeFileSync(path.join(dir, "gepa_state.prev.json"), JSON.stringify({ schemaVersion: 1, savedAt: "x", state: { iteration: 1 } }))
+      const store = yield* RunDir.make<string>(dir)
+      const error = yield* Effect.flip(store.load)
+      expect(error._tag).toBe("PersistenceError")
+      expect(error.path).toBe(path.join(dir, "gepa_state.json"))
+      expect(error.message).toContain("not valid JSON")
+      expect(error.message).toContain("gepa_state.prev.json")
+    }))
+
+  it.scoped("schema versions: migrations for older, a clear error for newer", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      const state = yield* someState
+      const encoded = { ...state, schemaVersion: 0, renamedField: true }
+      fs.writeFileSync(path.join(dir, "gepa_state.json"), JSON.stringify({ schemaVersion: 0, savedAt: "x", state: encoded }))
+      const noMigration = yield* Effect.scoped(Effect.flatMap(RunDir.make<string>(dir), (s) => Effect.flip(s.load)))
+      expect(noMigration.message).toContain("no migration from version 0")
+      const migrated = yield* Effect.scoped(Effect.flatMap(
+        RunDir.make<string>(dir, {
+          migrations: {
+            0: (old) => {
+              const { renamedField: _, ...rest } = old as Record<string, unknown>
+              return { ...rest, schemaVersion: 1 }
+            }
+          }
+        }),
+        (s) => s.load
+      ))
+      expect(Option.getOrThrow(migrated)).toEqual(state)
+      fs.writeFileSync(path.join(dir, "gepa_state.json"), JSON.stringify({ schemaVersion: 99, savedAt: "x", state: {} }))
+      const newer = yield* Effect.scoped(Effect.flatMap(RunDir.make<string>(dir), (s) => Effect.flip(s.load)))
+      expect(newer.message).toContain("version 99")
+      expect(newer.message).toContain("newer")
+    }))
+
+  it.scoped("the lock: a live holder is named, a stale one is taken over, released on scope close", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* RunDir.make<string>(dir)
+        const error = yield* Effect.flip(RunDir.make<string>(dir))
+        expect(error._tag).toBe("PersistenceError")
+        expect(error.message).toContain(`process ${process.pid}`)
+        expect(error.message).toContain(os.hostname())
+      }))
+      expect(fs.existsSync(path.join(dir, "gepa.lock"))).toBe(false)
+      // a pid that is certainly gone: a child that has exited
+      const dead = spawnSync(process.execPath, ["-e", "0"]).pid!
+      fs.writeFileSync(path.join(dir, "gepa.lock"), JSON.stringify({ pid: dead, hostname: os.hostname(), startedAt: "then" }))
+      yield* RunDir.make<string>(dir)
+      const lock = JSON.parse(fs.readFileSync(path.join(dir, "gepa.lock"), "utf8")) as { pid: number }
+      expect(lock.pid).toBe(process.pid)
+    }))
+
+  it.effect("an unwritable run directory fails before any evaluation", () =>
+    Effect.gen(function*() {
+      const base = tmpDir()
+      fs.writeFileSync(path.join(base, "file"), "")
+      const { adapter, total } = yield* counted
+      const bad = path.join(base, "file", "run")
+      const error = yield* Effect.flip(Gepa.optimize({ ...baseConfig(adapter), runDir: bad }))
+      expect(error._tag).toBe("PersistenceError")
+      expect(error.message).toContain(bad)
+      expect(total()).toBe(0)
+    }))
+
+  it.effect("the stop file stops the run after the current iteration; resuming removes it and finishes", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      const full = yield* Effect.flatMap(counted, ({ adapter }) => Gepa.optimize(baseConfig(adapter)))
+      const { adapter } = yield* counted
+      const stopped = yield* Gepa.optimize({
+        ...baseConfig(adapter),
+        runDir: dir,
+        onEvent: (e) => {
+          if (e._tag === "IterationEnded" && e.iteration === 3) fs.writeFileSync(path.join(dir, "gepa.stop"), "")
+        }
+      })
+      expect(stopped.stopReason).toContain("stop file")
+      expect(stopped.iterations).toBe(3)
+      const resumed = yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir })
+      expect(comparable(resumed)).toEqual(comparable(full))
+      const events = fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { _tag: string })
+      expect(events.filter((e) => e._tag === "OptimizationStarted")).toHaveLength(2)
+      expect(JSON.stringify(events.find((e) => e._tag === "IterationEnded"))).not.toContain("candidates\":[")
+      const result = JSON.parse(fs.readFileSync(path.join(dir, "result.json"), "utf8")) as { bestIndex: number }
+      expect(result.bestIndex).toBe(full.bestIndex)
+    }))
+
+  it.effect("resuming with a different seed, frontier type or valset is a ResumeConflict naming the field", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      const { adapter } = yield* counted
+      yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir, stop: StopCondition.maxIterations(2) })
+      const conflict = (
+        config: { readonly seedCandidate?: Candidate.Candidate; readonly frontierType?: "objective"; readonly valset?: ReadonlyArray<Toy.Example> }
+      ) =>
+        Effect.flip(Gepa.optimize({ ...baseConfig(adapter), ...config, runDir: dir }))
+      const seed = yield* conflict({ seedCandidate: { ...Toy.seedCandidate, rules_a: "other" } })
+      expect(seed._tag).toBe("ResumeConflict")
+      expect(seed.message).toContain("seedCandidate.rules_a")
+      const frontier = yield* conflict({ frontierType: "objective" })
+      expect(frontier.message).toContain("frontierType")
+      const val = yield* conflict({ valset: Toy.makeExamples(8, 200) })
+      expect(val.message).toContain("valset")
+      // stop conditions are not part of the run: changing them is fine
+      const ok = yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir, stop: StopCondition.maxIterations(4) })
+      expect(ok.iterations).toBe(4)
+    }))
+
+  it.effect("exact resume: stopped at iteration k and resumed equals the uninterrupted run", () =>
+    Effect.gen(function*() {
+      const full = yield* Effect.flatMap(counted, ({ adapter }) => Gepa.optimize(baseConfig(adapter)))
+      assert.isAbove(full.iterations, 8)
+      assert.isAbove(full.candidates.length, 2)
+      assert.isAbove(full.mergesAttempted, 0)
+      for (const k of [1, 2, 4, 7, full.iterations - 1]) {
+        const dir = tmpDir()
+        const { adapter } = yield* counted
+        const first = yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir, stop: StopCondition.maxIterations(k) })
+        expect(first.iterations).toBe(k)
+        const resumed = yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir })
+        expect(comparable(resumed)).toEqual(comparable(full))
+        expect(resumed.state).toEqual(full.state)
+      }
+    }), 60_000)
+
+  it.effect("the persistent cache: no evaluation without traces is repeated across restarts, hits cost no budget", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      const { adapter, calls, total } = yield* counted
+      yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir, stop: StopCondition.maxIterations(3) })
+      yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir, stop: StopCondition.maxIterations(6) })
+      const last = yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir })
+      const repeated = [...calls].filter(([key, n]) => key.endsWith("\tN") && n > 1)
+      expect(repeated).toEqual([])
+      // every metric call is an evaluation the adapter performed
+      expect(last.totalMetricCalls).toBe(total())
+      // and a fresh run on the same directory's cache with a new state costs nothing for the seed
+      fs.rmSync(path.join(dir, "gepa_state.json"))
+      fs.rmSync(path.join(dir, "gepa_state.prev.json"))
+      const before = total()
+      const again = yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir, stop: StopCondition.maxIterations(0) })
+      expect(total()).toBe(before)
+      expect(again.totalMetricCalls).toBe(0)
+    }))
+})
+
+describe("RunDir crash safety", () => {
+  const budget = 400
+  const iterations = 25
+  const child = path.join(import.meta.dirname, "fixtures", "crashChild.ts")
+
+  const runChild = (dir: string, killAfterReadyMs: number | undefined) =>
+    new Promise<{ completed: boolean }>((resolve, reject) => {
+      const p: ChildProcess = spawn(process.execPath, ["--import", "tsx", child, dir, String(budget), String(iterations)], {
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let out = ""
+      let err = ""
+      let timer: NodeJS.Timeout | undefined
+      p.stdout!.on("data", (d: Buffer) => {
+        out += d.toString()
+        if (killAfterReadyMs !== undefined && timer === undefined && out.includes("ready")) {
+          timer = setTimeout(() => p.kill("SIGKILL"), killAfterReadyMs)
+        }
+      })
+      p.stderr!.on("data", (d: Buffer) => (err += d.toString()))
+      p.on("error", reject)
+      p.on("exit", (code, signal) => {
+        if (timer !== undefined) clearTimeout(timer)
+        if (code === 0) resolve({ completed: true })
+        else if (signal === "SIGKILL") resolve({ completed: false })
+        else reject(new Error(`child exited with ${code}: ${err}`))
+      })
+    })
+
+  /** a small deterministic generator for the kill delays */
+  const delays = (seed: number) => {
+    let s = seed
+    return () => {
+      s = (s * 1103515245 + 12345) % 2147483648
+      return 100 + (s % 1400)
+    }
+  }
+
+  it.effect("SIGKILL at random points: state always readable, nothing lost, nothing re-evaluated, same result", () =>
+    Effect.gen(function*() {
+      const baseline = yield* Effect.gen(function*() {
+        const toy = yield* Toy.makeAdapter()
+        return yield* Gepa.optimize(crashConfig(toy.adapter, budget, iterations))
+      })
+      const runOne = async (seed: number) => {
+        const dir = tmpDir()
+        const next = delays(seed)
+        const accepted: Array<Candidate.Candidate> = []
+        let kills = 0
+        for (let attempt = 0; attempt < 10; attempt++) {
+          const { completed } = await runChild(dir, kills < 2 ? next() : undefined)
+          if (!completed) kills++
+          const saved = await Effect.runPromise(RunDir.readState(dir))
+          if (fs.existsSync(path.join(dir, "gepa_state.json"))) {
+            // the current file itself must decode, not only the fallback
+            const envelope = JSON.parse(fs.readFileSync(path.join(dir, "gepa_state.json"), "utf8")) as RunDir.SavedState
+            assert.isTrue(Either.isRight(Schema.decodeUnknownEither(State.GepaState)(envelope.state)))
+          }
+          if (Option.isSome(saved)) {
+            for (const c of accepted) expect(saved.value.candidates.some((x) => Candidate.equals(x, c))).toBe(true)
+            accepted.splice(0, accepted.length, ...saved.value.candidates)
+          }
+          if (completed) break
+        }
+        const log = fs.readFileSync(path.join(dir, "evals.log"), "utf8").trim().split("\n")
+        const counts = new Map<string, number>()
+        for (const line of log) if (line.endsWith("\tN")) counts.set(line, (counts.get(line) ?? 0) + 1)
+        const result = JSON.parse(fs.readFileSync(path.join(dir, "result.json"), "utf8")) as Gepa.OptimizeResult<string>
+        return { kills, repeated: [...counts].filter(([, n]) => n > 1), result }
+      }
+      const runs = yield* Effect.promise(() => Promise.all([11, 22, 33].map(runOne)))
+      for (const { kills, repeated, result } of runs) {
+        expect(kills).toBeGreaterThan(0)
+        expect(repeated).toEqual([])
+        expect(result.candidates).toEqual(baseline.candidates)
+        expect(result.parents).toEqual(baseline.parents)
+        expect(result.valScores).toEqual(baseline.valScores)
+        expect(result.bestIndex).toBe(baseline.bestIndex)
+        expect(result.iterations).toBe(baseline.iterations)
+        // evaluations of an iteration cut short are cache hits when it is replayed, so fewer metric calls may be counted
+        expect(result.totalMetricCalls).toBeLessThanOrEqual(baseline.totalMetricCalls)
+      }
+    }), 90_000)
+})
