@@ -495,24 +495,35 @@ describe("supervision and observability", () => {
 describe("merge", () => {
   it.effect("merges complementary lineages, within the cap", () =>
     Effect.gen(function*() {
-      const { adapter } = yield* Toy.makeAdapter()
-      const events: Array<GepaEvent> = []
-      // the proposer improves only the component it is asked for, so different
-      // lineages improve different components and a merge can combine them
-      const result = yield* Gepa.optimize({
-        seedCandidate: Toy.seedCandidate,
-        trainset,
-        valset,
-        adapter,
-        maxMetricCalls: 400,
-        merge: { maxInvocations: 2, overlapFloor: 3 },
-        candidateSelector: { epsilonGreedy: 1 },
-        reflectionModel: Toy.reflectionModel(1),
-        onEvent: (e) => void events.push(e)
-      })
-      const attempted = events.filter((e) => e._tag === "MergeAttempted").length
-      assert.isAtMost(attempted, 2)
-      assert.strictEqual(result.mergesAttempted, attempted)
-      assert.isTrue(result.state.merge.attempted <= 2)
+      for (const maxInvocations of [1, 2]) {
+        const { adapter } = yield* Toy.makeAdapter()
+        const events: Array<GepaEvent> = []
+        // two parallel proposals from the seed improve different components
+        // (round robin), so two lineages diverge and a merge can combine them
+        const result = yield* Gepa.optimize({
+          ...base(adapter),
+          reflectionModel: Toy.reflectionModel(1),
+          maxMetricCalls: 400,
+          parallelProposals: 2,
+          merge: { maxInvocations, overlapFloor: 3 },
+          onEvent: (e) => void events.push(e)
+        })
+        const attempted = events.filter((e) => e._tag === "MergeAttempted").length
+        const accepted = events.filter((e) => e._tag === "MergeAccepted")
+        assert.isAtLeast(accepted.length, 1)
+        assert.isAtMost(attempted, maxInvocations)
+        assert.strictEqual(result.mergesAttempted, attempted)
+        for (const e of accepted) {
+          if (e._tag !== "MergeAccepted") continue
+          // the merged child has both lineages as parents and takes each
+          // component from the side that changed it
+          assert.strictEqual(result.parents[e.candidate]!.length, 2)
+          const [p1, p2] = result.parents[e.candidate]!
+          const merged = result.candidates[e.candidate]!
+          for (const name of Object.keys(merged)) {
+            assert.include([result.candidates[p1!]![name], result.candidates[p2!]![name]], merged[name])
+          }
+        }
+      }
     }))
 })

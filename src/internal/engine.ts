@@ -336,9 +336,7 @@ export const run = <D, T, O>(
         const result = yield* evaluate(pool, candidate, {
           loader: loader as DataLoader.DataLoader<unknown>,
           ids,
-          split: loader === r.train && purpose !== "validation" && purpose !== "seed-validation" && purpose !== "merge-subsample"
-            ? "train"
-            : "val",
+          split: purpose === "parent-minibatch" || purpose === "child-minibatch" ? "train" : "val",
           captureTraces,
           call
         })
