@@ -38,39 +38,74 @@ export const removalOrder = (programs: Iterable<number>, scoreOf: (program: numb
     return sa === sb ? a - b : sa < sb ? -1 : 1
   })
 
+interface Analysis {
+  /** surviving programs, in removal order */
+  readonly survivors: Array<number>
+  /** per program id, the number of fronts it belongs to */
+  readonly count: Int32Array
+}
+
+/**
+ * Builds a flat membership index (program -> fronts) with two passes over the
+ * fronts and typed arrays, then removes dominated programs in one pass. A
+ * program listed twice in one front counts once.
+ */
+const analyze = (fronts: FrontSets, scoreOf: (program: number) => number): Analysis => {
+  let maxProgram = -1
+  for (const front of fronts) for (const p of front) if (p > maxProgram) maxProgram = p
+  const count = new Int32Array(maxProgram + 1)
+  const alive = new Int32Array(fronts.length)
+  // stamp[p] = f + 1 once p was seen in front f: dedups without a Set per front
+  const stamp = new Int32Array(maxProgram + 1)
+  let entries = 0
+  for (let f = 0; f < fronts.length; f++) {
+    for (const p of fronts[f]!) {
+      if (stamp[p] === f + 1) continue
+      stamp[p] = f + 1
+      count[p]!++
+      alive[f]!++
+      entries++
+    }
+  }
+  const offset = new Int32Array(maxProgram + 2)
+  for (let p = 0; p <= maxProgram; p++) offset[p + 1] = offset[p]! + count[p]!
+  const cursor = offset.slice(0, maxProgram + 1)
+  const membership = new Int32Array(entries)
+  stamp.fill(0)
+  for (let f = 0; f < fronts.length; f++) {
+    for (const p of fronts[f]!) {
+      if (stamp[p] === f + 1) continue
+      stamp[p] = f + 1
+      membership[cursor[p]!++] = f
+    }
+  }
+  const programs: Array<number> = []
+  for (let p = 0; p <= maxProgram; p++) if (count[p]! > 0) programs.push(p)
+  const survivors: Array<number> = []
+  for (const program of removalOrder(programs, scoreOf)) {
+    const from = offset[program]!
+    const to = offset[program + 1]!
+    let removable = true
+    for (let k = from; k < to; k++) {
+      if (alive[membership[k]!]! < 2) {
+        removable = false
+        break
+      }
+    }
+    if (removable) for (let k = from; k < to; k++) alive[membership[k]!]!--
+    else survivors.push(program)
+  }
+  return { survivors, count }
+}
+
 /**
  * The programs that survive dominated-program removal, in removal order.
  *
  * @since 0.1.0
  * @category pareto
  */
-export const dominators = (fronts: FrontSets, scoreOf: (program: number) => number): Array<number> => {
-  const alive = new Int32Array(fronts.length)
-  const membership = new Map<number, Array<number>>()
-  fronts.forEach((front, f) => {
-    const unique = new Set(front)
-    alive[f] = unique.size
-    for (const p of unique) {
-      let list = membership.get(p)
-      if (list === undefined) membership.set(p, (list = []))
-      list.push(f)
-    }
-  })
-  const survivors: Array<number> = []
-  for (const program of removalOrder(membership.keys(), scoreOf)) {
-    const memberOf = membership.get(program)!
-    let removable = true
-    for (const f of memberOf) {
-      if (alive[f]! < 2) {
-        removable = false
-        break
-      }
-    }
-    if (removable) for (const f of memberOf) alive[f]!--
-    else survivors.push(program)
-  }
-  return survivors
-}
+export const dominators = (fronts: FrontSets, scoreOf: (program: number) => number): Array<number> =>
+  analyze(fronts, scoreOf).survivors
 
 /**
  * The fronts with dominated programs removed. Every non-empty front keeps at
@@ -101,6 +136,9 @@ export const frequencies = (fronts: FrontSets): Map<number, number> => {
  * surviving program is drawn with probability proportional to the number of
  * fronts it is on. Returns `undefined` only when every front is empty.
  *
+ * A survivor keeps every front it was on (removal only drops other
+ * programs), so its frequency in the cleaned fronts is its membership count.
+ *
  * @since 0.1.0
  * @category pareto
  */
@@ -109,14 +147,14 @@ export const selectFromFronts = (
   scoreOf: (program: number) => number,
   rng: Rng
 ): number | undefined => {
-  const freq = frequencies(removeDominated(fronts, scoreOf))
-  const programs = Array.from(freq.keys()).sort((a, b) => a - b)
-  if (programs.length === 0) return undefined
+  const { count, survivors } = analyze(fronts, scoreOf)
+  if (survivors.length === 0) return undefined
+  const programs = survivors.slice().sort((a, b) => a - b)
   let total = 0
-  for (const p of programs) total += freq.get(p)!
+  for (const p of programs) total += count[p]!
   let r = rng.nextInt(total)
   for (const p of programs) {
-    const w = freq.get(p)!
+    const w = count[p]!
     if (r < w) return p
     r -= w
   }
