@@ -31,6 +31,7 @@ import type * as EvaluationPolicy from "./EvaluationPolicy.js"
 import type { GepaEvent } from "./Event.js"
 import type { FrontierType } from "./Frontier.js"
 import * as engine from "./internal/engine.js"
+import { engineScheduler } from "./internal/scheduler.js"
 import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
 import type { Proposer } from "./Proposal.js"
 import type { ReflectionConfig } from "./Reflection.js"
@@ -194,7 +195,10 @@ export function optimize<D, T = unknown, O = unknown>(
 export function optimize<D, T, O>(
   config: Config<D, T, O>
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel> {
-  return Effect.scoped(engine.run(config, undefined)).pipe(Effect.withSpan("gepa.optimize"))
+  return Effect.scoped(engine.run(config, undefined)).pipe(
+    Effect.withScheduler(engineScheduler),
+    Effect.withSpan("gepa.optimize")
+  )
 }
 
 /**
@@ -223,6 +227,7 @@ export function stream<D, T, O>(
 ): Stream.Stream<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel> {
   return Stream.asyncScoped<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel>((emit) =>
     Effect.scoped(engine.run(config, (event) => Effect.promise(() => emit.single(event)))).pipe(
+      Effect.withScheduler(engineScheduler),
       Effect.matchCauseEffect({
         onSuccess: () => Effect.promise(() => emit.end()),
         onFailure: (cause) => Effect.promise(() => emit.halt(cause))
