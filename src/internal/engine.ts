@@ -359,7 +359,7 @@ export const run = <D, T, O>(
           cacheHits: result.outcomes.filter((o) => o.cached).length
         }))
         return result
-      }).pipe(Effect.withSpan("gepa.evaluate", { attributes: { purpose, size: ids.length } }))
+      }).pipe(Effect.withSpan("gepa.evaluate", { attributes: { purpose, size: ids.length }, captureStackTrace: false }))
 
     const valsetOf = (outcomes: ReadonlyArray<Outcome<T, O>>): State.ValsetEvaluation => {
       const scores: Record<string, number> = {}
@@ -524,7 +524,7 @@ export const run = <D, T, O>(
         }
         yield* emit(GepaEvent.MergeRejected({ iteration, parents, reason }))
         return true
-      }).pipe(Effect.withSpan("gepa.merge"))
+      }).pipe(Effect.withSpan("gepa.merge", { captureStackTrace: false }))
 
     // ---- reflective proposal (runs concurrently with its siblings) ----
     interface Plan {
@@ -621,7 +621,7 @@ export const run = <D, T, O>(
           ]
         }
         yield* emit(GepaEvent.ReflectiveDatasetBuilt({ iteration, components, records: sum(components.map((c) => dataset[c]!.length)) }))
-        const proposed = yield* proposeTexts(parentCandidate, dataset, components, usage).pipe(Effect.withSpan("gepa.reflect"))
+        const proposed = yield* proposeTexts(parentCandidate, dataset, components, usage).pipe(Effect.withSpan("gepa.reflect", { captureStackTrace: false }))
         if (Either.isLeft(proposed)) {
           return [ProposalResult.Failed({ kind, parents: [parent], error: proposed.left, allEvaluationsFailed: false }), spent] as const
         }
@@ -661,7 +661,7 @@ export const run = <D, T, O>(
           scoresAfter: after
         }
         return [r.accept(before, after) ? ProposalResult.Accepted(fields) : ProposalResult.Rejected(fields), spent] as const
-      }).pipe(Effect.withSpan("gepa.propose", { attributes: { parent: plan.parent } }))
+      }).pipe(Effect.withSpan("gepa.propose", { attributes: { parent: plan.parent }, captureStackTrace: false }))
 
     // ---- the loop ----
     let stopReason = ""
@@ -804,7 +804,7 @@ export const run = <D, T, O>(
         }
       })
 
-      yield* iterationEffect.pipe(Effect.withSpan("gepa.iteration", { attributes: { iteration } }))
+      yield* iterationEffect.pipe(Effect.withSpan("gepa.iteration", { attributes: { iteration }, captureStackTrace: false }))
 
       const allFailed = tally.evaluated > 0 && tally.failed === tally.evaluated
       state = {
