@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Duration, Effect, Either, Option, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -207,7 +207,8 @@ export const defaults = {
   runsRoot: ".gepa-runs"
 } as const
 
-const show = (value: unknown): string => (typeof value === "string" ? JSON.stringify(value) : String(JSON.stringify(value) ?? value))
+// quotes strings so that an empty or blank value is visible in a message
+const show = (value: unknown): string => JSON.stringify(value) ?? String(value)
 
 /**
  * Parses a duration: a number of seconds, or a number followed by ms, s, m
@@ -1115,11 +1116,12 @@ export const runPrepared = (
     yield* writeAtomic(path.join(s.runDir, files.config), `${JSON.stringify(s, null, 2)}\n`)
     const interrupts = yield* watchInterrupts(env.stderr)
     const result = yield* Gepa.optimize(config)
+    // RunDir writes result.json when the run finishes; this covers a custom
+    // store that does not
     const resultFile = path.join(s.runDir, files.result)
-    const { bestOutputs: _b, state: _s, ...serializable } = result
-    void _b
-    void _s
-    if (!fs.existsSync(resultFile)) yield* writeAtomic(resultFile, `${JSON.stringify(serializable, null, 2)}\n`)
+    if (!fs.existsSync(resultFile)) {
+      yield* writeAtomic(resultFile, `${JSON.stringify(Schema.encodeSync(Result.GepaResult)(result), null, 2)}\n`)
+    }
     const reportFile = path.join(s.runDir, files.report)
     yield* writeAtomic(
       reportFile,

@@ -8,7 +8,7 @@ import * as B from "../bench/benchmarks.js"
 import { markdown, runAll, type Sizes } from "../bench/run.js"
 
 const tiny: Sizes = {
-  overheadBudget: 60,
+  overheadBudget: 300,
   concurrency: { budget: 40, trainSize: 12, valSize: 6, taskLatencyMs: 1, taskJitterMs: 1, llmLatencyMs: 2, llmJitterMs: 1, learnPermille: 500 },
   scaling: { candidates: [5, 20], examples: [5, 20], minMs: 1 },
   persistence: { candidates: 10, examples: 10, cacheEntries: 100, reps: 1 },
