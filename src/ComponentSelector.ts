@@ -110,7 +110,7 @@ export const codePromptSchedule = (options: ScheduleOptions): ComponentSelector 
     const prompts = state.componentNames.filter((c) => !options.isCode(c))
     const step = Math.max(0, iteration - 1)
     const promptsPerCode = initial * Math.pow(factor, Math.floor(step / growEvery))
-    const cutoff = options.codeCutoff !== undefined && step >= options.codeCutoff
+    const cutoff = options.codeCutoff !== undefined && iteration >= options.codeCutoff
     const wantCode = !cutoff && (promptsPerCode === 0 || step % (Math.round(promptsPerCode) + 1) === 0)
     const pointer = state.nextComponent[candidateIdx] ?? 0
     if (code.length === 0 || prompts.length === 0) {
