@@ -9,10 +9,10 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect } from "effect"
-import type { Adapter } from "./Adapter.js"
+import { Duration, Effect, Layer } from "effect"
+import { type Adapter, tag as adapterTag } from "./Adapter.js"
 import { AdapterError } from "./Errors.js"
-import { type LanguageModel, LlmTransportError } from "./LanguageModel.js"
+import { type LanguageModel, LlmTransportError, ReflectionModel, TaskModel } from "./LanguageModel.js"
 import { Rng } from "./Rng.js"
 
 /**
@@ -137,3 +137,37 @@ export const languageModel = (
     }
   }
 }
+
+/**
+ * Wraps the adapter provided by another layer:
+ * `FaultInjection.layerAdapter<D, T, O>(options).pipe(Layer.provide(AdapterLive))`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerAdapter = <D, T, O>(
+  options: FaultOptions
+): Layer.Layer<Adapter<D, T, O>, never, Adapter<D, T, O>> =>
+  Layer.effect(adapterTag<D, T, O>(), Effect.map(adapterTag<D, T, O>(), (inner) => adapter(inner, options).adapter))
+
+/**
+ * Wraps the reflection model provided by another layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerReflection = (
+  options: FaultOptions & { readonly model?: string }
+): Layer.Layer<ReflectionModel, never, ReflectionModel> =>
+  Layer.effect(ReflectionModel, Effect.map(ReflectionModel, (inner) => languageModel(inner, options).model))
+
+/**
+ * Wraps the task model provided by another layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerTask = (
+  options: FaultOptions & { readonly model?: string }
+): Layer.Layer<TaskModel, never, TaskModel> =>
+  Layer.effect(TaskModel, Effect.map(TaskModel, (inner) => languageModel(inner, options).model))

@@ -195,6 +195,29 @@ describe("evaluation failures", () => {
       assert.isAbove(result.bestScore!, result.seedScore!)
     }))
 
+  it.effect("fault layers wrap the adapter and the reflection model provided by other layers", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      type Trace = Adapter.ExampleTrace<Toy.Example, never, string>
+      const faulty = Layer.merge(
+        FaultInjection.layerAdapter<Toy.Example, Trace, string>({ failureRate: 0.3, seed: 9 }).pipe(Layer.provide(Adapter.layer(adapter))),
+        FaultInjection.layerReflection({ failureRate: 0.3, seed: 9 }).pipe(
+          Layer.provide(LanguageModel.reflectionLayer(Toy.reflectionModel()))
+        )
+      )
+      const events: Array<GepaEvent> = []
+      const result = yield* Gepa.optimize<Toy.Example, Trace, string>({
+        seedCandidate: Toy.seedCandidate,
+        trainset,
+        valset,
+        maxMetricCalls: 300,
+        onEvent: (e) => void events.push(e)
+      }).pipe(Effect.provide(faulty))
+      assert.isAbove(events.filter((e) => e._tag === "ExampleFailed").length, 0)
+      assert.isTrue(result.state.trace.some((t) => t.outcome === "failed" && (t.reason ?? "").includes("injected")))
+      assert.isAtMost(result.totalMetricCalls, 300)
+    }))
+
   it.effect("retries transient failures with the retry schedule", () =>
     Effect.gen(function*() {
       const { adapter } = yield* Toy.makeAdapter()
