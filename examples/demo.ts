@@ -1,7 +1,8 @@
 /**
- * `npm start`: the offline demo. Optimizes the system prompt of a simulated
- * ticket router with GEPA, shows progress, prints a summary and the best
- * prompt, and writes an HTML report into the run directory.
+ * `npm start`: the offline demo. Optimizes the two instruction components
+ * of a simulated ticket router with GEPA (reflection and merges), shows
+ * progress, prints a summary and the best candidate, and writes an HTML
+ * report into the run directory.
  *
  * With OPENAI_API_KEY set, the same run uses real models (see
  * `examples/demo/run.ts`).
@@ -97,7 +98,7 @@ const onEvent = (event: GepaEvent): void => {
 const program = Effect.gen(function*() {
   const real = yield* modelsFromEnv()
   const models = real ?? simulatedModels(0)
-  plain(`GEPA demo: evolving the system prompt of a support-ticket router`)
+  plain(`GEPA demo: evolving the routing rules (${Task.componentNames.join(", ")}) of a support-ticket router`)
   plain(`models: ${models.description}`)
   const demo = yield* runDemo({
     models,
@@ -107,27 +108,37 @@ const program = Effect.gen(function*() {
   })
   if (tty) out.write("\n")
   const { result } = demo
-  const best = result.bestCandidate[Task.componentName] ?? ""
-  const seedPrompt = Task.seedCandidate[Task.componentName]!
   const [seedTest, bestTest] = yield* Effect.all([
-    accuracy(models.taskModel, seedPrompt),
-    accuracy(models.taskModel, best)
+    accuracy(models.taskModel, Task.seedCandidate),
+    accuracy(models.taskModel, result.bestCandidate)
   ], { concurrency: 2 })
+  const merged = result.parents.flatMap((ps, i) => (ps.length === 2 ? [[i, ...ps] as const] : []))
+  // a merge can reproduce one parent (when that parent changed every
+  // component since the common ancestor); only the others are new
+  // combinations of two lineages
+  const crossovers = merged.filter(([child, ...ps]) =>
+    ps.every((p) => Task.componentNames.some((n) => result.candidates[child]![n] !== result.candidates[p]![n]))
+  ).length
   const rel = path.relative(process.cwd(), demo.runDir) || "."
   plain("")
   plain("Summary")
   plain(`  validation score   seed ${fmt(result.seedScore)}  ->  best ${fmt(result.bestScore)} (candidate ${result.bestIndex})`)
   plain(`  held-out test      seed ${fmt(seedTest)}  ->  best ${fmt(bestTest)} (${Task.test.length} tickets)`)
   plain(`  candidates         ${result.candidates.length} (${result.acceptedProposals} accepted, ${result.rejectedProposals} rejected proposals, ` +
-    `${result.mergesAccepted}/${result.mergesAttempted} merges accepted)`)
+    `${merged.length} from merges)`)
+  plain(`  merges             ${result.mergesAttempted} attempted, ${result.mergesAccepted} accepted ` +
+    `(${crossovers} combining both parents' components)`)
   plain(`  iterations         ${result.iterations}`)
   plain(`  metric calls       ${result.totalMetricCalls}`)
   plain(`  reflection calls   ${result.reflectionCalls}`)
   plain(`  time               ${(demo.elapsedMillis / 1000).toFixed(1)} s`)
   plain(`  stopped because    ${result.stopReason}`)
   plain("")
-  plain("Best prompt")
-  plain(best.split("\n").map((l) => `  ${l}`).join("\n"))
+  plain("Best candidate")
+  for (const name of Task.componentNames) {
+    plain(`  [${name}]`)
+    plain((result.bestCandidate[name] ?? "").split("\n").map((l) => `    ${l}`).join("\n"))
+  }
   plain("")
   plain(`Run directory: ${rel}`)
   if (demo.reportPath !== undefined) plain(`HTML report:   ${path.relative(process.cwd(), demo.reportPath)}`)

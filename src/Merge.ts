@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import type { Candidate } from "./Candidate.js"
+import { type Candidate, equals } from "./Candidate.js"
 import type { Rng } from "./Rng.js"
 
 /**
@@ -245,9 +245,10 @@ export interface MergeAttempt {
 
 /**
  * Looks for a new merge among `mergeCandidates` (the Pareto dominators).
- * Already tried triples and already produced combinations are skipped, and
- * the two parents must share at least `overlapFloor` evaluated validation
- * examples.
+ * Already tried triples and already produced combinations are skipped, so
+ * is a combination identical to one of its parents (it would only duplicate
+ * that parent and use up a merge), and the two parents must share at least
+ * `overlapFloor` evaluated validation examples.
  *
  * @since 0.1.0
  * @category merge
@@ -267,6 +268,8 @@ export const propose = (
     const { candidate, sources } = mergeComponents(input, id1, id2, ancestor, rng)
     const description = JSON.stringify([id1, id2, sources])
     if (input.merge.triedDescriptions.includes(description)) continue
+    // a combination identical to a parent would only re-add that parent
+    if (equals(candidate, input.candidates[id1]!) || equals(candidate, input.candidates[id2]!)) continue
     if (!hasOverlap(id1, id2)) continue
     return {
       candidate,

@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { runDemo } from "../examples/demo/run.js"
+import * as Task from "../examples/demo/task.js"
 import type { GepaEvent } from "../src/Event.js"
 
 describe("demo", () => {
@@ -21,5 +22,33 @@ describe("demo", () => {
       expect(demo.reportPath).toBe(path.join(runDir, "report.html"))
       expect(fs.readFileSync(demo.reportPath!, "utf8")).toContain("<!DOCTYPE html>")
       expect(fs.existsSync(path.join(runDir, "gepa_state.json"))).toBe(true)
+    }))
+
+  // The demo settings with a smaller budget; seed 0 accepts 3 of 3 merges at
+  // 500 metric calls (the run is deterministic, so this does not flake).
+  it.effect("merges lineages that improved different components, and accepts the merge", () =>
+    Effect.gen(function*() {
+      const runDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gepa-demo-")), "run")
+      const { result } = yield* runDemo({ maxMetricCalls: 500, seed: 0, runDir, writeReport: false })
+      expect(result.mergesAttempted).toBeGreaterThanOrEqual(1)
+      expect(result.mergesAccepted).toBeGreaterThanOrEqual(1)
+      const merged = result.parents.flatMap((ps, i) => (ps.length === 2 ? [i] : []))
+      expect(merged.length).toBe(result.mergesAccepted)
+      let crossovers = 0
+      for (const m of merged) {
+        const [p1, p2] = result.parents[m]! as readonly [number, number]
+        const child = result.candidates[m]!
+        for (const name of Task.componentNames) {
+          expect([result.candidates[p1]![name], result.candidates[p2]![name]]).toContain(child[name])
+        }
+        // the engine may also accept a merge that reproduces one parent (when
+        // that parent changed every component since the common ancestor);
+        // at least one must really combine the two lineages
+        const fromBoth = Task.componentNames.some((n) => child[n] !== result.candidates[p1]![n]) &&
+          Task.componentNames.some((n) => child[n] !== result.candidates[p2]![n])
+        if (fromBoth) crossovers++
+      }
+      expect(crossovers).toBeGreaterThanOrEqual(1)
+      expect(result.bestScore!).toBeGreaterThan(result.seedScore!)
     }))
 })

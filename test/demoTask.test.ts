@@ -6,12 +6,18 @@ import * as Task from "../examples/demo/task.js"
 
 const all = [...Task.train, ...Task.validation, ...Task.test]
 
-const accuracy = (model: ReturnType<typeof Task.makeTaskModel>, prompt: string, tickets: ReadonlyArray<Task.Ticket>) =>
+const accuracy = (model: ReturnType<typeof Task.makeTaskModel>, candidate: Candidate, tickets: ReadonlyArray<Task.Ticket>) =>
   Effect.gen(function*() {
     const adapter = Task.makeAdapter(model)
-    const batch = yield* adapter.evaluate(tickets, { [Task.componentName]: prompt }, { captureTraces: false })
+    const batch = yield* adapter.evaluate(tickets, candidate, { captureTraces: false })
     return batch.scores.reduce((a, b) => a + b, 0) / tickets.length
   })
+
+// The seed candidate with one component replaced.
+const withComponent = (name: Task.ComponentName, text: string): Candidate => ({ ...Task.seedCandidate, [name]: text })
+
+// The queues of the rules a text states.
+const ruleQueues = (text: string) => Task.parseRules(text).map((r) => r.queue)
 
 // The text inside the answer's (only) fenced block.
 const fencedText = (answer: string): string => {
@@ -33,13 +39,12 @@ const paperStylePrompt = (current: string, records: ReadonlyArray<Record<string,
   ).join("\n\n") +
   "\n```\n\nYour task is to write a new instruction for the assistant. Provide the new instructions within ``` blocks."
 
-const records = (prompt: string, tickets: ReadonlyArray<Task.Ticket>) =>
+const records = (candidate: Candidate, component: string, tickets: ReadonlyArray<Task.Ticket>) =>
   Effect.gen(function*() {
     const adapter = Task.makeAdapter(Task.makeTaskModel(0, { slipRate: 0 }))
-    const candidate: Candidate = { [Task.componentName]: prompt }
     const evaluation = yield* adapter.evaluate(tickets, candidate, { captureTraces: true })
-    const dataset = yield* adapter.makeReflectiveDataset(candidate, evaluation, [Task.componentName])
-    return dataset[Task.componentName]!
+    const dataset = yield* adapter.makeReflectiveDataset(candidate, evaluation, [component])
+    return dataset[component]!
   })
 
 describe("demo task data", () => {
@@ -69,18 +74,42 @@ describe("demo task data", () => {
 })
 
 describe("demo task models", () => {
-  it.effect("the seed prompt scores low on validation", () =>
+  it("has two components, each owning the rules of half the special queues", () => {
+    expect(Object.keys(Task.seedCandidate)).toEqual([...Task.componentNames])
+    expect(Task.componentNames).toContain(Task.componentName)
+    for (const name of Task.componentNames) {
+      expect(Task.routingRules.filter((r) => Task.ownerOf[r.queue] === name)).toHaveLength(4)
+    }
+    for (const rule of Task.routingRules) expect(Task.componentNames, rule.queue).toContain(Task.ownerOf[rule.queue])
+  })
+
+  it.effect("the seed candidate scores low on validation", () =>
     Effect.gen(function*() {
-      const score = yield* accuracy(Task.makeTaskModel(), Task.seedCandidate[Task.componentName]!, Task.validation)
+      const score = yield* accuracy(Task.makeTaskModel(), Task.seedCandidate, Task.validation)
       expect(score).toBeLessThan(0.5)
     }))
 
-  it.effect("a prompt with all true rules scores about 1", () =>
+  it.effect("the reference candidate and prompt, with all true rules, score about 1", () =>
     Effect.gen(function*() {
+      const single: Candidate = { [Task.componentName]: Task.referencePrompt }
       for (const split of [Task.train, Task.validation, Task.test]) {
-        expect(yield* accuracy(Task.makeTaskModel(0, { slipRate: 0 }), Task.referencePrompt, split)).toBe(1)
-        expect(yield* accuracy(Task.makeTaskModel(3), Task.referencePrompt, split)).toBeGreaterThanOrEqual(0.9)
+        for (const candidate of [Task.referenceCandidate, single]) {
+          expect(yield* accuracy(Task.makeTaskModel(0, { slipRate: 0 }), candidate, split)).toBe(1)
+          expect(yield* accuracy(Task.makeTaskModel(3), candidate, split)).toBeGreaterThanOrEqual(0.9)
+        }
       }
+    }))
+
+  it.effect("the task model needs both components: each reference half alone misses the other half", () =>
+    Effect.gen(function*() {
+      const exact = Task.makeTaskModel(0, { slipRate: 0 })
+      const full = yield* accuracy(exact, Task.referenceCandidate, Task.validation)
+      for (const name of Task.componentNames) {
+        const half = yield* accuracy(exact, withComponent(name, Task.referenceCandidate[name]!), Task.validation)
+        expect(half).toBeGreaterThan(yield* accuracy(exact, Task.seedCandidate, Task.validation))
+        expect(half).toBeLessThan(full)
+      }
+      expect(Task.instructionsOf(Task.referenceCandidate)).toContain(Task.referenceCandidate["escalation_rules"]!)
     }))
 
   it.effect("the task model reads system messages and is deterministic", () =>
@@ -117,39 +146,79 @@ describe("demo task models", () => {
 
 describe("simulated reflection", () => {
   const failing = Task.train.filter((t) => Task.hiddenRuleFor(t.text) !== undefined)
-  const batch = [failing[0]!, failing[4]!, failing[9]!, Task.train.find((t) => Task.hiddenRuleFor(t.text) === undefined)!]
+  const ownedBy = (name: Task.ComponentName) => failing.filter((t) => Task.ownerOf[t.queue] === name)
+  // two failing tickets per component and one the seed routes right
+  const batch = [
+    ownedBy("triage_rules")[0]!,
+    ownedBy("escalation_rules")[0]!,
+    ownedBy("triage_rules")[4]!,
+    ownedBy("escalation_rules")[5]!,
+    Task.train.find((t) => Task.hiddenRuleFor(t.text) === undefined)!
+  ]
   const seedText = Task.seedCandidate[Task.componentName]!
+  const exact = Task.makeTaskModel(0, { slipRate: 0 })
 
   it.effect("improves the prompt on the examples it got feedback for (paper-style prompt)", () =>
     Effect.gen(function*() {
-      const recs = yield* records(seedText, batch)
+      const recs = yield* records(Task.seedCandidate, Task.componentName, batch)
       const model = Task.makeReflectionModel(1)
       const answer = (yield* model.complete(paperStylePrompt(seedText, recs))).text
       const improved = fencedText(answer)
       expect(improved.startsWith(seedText.split("\n")[0]!)).toBe(true)
-      const exact = Task.makeTaskModel(0, { slipRate: 0 })
-      expect(yield* accuracy(exact, improved, batch)).toBeGreaterThan(yield* accuracy(exact, seedText, batch))
+      const single = (text: string): Candidate => ({ [Task.componentName]: text })
+      expect(yield* accuracy(exact, single(improved), batch)).toBeGreaterThan(yield* accuracy(exact, single(seedText), batch))
     }))
 
-  it.effect("improves the prompt with the project's reflection prompt, for almost every seed", () =>
-    Effect.gen(function*() {
-      const recs = yield* records(seedText, batch)
-      const prompt = Reflection.buildPrompt({ component: Task.componentName, currentText: seedText, records: recs, config: {} })
-      const exact = Task.makeTaskModel(0, { slipRate: 0 })
-      const before = yield* accuracy(exact, seedText, batch)
-      let better = 0
-      for (let seed = 0; seed < 40; seed++) {
-        const completion = yield* Task.makeReflectionModel(seed).complete(prompt)
-        const text = Reflection.extractText(completion)
-        expect(text._tag).toBe("Right")
-        if (text._tag !== "Right") continue
-        expect(text.right).toContain("You are a customer-support ticket router.")
-        const after = yield* accuracy(exact, text.right, batch)
-        expect(after).toBeGreaterThanOrEqual(before)
-        if (after > before) better++
-      }
-      expect(better).toBeGreaterThanOrEqual(32)
-    }))
+  it("names the component a reflection prompt asks about", () => {
+    for (const name of Task.componentNames) {
+      const prompt = Reflection.buildPrompt({ component: name, currentText: Task.seedCandidate[name]!, records: [], config: {} })
+      expect(Task.componentOf(prompt)).toBe(name)
+    }
+    expect(Task.componentOf(paperStylePrompt(seedText, []))).toBeUndefined()
+  })
+
+  for (const name of Task.componentNames) {
+    it.effect(`improves ${name} with the project's reflection prompt, with rules it owns only, for almost every seed`, () =>
+      Effect.gen(function*() {
+        const current = Task.seedCandidate[name]!
+        const recs = yield* records(Task.seedCandidate, name, batch)
+        const prompt = Reflection.buildPrompt({ component: name, currentText: current, records: recs, config: {} })
+        const before = yield* accuracy(exact, Task.seedCandidate, batch)
+        let better = 0
+        for (let seed = 0; seed < 40; seed++) {
+          const completion = yield* Task.makeReflectionModel(seed).complete(prompt)
+          const text = Reflection.extractText(completion)
+          expect(text._tag).toBe("Right")
+          if (text._tag !== "Right") continue
+          expect(text.right.startsWith(current.split("\n")[0]!)).toBe(true)
+          // noise may name a plausible wrong queue, but the trigger it
+          // learned is always one of this component's
+          for (const rule of Task.parseRules(text.right)) {
+            const triggers = rule.groups.flat()
+            expect(triggers.every((t) => Task.ownerOf[Task.correctQueue(t)] === name), `${name}: ${triggers.join(", ")}`)
+              .toBe(true)
+          }
+          const after = yield* accuracy(exact, withComponent(name, text.right), batch)
+          expect(after).toBeGreaterThanOrEqual(before)
+          if (after > before) better++
+        }
+        expect(better).toBeGreaterThanOrEqual(32)
+      }))
+  }
+
+  it("learns every lesson when the prompt names no demo component (the CLI's system_prompt)", () => {
+    const prompt = Reflection.buildPrompt({
+      component: "system_prompt",
+      currentText: seedText,
+      records: [
+        { "Inputs": "a", "Generated Outputs": "billing", "Feedback": "Expected queue: billing-disputes; the ticket mentions 'chargeback'." },
+        { "Inputs": "b", "Generated Outputs": "account", "Feedback": "Expected queue: account-security; the ticket mentions 'hacked'." }
+      ],
+      config: {}
+    })
+    const text = fencedText(Task.reflect(prompt, 0, { noise: 0 }))
+    expect(new Set(ruleQueues(text))).toEqual(new Set(["billing-disputes", "account-security"]))
+  })
 
   it("finds the current text without fences and fixes a wrong rule", () => {
     const current = `${seedText}\nRouting rules (the first matching rule wins):\n- If the ticket mentions 'chargeback', route it to billing.`
@@ -179,21 +248,33 @@ describe("simulated reflection", () => {
     expect(answers.size).toBeGreaterThan(3)
   })
 
-  it.effect("a greedy reflect-and-accept loop learns most of the policy", () =>
+  it.effect("a greedy reflect-and-accept loop over both components learns most of the policy", () =>
     Effect.gen(function*() {
       const model = Task.makeTaskModel(0)
       const reflector = Task.makeReflectionModel(0)
-      let prompt = seedText
+      let candidate: Candidate = Task.seedCandidate
       for (let round = 0; round < 30; round++) {
         const minibatch = Array.from({ length: 4 }, (_, k) => Task.train[(round * 4 + k) % Task.train.length]!)
-        const recs = yield* records(prompt, minibatch)
-        const answer = yield* reflector.complete(
-          Reflection.buildPrompt({ component: Task.componentName, currentText: prompt, records: recs, config: {} })
-        )
-        const text = Reflection.extractText(answer)
-        if (text._tag !== "Right") continue
-        if ((yield* accuracy(model, text.right, minibatch)) > (yield* accuracy(model, prompt, minibatch))) prompt = text.right
+        // both components per minibatch: a fixed alternation would pair each
+        // minibatch with the same component on every pass over the data
+        for (const name of Task.componentNames) {
+          const recs = yield* records(candidate, name, minibatch)
+          const answer = yield* reflector.complete(
+            Reflection.buildPrompt({ component: name, currentText: candidate[name]!, records: recs, config: {} })
+          )
+          const text = Reflection.extractText(answer)
+          if (text._tag !== "Right") continue
+          const next = { ...candidate, [name]: text.right }
+          if ((yield* accuracy(model, next, minibatch)) > (yield* accuracy(model, candidate, minibatch))) candidate = next
+        }
       }
-      expect(yield* accuracy(model, prompt, Task.validation)).toBeGreaterThanOrEqual(0.8)
+      expect(yield* accuracy(model, candidate, Task.validation)).toBeGreaterThanOrEqual(0.8)
+      // noise may have sent a trigger to a wrong queue, but never into the
+      // other component
+      for (const name of Task.componentNames) {
+        for (const rule of Task.parseRules(candidate[name]!)) {
+          expect(rule.groups.flat().every((t) => Task.ownerOf[Task.correctQueue(t)] === name)).toBe(true)
+        }
+      }
     }))
 })

@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import type { Candidate } from "../src/Candidate.js"
+import { type Candidate, equals as candidateEquals } from "../src/Candidate.js"
 import * as Merge from "../src/Merge.js"
 import { Rng } from "../src/Rng.js"
 
@@ -387,9 +387,25 @@ describe("Merge", () => {
           const [d1, d2, sources] = JSON.parse(description) as [number, number, Array<number>]
           assert.deepStrictEqual([d1, d2], [id1, id2])
           checkMerged(withMerge, id1, id2, ancestor, { candidate: attempt.candidate, sources })
+          // never a copy of a parent
+          assert.isFalse(candidateEquals(attempt.candidate, withMerge.candidates[id1]!))
+          assert.isFalse(candidateEquals(attempt.candidate, withMerge.candidates[id2]!))
         }),
         { numRuns: 300 }
       )
+    })
+
+    it("skips a combination identical to one of its parents", () => {
+      // 1 changed both components since the ancestor and scores higher, 2
+      // changed only b: every component comes from 1, a copy of it
+      const input: Merge.MergeInput = {
+        candidates: [{ a: "0", b: "0" }, { a: "a1", b: "b1" }, { a: "0", b: "b2" }],
+        componentNames: ["a", "b"],
+        parents: [[], [0], [0]],
+        scores: [0, 0.9, 0.5],
+        merge: Merge.initial
+      }
+      assert.isUndefined(Merge.propose(input, [1, 2], () => true, Rng.seeded(1)))
     })
   })
 

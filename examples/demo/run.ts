@@ -1,6 +1,6 @@
 /**
  * The demo run, separate from the `npm start` entry so tests can import it
- * without starting a run: optimizes the ticket-routing prompt of
+ * without starting a run: optimizes the two ticket-routing components of
  * `./task.ts`, then writes the HTML report into the run directory.
  *
  * Offline by default (simulated task and reflection models). With
@@ -12,6 +12,7 @@
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { Candidate } from "../../src/Candidate.js"
 import { type ConfigError, PersistenceError } from "../../src/Errors.js"
 import type { GepaEvent } from "../../src/Event.js"
 import * as Gepa from "../../src/Gepa.js"
@@ -186,18 +187,18 @@ export const runDemo = (
   })
 
 /**
- * The fraction of `tickets` a prompt routes correctly with `model`, for
- * comparing the seed and the best prompt on the held-out test split.
+ * The fraction of `tickets` a candidate routes correctly with `model`, for
+ * comparing the seed and the best candidate on the held-out test split.
  *
  * @since 0.1.0
  * @category running
  */
 export const accuracy = (
   model: LanguageModel,
-  prompt: string,
+  candidate: Candidate,
   tickets: ReadonlyArray<Task.Ticket> = Task.test
 ): Effect.Effect<number> =>
-  Task.makeAdapter(model).evaluate(tickets, { [Task.componentName]: prompt }, { captureTraces: false }).pipe(
+  Task.makeAdapter(model).evaluate(tickets, candidate, { captureTraces: false }).pipe(
     Effect.map((batch) => batch.scores.reduce((a, b) => a + b, 0) / Math.max(1, tickets.length)),
     Effect.orElseSucceed(() => 0)
   )

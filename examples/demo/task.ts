@@ -7,16 +7,25 @@
  * refund), so a keyword router gets them wrong. The policy is revealed only
  * through the metric's feedback ("the ticket mentions 'chargeback' ...").
  *
+ * The candidate has two components that the task model reads together as
+ * one set of instructions: `triage_rules` (the router's role, answer format
+ * and the rules for billing, returns, privacy and sales tickets) and
+ * `escalation_rules` (the rules for the specialist teams: security, API,
+ * incidents, abuse). Each reflective proposal rewrites one of them (round
+ * robin), so lineages improve different halves of the policy and a merge can
+ * combine them.
+ *
  * Both language models are simulated, deterministic and offline:
- * - the task model obeys the routing rules written in its system prompt
+ * - the task model obeys the routing rules written in its instructions
  *   (first matching rule wins) and otherwise falls back to naive keywords,
- *   so a better prompt really routes better;
+ *   so better instructions really route better;
  * - the reflection model reads the feedback inside the reflection prompt,
- *   infers one or two rules from it and returns the revised prompt in a
- *   fenced block. Seeded noise makes it sometimes pick a plausible but wrong
- *   queue, and it only learns the trigger words it has seen, so different
- *   lineages learn different parts of the policy: material for the Pareto
- *   front and for merges.
+ *   infers one or two rules from it and returns the revised text in a
+ *   fenced block. It only writes rules that belong to the component it is
+ *   asked to rewrite. Seeded noise makes it sometimes pick a plausible but
+ *   wrong queue, and it only learns the trigger words it has seen, so
+ *   different lineages learn different parts of the policy: material for
+ *   the Pareto front and for merges.
  *
  * @since 0.1.0
  */
@@ -318,25 +327,88 @@ export const validation: ReadonlyArray<Ticket> = splits.validation
 export const test: ReadonlyArray<Ticket> = splits.test
 
 /**
- * The name of the single component the demo evolves.
+ * The components of the demo candidate, in the order the task model reads
+ * them.
  *
  * @since 0.1.0
  * @category constants
  */
-export const componentName = "system_prompt"
+export const componentNames = ["triage_rules", "escalation_rules"] as const
 
 /**
- * The weak starting prompt: it names the obvious queues and nothing else.
+ * @since 0.1.0
+ * @category models
+ */
+export type ComponentName = typeof componentNames[number]
+
+/**
+ * The component that opens the instructions. It names the router's role, the
+ * answer format and the everyday queues, so on its own it is a complete
+ * single-text prompt: single-component tools (the CLI's default adapter)
+ * start from it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const componentName: ComponentName = "triage_rules"
+
+/**
+ * Which component owns the rule for each special queue. The reflection model
+ * writes a rule only into the component that owns its queue, which is what
+ * makes lineages that rewrote different components complementary.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const ownerOf: Readonly<Record<string, ComponentName>> = {
+  "billing-disputes": "triage_rules",
+  "returns": "triage_rules",
+  "privacy": "triage_rules",
+  "enterprise-sales": "triage_rules",
+  "account-security": "escalation_rules",
+  "developer-api": "escalation_rules",
+  "incidents": "escalation_rules",
+  "abuse": "escalation_rules"
+}
+
+/**
+ * The weak starting candidate: it names the obvious queues and no rules.
  *
  * @since 0.1.0
  * @category data
  */
 export const seedCandidate: Candidate = {
-  [componentName]: [
+  triage_rules: [
     "You are a customer-support ticket router.",
     "Read the ticket and reply with only the name of the queue that should handle it.",
-    "Queues: billing, account, shipping, technical, abuse, general."
+    "Queues: billing, account, shipping, general."
+  ].join("\n"),
+  escalation_rules: [
+    "Some tickets need a specialist team rather than an everyday queue.",
+    "Queues: technical, abuse."
   ].join("\n")
+}
+
+const headings: Readonly<Record<ComponentName, string>> = {
+  triage_rules: "Triage",
+  escalation_rules: "Escalation"
+}
+
+/**
+ * The instructions the task model receives for a candidate: its demo
+ * components under headings, in order. Other components (a single-text
+ * candidate from elsewhere) follow as they are, so any candidate routes.
+ *
+ * @since 0.1.0
+ * @category adapter
+ */
+export const instructionsOf = (candidate: Candidate): string => {
+  const known = new Set<string>(componentNames)
+  const sections = componentNames.flatMap((name) =>
+    candidate[name] === undefined ? [] : [`## ${headings[name]}\n${candidate[name]}`]
+  )
+  const others = Object.keys(candidate).filter((k) => !known.has(k)).map((k) => candidate[k]!)
+  return [...sections, ...others].join("\n\n")
 }
 
 // ---------------------------------------------------------------------------
@@ -410,7 +482,25 @@ const ruleLine = (terms: ReadonlyArray<string>, queue: string): string =>
 const RULES_HEADER = "Routing rules (the first matching rule wins):"
 
 /**
- * A prompt that states the whole hidden policy: the ceiling of the task.
+ * A candidate that states the whole hidden policy, each rule in the
+ * component that owns it: the ceiling of the task.
+ *
+ * @since 0.1.0
+ * @category data
+ */
+export const referenceCandidate: Candidate = Object.fromEntries(componentNames.map((name) => {
+  const owned = routingRules.filter((r) => ownerOf[r.queue] === name)
+  const seed = seedCandidate[name]!
+  return [name, [
+    seed.replace(/^Queues:(.*?)\.?$/m, (_line, listed: string) => `Queues:${listed}, ${owned.map((r) => r.queue).join(", ")}.`),
+    RULES_HEADER,
+    ...owned.map((r) => ruleLine(r.triggers, r.queue))
+  ].join("\n")]
+}))
+
+/**
+ * A single-text prompt that states the whole hidden policy, for
+ * single-component use.
  *
  * @since 0.1.0
  * @category data
@@ -572,6 +662,23 @@ const fences = (text: string): ReadonlyArray<Fence> => {
   return out
 }
 
+/**
+ * The demo component a reflection prompt asks to rewrite: the one named
+ * first in it (the project's template names it in its first sentence), or
+ * `undefined` when the prompt names none.
+ *
+ * @since 0.1.0
+ * @category reflection
+ */
+export const componentOf = (prompt: string): ComponentName | undefined => {
+  let found: { readonly at: number; readonly name: ComponentName } | undefined
+  for (const name of componentNames) {
+    const at = prompt.indexOf(name)
+    if (at >= 0 && (found === undefined || at < found.at)) found = { at, name }
+  }
+  return found?.name
+}
+
 const MARKED =
   /<(current[_ -]?(?:text|instructions?|prompt|component)|curr_instructions|instructions)>\s*\n?([\s\S]*?)\n?\s*<\/\1>/i
 
@@ -580,7 +687,8 @@ const MARKED =
  * a text between `<current_text>`-style tags; the first fenced block after
  * a line that speaks of the current text, instructions or prompt; the first
  * fenced block that holds no feedback. Failing all, it rebuilds a text from
- * the seed prompt and any rule lines found in the prompt.
+ * the seed text of the component (see `componentOf`) and any rule lines
+ * found in the prompt.
  *
  * @since 0.1.0
  * @category reflection
@@ -596,7 +704,7 @@ export const currentTextOf = (prompt: string): string => {
     blocks.find((b) => !looksLikeFeedback(b))
   if (pick !== undefined) return pick.content.replace(/^\n+|\n+$/g, "")
   const ruleLines = lines.filter((l) => parseRuleLine(l) !== undefined).map((l) => l.trim())
-  return [seedCandidate[componentName]!, ...(ruleLines.length > 0 ? [RULES_HEADER, ...new Set(ruleLines)] : [])].join("\n")
+  return [seedCandidate[componentOf(prompt) ?? componentName]!, ...(ruleLines.length > 0 ? [RULES_HEADER, ...new Set(ruleLines)] : [])].join("\n")
 }
 
 // A plausible wrong answer for each special queue: the broad queue a hasty
@@ -660,8 +768,10 @@ const alreadyRouted = (text: string, lesson: Lesson): boolean =>
 /**
  * What the simulated reflection model answers to a reflection prompt: the
  * current text with one or two rules learned from the feedback, in a fenced
- * block. With probability `noise` (default 0.15) a learned rule names a
- * plausible but wrong queue.
+ * block. When the prompt names a demo component, only lessons whose queue
+ * that component owns are learned (a prompt naming no demo component, such
+ * as the CLI's `system_prompt`, learns from every lesson). With probability
+ * `noise` (default 0.15) a learned rule names a plausible but wrong queue.
  *
  * @since 0.1.0
  * @category reflection
@@ -670,7 +780,10 @@ export const reflect = (prompt: string, seed = 0, options?: { readonly noise?: n
   const noise = options?.noise ?? 0.15
   const current = currentTextOf(prompt)
   const rng = rngFor(seed, prompt)
-  const open = feedbackLessons(prompt).filter((l) => !alreadyRouted(current, l))
+  const component = componentOf(prompt)
+  const open = feedbackLessons(prompt).filter((l) =>
+    (component === undefined || ownerOf[l.queue] === component) && !alreadyRouted(current, l)
+  )
   const count = open.length >= 2 && rng.nextFloat() < 0.7 ? 2 : 1
   let next = current
   for (const lesson of rng.shuffle(open).slice(0, count)) {
@@ -699,10 +812,10 @@ export const makeReflectionModel = (
 // ---------------------------------------------------------------------------
 
 /**
- * The demo adapter: the candidate's `system_prompt` is the system message,
- * the ticket the user message. The reflective records hold the ticket text
- * (`Inputs`), the predicted queue (`Generated Outputs`) and the metric's
- * feedback (`Feedback`).
+ * The demo adapter: the candidate's components, read together (see
+ * `instructionsOf`), are the system message, the ticket the user message.
+ * The reflective records hold the ticket text (`Inputs`), the predicted
+ * queue (`Generated Outputs`) and the metric's feedback (`Feedback`).
  *
  * @since 0.1.0
  * @category adapter
@@ -714,7 +827,7 @@ export const makeAdapter = (
     (example: Ticket, candidate: Candidate) =>
       taskModel.complete({
         messages: [
-          { role: "system", content: candidate[componentName] ?? "" },
+          { role: "system", content: instructionsOf(candidate) },
           { role: "user", content: example.text }
         ]
       }).pipe(
