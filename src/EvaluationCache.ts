@@ -35,6 +35,13 @@ export interface CachedEvaluation<O> {
   readonly output: O
   readonly score: number
   readonly objectiveScores?: ObjectiveScores | undefined
+  /**
+   * The evaluation was paid for by a run that stopped before saving the
+   * state counting it (a crash mid-iteration). The first hit on it is charged
+   * as a metric call, so a resumed run spends exactly what an uninterrupted
+   * one does, without calling the adapter again.
+   */
+  readonly owed?: boolean | undefined
 }
 
 /**

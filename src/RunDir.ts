@@ -85,6 +85,12 @@ export interface Options {
 export interface SavedState {
   readonly schemaVersion: number
   readonly savedAt: string
+  /**
+   * counts the saves of this run directory; cache lines carry the generation
+   * of the last save before them, so a load knows which cached evaluations
+   * the state does not count yet (absent in files from before it existed)
+   */
+  readonly generation?: number
   readonly state: unknown
 }
 
@@ -159,7 +165,7 @@ const encodeState = Schema.encodeSync(State.GepaState)
 const encodeResult = Schema.encodeSync(Result.GepaResult)
 
 type Decoded =
-  | { readonly _tag: "ok"; readonly state: State.GepaState }
+  | { readonly _tag: "ok"; readonly state: State.GepaState; readonly generation: number }
   | { readonly _tag: "missing" }
   | { readonly _tag: "corrupt"; readonly detail: string }
 
@@ -220,7 +226,10 @@ const readStateFile = (file: string, migrations: Migrations): Effect.Effect<Deco
     if (decoded._tag === "Left") {
       return { _tag: "corrupt", detail: `not a valid state: ${decoded.left.message.slice(0, 2000)}` } as const
     }
-    return { _tag: "ok", state: decoded.right } as const
+    const generation = typeof envelope.generation === "number" && Number.isInteger(envelope.generation)
+      ? envelope.generation
+      : 0
+    return { _tag: "ok", state: decoded.right, generation } as const
   })
 
 const stampNow = () => new Date().toISOString()
@@ -325,6 +334,8 @@ interface CacheLine {
   readonly output: unknown
   readonly score: number
   readonly objectiveScores?: Readonly<Record<string, number>>
+  /** generation of the last save before this line was written */
+  readonly g?: number
 }
 
 const isCacheLine = (u: unknown): u is CacheLine =>
@@ -379,6 +390,9 @@ export const make = <O>(
     const useCache = options?.cache ?? true
     let cacheFd: number | undefined
     const entries = new Map<string, EvaluationCache.CachedEvaluation<O>>()
+    const generations = new Map<string, number>()
+    // generation of the last save: of the loaded state, then of each save
+    let generation = 0
     if (useCache) {
       const opened = yield* openAppend(FILES.cache)
       cacheFd = opened.fd
@@ -396,21 +410,30 @@ export const make = <O>(
           score: parsed.score,
           objectiveScores: parsed.objectiveScores
         })
+        generations.set(parsed.k, parsed.g ?? 0)
       }
     }
     let cacheDirty = false
 
     const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : {
-      get: (key) => Effect.sync(() => Option.fromNullable(entries.get(EvaluationCache.keyString(key)))),
+      get: (key) =>
+        Effect.sync(() => {
+          const k = EvaluationCache.keyString(key)
+          const hit = entries.get(k)
+          // an owed evaluation is charged once, by the hit that returns it
+          if (hit?.owed === true) entries.set(k, { ...hit, owed: false })
+          return Option.fromNullable(hit)
+        }),
       set: (key, value) =>
         attempt(file(FILES.cache), "append to", () => {
           const k = EvaluationCache.keyString(key)
           const line: CacheLine = value.objectiveScores === undefined
-            ? { k, output: value.output, score: value.score }
-            : { k, output: value.output, score: value.score, objectiveScores: value.objectiveScores }
+            ? { k, output: value.output, score: value.score, g: generation }
+            : { k, output: value.output, score: value.score, objectiveScores: value.objectiveScores, g: generation }
           // written before the entry is visible, so a hit is always on disk too
           fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
-          entries.set(k, value)
+          entries.set(k, { output: value.output, score: value.score, objectiveScores: value.objectiveScores })
+          generations.set(k, generation)
           cacheDirty = true
         }),
       size: Effect.sync(() => entries.size)
@@ -418,18 +441,40 @@ export const make = <O>(
 
     const migrations = options?.migrations ?? {}
 
+    /**
+     * Continues from a saved generation: cached evaluations written after it
+     * were paid for but are not counted in its metric calls, so they are
+     * owed (see `CachedEvaluation.owed`).
+     */
+    const resumeFrom = (loaded: { readonly state: State.GepaState; readonly generation: number }) => {
+      generation = loaded.generation
+      for (const [k, g] of generations) {
+        if (g >= generation) entries.set(k, { ...entries.get(k)!, owed: true })
+      }
+      return Option.some(loaded.state)
+    }
+
     const load: Effect.Effect<Option.Option<State.GepaState>, PersistenceError> = Effect.gen(function*() {
       const current = yield* readStateFile(file(FILES.state), migrations)
-      if (current._tag === "ok") return Option.some(current.state)
+      if (current._tag === "ok") return resumeFrom(current)
       const previous = yield* readStateFile(file(FILES.prev), migrations)
       if (previous._tag === "ok") {
         if (current._tag === "corrupt") {
           const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
           yield* attempt(file(FILES.state), "move the corrupt state file aside", () => fs.renameSync(file(FILES.state), aside))
         }
-        return Option.some(previous.state)
+        return resumeFrom(previous)
       }
-      if (current._tag === "missing" && previous._tag === "missing") return Option.none()
+      if (current._tag === "missing" && previous._tag === "missing") {
+        // Lines of generation 0 only: the process died before its first save,
+        // and nothing it paid for is counted anywhere, so all of it is owed.
+        // A later generation means saved states were removed on purpose to
+        // start over on a warm cache: then hits are simply free.
+        let everSaved = false
+        for (const g of generations.values()) if (g > 0) everSaved = true
+        if (!everSaved) for (const [k, entry] of entries) entries.set(k, { ...entry, owed: true })
+        return Option.none()
+      }
       const problems = [
         current._tag === "corrupt" ? `${FILES.state}: ${current.detail}` : `${FILES.state}: missing`,
         previous._tag === "corrupt" ? `${FILES.prev}: ${previous.detail}` : `${FILES.prev}: missing`
@@ -458,8 +503,14 @@ export const make = <O>(
           fs.fsyncSync(cacheFd)
           cacheDirty = false
         }
-        const envelope: SavedState = { schemaVersion: State.SCHEMA_VERSION, savedAt: stampNow(), state: encodeState(state) }
+        const envelope: SavedState = {
+          schemaVersion: State.SCHEMA_VERSION,
+          savedAt: stampNow(),
+          generation: generation + 1,
+          state: encodeState(state)
+        }
         writeAtomic(root, FILES.state, JSON.stringify(envelope), FILES.prev)
+        generation++
         writeBest(state)
         fsyncDir(root)
       })

@@ -49,7 +49,10 @@ export interface Request {
 /** @internal */
 export interface Evaluation<T, O> {
   readonly outcomes: ReadonlyArray<Outcome<T, O>>
-  /** examples actually run by the adapter (cache misses): the metric calls spent */
+  /**
+   * the metric calls spent: examples run by the adapter (cache misses), plus
+   * hits on evaluations an interrupted run paid for but never counted
+   */
   readonly spent: number
 }
 
@@ -100,10 +103,12 @@ export const evaluate = <D, T, O>(
     const hash = useCache ? Candidate.hash(candidate) : ""
     const results = new Map<number, Outcome<T, O>>()
     const missing: Array<number> = []
+    let owedHits = 0
     if (useCache) {
       const hits = yield* Effect.forEach(request.ids, (id) => pool.cache!.get({ candidateHash: hash, split: request.split, id }))
       hits.forEach((hit, i) => {
         if (Option.isSome(hit)) {
+          if (hit.value.owed === true) owedHits++
           results.set(i, {
             id: request.ids[i]!,
             score: hit.value.score,
@@ -150,13 +155,26 @@ export const evaluate = <D, T, O>(
       // the permit is taken before the timeout starts: queueing time must not
       // count against the call
       return pool.withPermit(Effect.either(call)).pipe(
-        Effect.flatMap((result): Effect.Effect<Either.Either<EvaluationBatch<T, O>, string>, AdapterContractError> =>
+        Effect.flatMap((result): Effect.Effect<Either.Either<EvaluationBatch<T, O>, string>, AdapterContractError | PersistenceError> =>
           Either.isLeft(result)
             ? Effect.succeed(Either.left(describe(result.left)))
-            : Effect.map(checkContract(request.call, chunk.length, request.captureTraces, result.right), Either.right)
+            : Effect.flatMap(checkContract(request.call, chunk.length, request.captureTraces, result.right), (batch) =>
+              // cached as soon as the chunk is done: a crash loses only calls still in flight
+              Effect.as(storeChunk(chunk, batch), Either.right(batch)))
         )
       )
     }
+
+    const cacheHash = pool.cache === undefined ? "" : hash || Candidate.hash(candidate)
+    const storeChunk = (chunk: ReadonlyArray<readonly [number, D]>, batch: EvaluationBatch<T, O>) =>
+      pool.cache === undefined
+        ? Effect.void
+        : Effect.forEach(chunk, ([pos], k) =>
+          pool.cache!.set({ candidateHash: cacheHash, split: request.split, id: request.ids[pos]! }, {
+            output: batch.outputs[k]!,
+            score: batch.scores[k]!,
+            objectiveScores: batch.objectiveScores?.[k]
+          }), { discard: true })
 
     const chunkResults = yield* Effect.forEach(chunks, runChunk, { concurrency: "unbounded" })
     for (const [c, chunk] of chunks.entries()) {
@@ -185,13 +203,6 @@ export const evaluate = <D, T, O>(
             cached: false
           }
           results.set(pos, outcome)
-          if (pool.cache !== undefined) {
-            yield* pool.cache.set({ candidateHash: hash || Candidate.hash(candidate), split: request.split, id }, {
-              output: batch.outputs[k]!,
-              score: batch.scores[k]!,
-              objectiveScores: batch.objectiveScores?.[k]
-            })
-          }
         }
       }
     }
@@ -201,5 +212,5 @@ export const evaluate = <D, T, O>(
       // a repeated id: same outcome as its first occurrence
       return results.get(firstOf.get(id)!)!
     })
-    return { outcomes, spent: uniqueMissing.length }
+    return { outcomes, spent: uniqueMissing.length + owedHits }
   })
