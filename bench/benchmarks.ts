@@ -21,6 +21,7 @@ import * as Frontier from "../src/Frontier.js"
 import * as Gepa from "../src/Gepa.js"
 import * as Merge from "../src/Merge.js"
 import { Rng } from "../src/Rng.js"
+import * as RunDir from "../src/RunDir.js"
 import * as State from "../src/State.js"
 import { makeTask, type TaskOptions } from "./task.js"
 
@@ -424,6 +425,10 @@ export interface PersistenceResult {
   /** the same save without Schema.encode (JSON.stringify of the state as is): how much of saveMs is the schema */
   readonly saveWithoutSchemaMs: number
   readonly fileMb: number
+  /** the run directory's own save (what the engine pays after each iteration) */
+  readonly runDirSaveMs: number
+  readonly runDirLoadMs: number
+  readonly runDirFileMb: number
   readonly roundTripOk: boolean
   readonly cache: ReadonlyArray<{ readonly name: string; readonly entries: number; readonly appendPerSec: number; readonly lookupPerSec: number }>
 }
@@ -470,21 +475,49 @@ export const persistence = async (options: {
       loaded.candidates.length === state.candidates.length &&
       State.bestIndex(loaded) === State.bestIndex(state) &&
       JSON.stringify(loaded.fronts.instance.best) === JSON.stringify(state.fronts.instance.best)
+    // the run directory as the engine uses it: atomic save with the previous
+    // generation kept, fsyncs, best-candidate file; load decodes and validates
+    const runDirTimes = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const store = yield* RunDir.make<string>(path.join(dir, "run"))
+      yield* store.load
+      const saves: Array<number> = []
+      for (let k = 0; k < reps; k++) {
+        const t0 = performance.now()
+        yield* store.save(state)
+        saves.push(performance.now() - t0)
+      }
+      const cache = yield* cacheThroughputEffect("RunDir cache (cache.jsonl)", store.cache!, options.cacheEntries)
+      return { saves, cache }
+    })))
+    const runDirLoads: Array<number> = []
+    for (let k = 0; k < reps; k++) {
+      const t0 = performance.now()
+      const read = await Effect.runPromise(RunDir.readState(path.join(dir, "run")))
+      runDirLoads.push(performance.now() - t0)
+      if (read._tag !== "Some" || read.value.candidates.length !== state.candidates.length) throw new Error("RunDir load failed")
+    }
+    const runDirSize = (await fs.stat(path.join(dir, "run", RunDir.FILES.state))).size
     return {
       candidates: options.candidates,
       examples: options.examples,
-      method: "Schema.encode + JSON.stringify + writeFile/rename; readFile + JSON.parse + Schema.decode",
+      method: "RunDir.save (temp file + fsync + rename, previous generation kept) and RunDir.readState (JSON.parse + Schema.decode)",
+      runDirSaveMs: median(runDirTimes.saves),
+      runDirLoadMs: median(runDirLoads),
+      runDirFileMb: runDirSize / 1024 / 1024,
       saveMs: median(saves),
       loadMs: median(loads),
       saveWithoutSchemaMs: median(rawSaves),
       fileMb: size / 1024 / 1024,
       roundTripOk,
-      cache: [await cacheThroughput("EvaluationCache.memory", EvaluationCache.memory<string>(), options.cacheEntries)]
+      cache: [await cacheThroughput("EvaluationCache.memory", EvaluationCache.memory<string>(), options.cacheEntries), runDirTimes.cache]
     }
   } finally {
     await fs.rm(dir, { recursive: true, force: true })
   }
 }
+
+const cacheThroughputEffect = (name: string, cache: EvaluationCache.EvaluationCache<string>, entries: number) =>
+  Effect.promise(() => cacheThroughput(name, cache, entries))
 
 const cacheThroughput = async (name: string, cache: EvaluationCache.EvaluationCache<string>, entries: number) => {
   const keys = Array.from({ length: entries }, (_, i): EvaluationCache.CacheKey => ({

@@ -161,7 +161,10 @@ const openLog = (file: string): string => {
 }
 
 const decodeState = Schema.decodeUnknownEither(State.GepaState)
-const encodeState = Schema.encodeSync(State.GepaState)
+// Every field of GepaState encodes to itself (plain numbers, strings,
+// records and arrays), so the state is written as is: running the encoder
+// over a large run only copies it. Loading still decodes and validates.
+const encodeState = (state: State.GepaState): unknown => state
 const encodeResult = Schema.encodeSync(Result.GepaResult)
 
 type Decoded =

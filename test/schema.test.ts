@@ -247,6 +247,12 @@ describe("schema round trips", () => {
     )
   })
 
+  it("the state's encoded form is the state itself (the run directory writes it as is)", () => {
+    const state = realisticState()
+    expect(Schema.encodeSync(State.GepaState)(state)).toStrictEqual(state)
+    expect(Schema.decodeUnknownSync(State.GepaState)(JSON.parse(JSON.stringify(state)))).toStrictEqual(state)
+  })
+
   it("a GepaResult from that state survives encode -> JSON -> decode", () => {
     const state = realisticState()
     const result = Result.fromState(state, "max metric calls reached")
