@@ -152,8 +152,8 @@ export const markdown = (r: Report): string => {
   const p = r.persistence
   lines.push("", `## 4. Persistence (${p.candidates} candidates x ${p.examples} examples)`, "")
   lines.push(`Method: ${p.method}. For comparison, a plain write: Schema.encode + JSON.stringify + writeFile/rename, and the same without Schema.encode.`, "")
-  lines.push("| RunDir save ms | RunDir load ms | RunDir file MB | plain save ms | plain save without Schema.encode ms | plain load ms | round trip |", "|---|---|---|---|---|---|---|")
-  lines.push(`| ${f(p.runDirSaveMs, 0)} | ${f(p.runDirLoadMs, 0)} | ${f(p.runDirFileMb, 2)} | ${f(p.saveMs, 0)} | ${f(p.saveWithoutSchemaMs, 0)} | ${f(p.loadMs, 0)} | ${p.roundTripOk ? "OK" : "FAIL"} |`, "")
+  lines.push("| RunDir save per iteration ms | RunDir first save ms | RunDir load ms | head MB | candidates.jsonl MB | plain save ms | plain save without Schema.encode ms | plain load ms | round trip |", "|---|---|---|---|---|---|---|---|---|")
+  lines.push(`| ${f(p.runDirSaveMs, 1)} | ${f(p.runDirFirstSaveMs, 0)} | ${f(p.runDirLoadMs, 0)} | ${f(p.runDirFileMb, 2)} | ${f(p.runDirCandidatesMb, 2)} | ${f(p.saveMs, 0)} | ${f(p.saveWithoutSchemaMs, 0)} | ${f(p.loadMs, 0)} | ${p.roundTripOk ? "OK" : "FAIL"} |`, "")
   lines.push("| cache | entries | appends / s | lookups / s |", "|---|---|---|---|")
   for (const c of p.cache) lines.push(`| ${c.name} | ${c.entries} | ${f(c.appendPerSec, 0)} | ${f(c.lookupPerSec, 0)} |`)
   lines.push("", "## 5. Fault injection", "")

@@ -3,8 +3,15 @@
  * needs to continue after a stop or a crash lives in one directory:
  *
  * - `gepa_state.json`: the state after the last completed iteration, as
- *   `{ schemaVersion, savedAt, state }`. Replaced atomically (temp file,
- *   fsync, rename), so a reader never sees a partial file.
+ *   `{ schemaVersion, savedAt, generation, candidateCount, state }`, where
+ *   `state` leaves out the per-candidate texts and scores. Replaced
+ *   atomically (temp file, fsync, rename), so a reader never sees a partial
+ *   file.
+ * - `candidates.jsonl`: each candidate's components and validation scores,
+ *   one candidate a line, appended once when the candidate is first saved.
+ *   These are the bulk of a long run and never change, so a save writes only
+ *   the new ones plus the small `gepa_state.json`; the state file's
+ *   `candidateCount` says how many lines belong to it.
  * - `gepa_state.prev.json`: the generation before it, the fallback when the
  *   current file is unreadable (a corrupt current file is kept aside as
  *   `gepa_state.corrupt-<time>.json`).
@@ -46,6 +53,7 @@ export const FILES = {
   prev: "gepa_state.prev.json",
   events: "events.jsonl",
   cache: "cache.jsonl",
+  candidates: "candidates.jsonl",
   best: "best_candidate.json",
   bestOutputs: "best_outputs.json",
   result: "result.json",
@@ -91,7 +99,53 @@ export interface SavedState {
    * the state does not count yet (absent in files from before it existed)
    */
   readonly generation?: number
+  /**
+   * how many lines of `candidates.jsonl` belong to this state; when present,
+   * `state` has empty `candidates`, `valScores` and `objectiveScores`
+   */
+  readonly candidateCount?: number
   readonly state: unknown
+}
+
+/**
+ * One line of `candidates.jsonl`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CandidateLine {
+  readonly i: number
+  readonly candidate: unknown
+  readonly valScores: unknown
+  readonly objectiveScores: unknown
+}
+
+/** The valid prefix of `candidates.jsonl` and the byte offset after each line. */
+interface CandidateLog {
+  readonly lines: Array<CandidateLine>
+  readonly ends: Array<number>
+}
+
+const parseCandidateLog = (text: string): CandidateLog => {
+  const lines: Array<CandidateLine> = []
+  const ends: Array<number> = []
+  let offset = 0
+  for (const raw of text.split("\n")) {
+    if (raw.length === 0) break
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(raw)
+    } catch {
+      break
+    }
+    const line = parsed as CandidateLine
+    // lines are written in index order; anything else ends the usable prefix
+    if (typeof parsed !== "object" || parsed === null || line.i !== lines.length) break
+    offset += Buffer.byteLength(raw) + 1
+    lines.push(line)
+    ends.push(offset)
+  }
+  return { lines, ends }
 }
 
 const errorText = (e: unknown): string => {
@@ -177,7 +231,11 @@ type Decoded =
  * "corrupt" (the caller may fall back); a version this code cannot handle is
  * a hard failure, since the previous generation has the same version.
  */
-const readStateFile = (file: string, migrations: Migrations): Effect.Effect<Decoded, PersistenceError> =>
+const readStateFile = (
+  file: string,
+  migrations: Migrations,
+  candidates: CandidateLog
+): Effect.Effect<Decoded, PersistenceError> =>
   Effect.gen(function*() {
     let text: string
     try {
@@ -210,6 +268,26 @@ const readStateFile = (file: string, migrations: Migrations): Effect.Effect<Deco
       )
     }
     let state = envelope.state
+    if (envelope.candidateCount !== undefined) {
+      const count = envelope.candidateCount
+      if (!Number.isInteger(count) || count < 0) {
+        return { _tag: "corrupt", detail: `candidateCount is ${JSON.stringify(count)}` } as const
+      }
+      if (candidates.lines.length < count) {
+        return {
+          _tag: "corrupt",
+          detail: `${FILES.candidates} holds ${candidates.lines.length} readable candidate lines, the state needs ${count}`
+        } as const
+      }
+      if (typeof state !== "object" || state === null) return { _tag: "corrupt", detail: "state is not an object" } as const
+      const own = candidates.lines.slice(0, count)
+      state = {
+        ...(state as object),
+        candidates: own.map((l) => l.candidate),
+        valScores: own.map((l) => l.valScores),
+        objectiveScores: own.map((l) => l.objectiveScores)
+      }
+    }
     while (version < State.SCHEMA_VERSION) {
       const migrate = migrations[version]
       if (migrate === undefined) {
@@ -390,6 +468,18 @@ export const make = <O>(
       )
 
     const events = yield* openAppend(FILES.events)
+    const candidateFile = yield* openAppend(FILES.candidates)
+    let candidateLog = parseCandidateLog(candidateFile.text)
+    // candidate lines that belong to the state in use (after load, or saved since)
+    let written = 0
+    /** Drops candidate lines past `count` (left by a generation that was lost). */
+    const keepCandidates = (count: number) =>
+      attempt(file(FILES.candidates), "truncate", () => {
+        const bytes = count === 0 ? 0 : candidateLog.ends[count - 1]!
+        fs.truncateSync(file(FILES.candidates), bytes)
+        candidateLog = { lines: candidateLog.lines.slice(0, count), ends: candidateLog.ends.slice(0, count) }
+        written = count
+      })
     const useCache = options?.cache ?? true
     let cacheFd: number | undefined
     const entries = new Map<string, EvaluationCache.CachedEvaluation<O>>()
@@ -449,24 +539,26 @@ export const make = <O>(
      * were paid for but are not counted in its metric calls, so they are
      * owed (see `CachedEvaluation.owed`).
      */
-    const resumeFrom = (loaded: { readonly state: State.GepaState; readonly generation: number }) => {
-      generation = loaded.generation
-      for (const [k, g] of generations) {
-        if (g >= generation) entries.set(k, { ...entries.get(k)!, owed: true })
-      }
-      return Option.some(loaded.state)
-    }
+    const resumeFrom = (loaded: { readonly state: State.GepaState; readonly generation: number }) =>
+      Effect.gen(function*() {
+        generation = loaded.generation
+        for (const [k, g] of generations) {
+          if (g >= generation) entries.set(k, { ...entries.get(k)!, owed: true })
+        }
+        yield* keepCandidates(loaded.state.candidates.length)
+        return Option.some(loaded.state)
+      })
 
     const load: Effect.Effect<Option.Option<State.GepaState>, PersistenceError> = Effect.gen(function*() {
-      const current = yield* readStateFile(file(FILES.state), migrations)
-      if (current._tag === "ok") return resumeFrom(current)
-      const previous = yield* readStateFile(file(FILES.prev), migrations)
+      const current = yield* readStateFile(file(FILES.state), migrations, candidateLog)
+      if (current._tag === "ok") return yield* resumeFrom(current)
+      const previous = yield* readStateFile(file(FILES.prev), migrations, candidateLog)
       if (previous._tag === "ok") {
         if (current._tag === "corrupt") {
           const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
           yield* attempt(file(FILES.state), "move the corrupt state file aside", () => fs.renameSync(file(FILES.state), aside))
         }
-        return resumeFrom(previous)
+        return yield* resumeFrom(previous)
       }
       if (current._tag === "missing" && previous._tag === "missing") {
         // Lines of generation 0 only: the process died before its first save,
@@ -476,6 +568,7 @@ export const make = <O>(
         let everSaved = false
         for (const g of generations.values()) if (g > 0) everSaved = true
         if (!everSaved) for (const [k, entry] of entries) entries.set(k, { ...entry, owed: true })
+        yield* keepCandidates(0)
         return Option.none()
       }
       const problems = [
@@ -506,11 +599,40 @@ export const make = <O>(
           fs.fsyncSync(cacheFd)
           cacheDirty = false
         }
+        const count = state.candidates.length
+        if (count < written) {
+          // not reached by the engine (candidates are only ever added); kept
+          // so that the file always matches the state that was saved
+          fs.truncateSync(file(FILES.candidates), count === 0 ? 0 : candidateLog.ends[count - 1]!)
+          candidateLog = { lines: candidateLog.lines.slice(0, count), ends: candidateLog.ends.slice(0, count) }
+          written = count
+        }
+        if (count > written) {
+          let offset = written === 0 ? 0 : candidateLog.ends[written - 1]!
+          let chunk = ""
+          for (let i = written; i < count; i++) {
+            const line: CandidateLine = {
+              i,
+              candidate: state.candidates[i],
+              valScores: state.valScores[i],
+              objectiveScores: state.objectiveScores[i]
+            }
+            const text = JSON.stringify(line) + "\n"
+            offset += Buffer.byteLength(text)
+            candidateLog.lines.push(line)
+            candidateLog.ends.push(offset)
+            chunk += text
+          }
+          fs.writeSync(candidateFile.fd, chunk)
+          fs.fsyncSync(candidateFile.fd)
+          written = count
+        }
         const envelope: SavedState = {
           schemaVersion: State.SCHEMA_VERSION,
           savedAt: stampNow(),
           generation: generation + 1,
-          state: encodeState(state)
+          candidateCount: count,
+          state: encodeState({ ...state, candidates: [], valScores: [], objectiveScores: [] })
         }
         writeAtomic(root, FILES.state, JSON.stringify(envelope), FILES.prev)
         generation++
@@ -563,8 +685,10 @@ export const readState = (
 ): Effect.Effect<Option.Option<State.GepaState>, PersistenceError> =>
   Effect.gen(function*() {
     const root = path.resolve(dir)
+    const candidates = yield* attempt(path.join(root, FILES.candidates), "read", () =>
+      parseCandidateLog(fs.existsSync(path.join(root, FILES.candidates)) ? fs.readFileSync(path.join(root, FILES.candidates), "utf8") : ""))
     for (const name of [FILES.state, FILES.prev]) {
-      const r = yield* readStateFile(path.join(root, name), options?.migrations ?? {})
+      const r = yield* readStateFile(path.join(root, name), options?.migrations ?? {}, candidates)
       if (r._tag === "ok") return Option.some(r.state)
     }
     return Option.none()

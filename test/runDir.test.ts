@@ -80,6 +80,27 @@ const bigState = (candidates: number, valSize: number, textSize: number): State.
   return state
 }
 
+/** The first `n` candidates of a state built by `bigState`, as the state was when it had them. */
+const slice = (state: State.GepaState, n: number): State.GepaState => {
+  let out = Either.getOrThrow(State.initial({
+    seed: 1,
+    seedCandidate: state.candidates[0]!,
+    frontierType: "instance",
+    valset: { scores: state.valScores[0]! },
+    metricCalls: state.valCoverage[0]!
+  }))
+  for (let c = 1; c < n; c++) {
+    const [next] = Either.getOrThrow(State.addCandidate(out, {
+      candidate: state.candidates[c]!,
+      parents: state.parents[c]!,
+      valset: { scores: state.valScores[c]! },
+      discoveryBudget: state.discoveryBudget[c]!
+    }))
+    out = { ...next, iteration: c, trace: state.trace.slice(0, c) }
+  }
+  return out
+}
+
 describe("RunDir", () => {
   it.scoped("save/load round trip, atomically, without temp files left", () =>
     Effect.gen(function*() {
@@ -101,35 +122,70 @@ describe("RunDir", () => {
       expect(best.candidate).toEqual(state.candidates[State.bestIndex(state)])
     }))
 
-  it.scoped("save and load time at realistic sizes", () =>
+  it.scoped("a large state round-trips; each save appends only the new candidates", () =>
     Effect.gen(function*() {
-      for (const [candidates, valSize, textSize] of [[50, 100, 1000], [200, 300, 2000]] as const) {
-        const dir = tmpDir()
-        const state = bigState(candidates, valSize, textSize)
-        const store = yield* RunDir.make<string>(dir)
-        const n = 5
-        let t = performance.now()
-        for (let i = 0; i < n; i++) yield* store.save({ ...state, iteration: state.iteration + i })
-        const saveMs = (performance.now() - t) / n
-        t = performance.now()
-        const loaded = yield* store.load
-        const loadMs = performance.now() - t
-        assert.strictEqual(Option.getOrThrow(loaded).candidates.length, candidates)
-        const size = fs.statSync(path.join(dir, "gepa_state.json")).size
-        console.log(
-          `state ${candidates} candidates x ${valSize} val x 2x${textSize} chars: ${(size / 1e6).toFixed(2)} MB, ` +
-            `save ${saveMs.toFixed(1)} ms, load ${loadMs.toFixed(1)} ms`
-        )
-      }
       const dir = tmpDir()
+      const state = bigState(60, 200, 500)
       const store = yield* RunDir.make<string>(dir)
-      const n = 5000
-      const t = performance.now()
-      for (let i = 0; i < n; i++) {
-        yield* store.cache!.set({ candidateHash: "h", split: "val", id: String(i) }, { output: "some output text", score: 0.5 })
-      }
-      console.log(`cache append: ${(n / ((performance.now() - t) / 1000)).toFixed(0)} entries/s`)
-    }), 60_000)
+      yield* store.load
+      const early = slice(state, 40)
+      yield* store.save(early)
+      const log = path.join(dir, RunDir.FILES.candidates)
+      const lines = () => fs.readFileSync(log, "utf8").split("\n").filter((l) => l.length > 0).length
+      expect(lines()).toBe(40)
+      const sizeAfterEarly = fs.statSync(log).size
+      yield* store.save({ ...early, iteration: early.iteration + 1 })
+      // nothing new: the candidate log is untouched, only the small head is rewritten
+      expect(fs.statSync(log).size).toBe(sizeAfterEarly)
+      yield* store.save(state)
+      expect(lines()).toBe(60)
+      const head = JSON.parse(fs.readFileSync(path.join(dir, RunDir.FILES.state), "utf8")) as RunDir.SavedState
+      expect(head.candidateCount).toBe(60)
+      expect((head.state as State.GepaState).valScores).toEqual([])
+      expect(Option.getOrThrow(yield* RunDir.readState(dir))).toEqual(state)
+    }))
+
+  it.scoped("candidate lines past the saved count (a crash between append and save) are dropped", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      const state = bigState(8, 20, 50)
+      const five = slice(state, 5)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* RunDir.make<string>(dir)
+        yield* store.load
+        yield* store.save(five)
+      }))
+      // a crashed process appended two candidates, then died before saving the state
+      const log = path.join(dir, RunDir.FILES.candidates)
+      const stale = (i: number) => JSON.stringify({ i, candidate: { a: "stale", b: "stale" }, valScores: {}, objectiveScores: {} })
+      fs.appendFileSync(log, `${stale(5)}\n${stale(6)}\n`)
+      const store = yield* RunDir.make<string>(dir)
+      expect(Option.getOrThrow(yield* store.load)).toEqual(five)
+      expect(fs.readFileSync(log, "utf8").split("\n").filter((l) => l.length > 0).length).toBe(5)
+      yield* store.save(slice(state, 6))
+      const reloaded = Option.getOrThrow(yield* RunDir.readState(dir))
+      expect(reloaded.candidates[5]).toEqual(state.candidates[5])
+      expect(reloaded.candidates.length).toBe(6)
+    }))
+
+  it.scoped("a damaged candidate log falls back to the generation it still covers", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      const state = bigState(6, 20, 50)
+      const four = slice(state, 4)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* RunDir.make<string>(dir)
+        yield* store.load
+        yield* store.save(four)
+        yield* store.save(state)
+      }))
+      // the last candidate line is garbled: the current state (6 lines) is unreadable, the previous (4) is not
+      const log = path.join(dir, RunDir.FILES.candidates)
+      const kept = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.length > 0)
+      fs.writeFileSync(log, [...kept.slice(0, 5), "{garbled"].join("\n") + "\n")
+      const store = yield* RunDir.make<string>(dir)
+      expect(Option.getOrThrow(yield* store.load)).toEqual(four)
+    }))
 
   it.scoped("a corrupt state file falls back to the previous generation and is kept aside", () =>
     Effect.gen(function*() {
