@@ -18,6 +18,22 @@ import type { ProposalError } from "./Errors.js"
 export type ProposalKind = "reflective" | "merge"
 
 /**
+ * A child evaluated on its parent's minibatch.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EvaluatedChild {
+  readonly kind: ProposalKind
+  readonly candidate: Candidate
+  readonly parents: ReadonlyArray<number>
+  readonly components: ReadonlyArray<string>
+  readonly subsampleIds: ReadonlyArray<string>
+  readonly scoresBefore: ReadonlyArray<number>
+  readonly scoresAfter: ReadonlyArray<number>
+}
+
+/**
  * The outcome of one proposal:
  * - `Accepted`: the child passed the acceptance test on the minibatch and
  *   awaits its validation evaluation;
@@ -31,24 +47,8 @@ export type ProposalKind = "reflective" | "merge"
  * @category models
  */
 export type ProposalResult = Data.TaggedEnum<{
-  Accepted: {
-    readonly kind: ProposalKind
-    readonly candidate: Candidate
-    readonly parents: ReadonlyArray<number>
-    readonly components: ReadonlyArray<string>
-    readonly subsampleIds: ReadonlyArray<string>
-    readonly scoresBefore: ReadonlyArray<number>
-    readonly scoresAfter: ReadonlyArray<number>
-  }
-  Rejected: {
-    readonly kind: ProposalKind
-    readonly candidate: Candidate
-    readonly parents: ReadonlyArray<number>
-    readonly components: ReadonlyArray<string>
-    readonly subsampleIds: ReadonlyArray<string>
-    readonly scoresBefore: ReadonlyArray<number>
-    readonly scoresAfter: ReadonlyArray<number>
-  }
+  Accepted: EvaluatedChild
+  Rejected: EvaluatedChild
   Skipped: { readonly kind: ProposalKind; readonly parents: ReadonlyArray<number>; readonly reason: string }
   Failed: {
     readonly kind: ProposalKind
