@@ -320,5 +320,11 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
       expect(result.bestScore).toBe(1)
       const auth = server.requests.map((r) => r.headers["authorization"])
       expect(auth.every((a) => a === "Bearer test-key")).toBe(true)
+      // the key reached the server, and nowhere else: not the output, not a file of the run directory
+      for (const text of [first.out, first.err, resumed.out, resumed.err]) expect(text).not.toContain("test-key")
+      for (const name of fs.readdirSync(path.join(dir, "run"))) {
+        const file = path.join(dir, "run", name)
+        if (fs.statSync(file).isFile()) expect(fs.readFileSync(file, "utf8"), name).not.toContain("test-key")
+      }
     }))
 })
