@@ -2,16 +2,16 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Task from "../examples/demo/task.js"
 import * as Cli from "../src/Cli.js"
 import * as FakeOpenAi from "./fixtures/openaiServer.js"
+import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
 const root = path.resolve(__dirname, "..")
 const bin = path.join(root, "bin", "gepa.js")
 
-const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "gepa-cli-"))
+const tmpDir = () => makeTmpDir("gepa-cli-")
 
 const messageOf = <A>(either: Either.Either<A, Cli.CliInputError>): string => {
   if (Either.isRight(either)) throw new Error("expected an input error")

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { runDemo } from "../examples/demo/run.js"
 import * as Task from "../examples/demo/task.js"
 import type { GepaEvent } from "../src/Event.js"
+import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
 describe("demo", () => {
   it.effect("improves on the seed prompt with a small budget and writes its report", () =>
     Effect.gen(function*() {
-      const runDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gepa-demo-")), "run")
+      const runDir = path.join(makeTmpDir("gepa-demo-"), "run")
       const tags = new Set<GepaEvent["_tag"]>()
       const demo = yield* runDemo({ maxMetricCalls: 300, runDir, onEvent: (e) => void tags.add(e._tag) })
       const { result } = demo
@@ -28,7 +28,7 @@ describe("demo", () => {
   // 500 metric calls (the run is deterministic, so this does not flake).
   it.effect("merges lineages that improved different components, and accepts the merge", () =>
     Effect.gen(function*() {
-      const runDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gepa-demo-")), "run")
+      const runDir = path.join(makeTmpDir("gepa-demo-"), "run")
       const { result } = yield* runDemo({ maxMetricCalls: 500, seed: 0, runDir, writeReport: false })
       expect(result.mergesAttempted).toBeGreaterThanOrEqual(1)
       expect(result.mergesAccepted).toBeGreaterThanOrEqual(1)

@@ -2,7 +2,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Option, Ref, Schedule, Stream, TestClock } from "effect"
 import fc from "fast-check"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Adapter from "../src/Adapter.js"
 import { AdapterError } from "../src/Errors.js"
@@ -14,6 +13,7 @@ import * as LanguageModel from "../src/LanguageModel.js"
 import * as State from "../src/State.js"
 import * as StopCondition from "../src/StopCondition.js"
 import * as Toy from "./fixtures/toy.js"
+import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
 const trainset = Toy.makeExamples(30)
 const valset = Toy.makeExamples(12, 100)
@@ -365,7 +365,7 @@ describe("stop conditions", () => {
 
   it.effect("stopFile", () =>
     Effect.gen(function*() {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-stop-"))
+      const dir = makeTmpDir("gepa-stop-")
       const file = path.join(dir, "gepa.stop")
       let iterations = 0
       const { adapter } = yield* Toy.makeAdapter()

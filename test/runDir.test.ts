@@ -11,8 +11,9 @@ import * as State from "../src/State.js"
 import * as StopCondition from "../src/StopCondition.js"
 import { crashConfig, instrument } from "./fixtures/crashChild.js"
 import * as Toy from "./fixtures/toy.js"
+import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
-const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "gepa-rundir-"))
+const tmpDir = () => makeTmpDir("gepa-rundir-")
 
 const trainset = Toy.makeExamples(30)
 const valset = Toy.makeExamples(12, 100)
