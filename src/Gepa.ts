@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { type Duration, Effect, type Schedule, Stream } from "effect"
+import { type Duration, Effect, type Schedule, type Scope, Stream } from "effect"
 import type * as Acceptance from "./Acceptance.js"
 import type { Adapter } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
@@ -133,7 +133,7 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly runDir?: string
   /** persistence of the run (a run directory); see `RunDir` */
-  readonly store?: Effect.Effect<RunStore<O>, PersistenceError | ConfigError, import("effect").Scope.Scope>
+  readonly store?: Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope>
   /** receives every event */
   readonly onEvent?: (event: GepaEvent) => void | Effect.Effect<void>
 }
