@@ -291,6 +291,16 @@ describe("configuration", () => {
       const error = yield* Effect.flip(Gepa.optimize({ ...base(adapter), maxMetricCalls: 100, minibatchSize: 0 }))
       assert.strictEqual(error._tag, "ConfigError")
       if (error._tag === "ConfigError") assert.strictEqual(error.field, "minibatchSize")
+      const cases = [
+        [{ candidateSelector: { epsilonGreedy: 2 } }, "candidateSelector"],
+        [{ merge: { maxInvocations: -1 } }, "merge.maxInvocations"],
+        [{ evaluationPolicy: { incremental: 0 } }, "evaluationPolicy.incremental"],
+        [{ maxMetricCalls: 10.5 }, "maxMetricCalls"]
+      ] as const
+      for (const [override, field] of cases) {
+        const e = yield* Effect.flip(Gepa.optimize({ ...base(adapter), maxMetricCalls: 100, ...override }))
+        assert.strictEqual(e._tag === "ConfigError" ? e.field : e._tag, field)
+      }
     }))
 
   it.effect("a budget smaller than the validation set fails before any evaluation", () =>

@@ -91,16 +91,25 @@ const check = (ok: boolean, field: string, detail: string): Effect.Effect<void, 
 const optionalPositiveInt = (value: unknown, field: string) =>
   check(value === undefined || isPositiveInt(value), field, `expected a positive integer, got ${String(value)}`)
 
+const optionalNonNegativeInt = (value: unknown, field: string) =>
+  check(
+    value === undefined || (typeof value === "number" && Number.isInteger(value) && value >= 0),
+    field,
+    `expected a non-negative integer, got ${String(value)}`
+  )
+
+/** A strategy from a constructor that rejects bad arguments with a RangeError. */
+const construct = <A>(field: string, make: () => A): Effect.Effect<A, ConfigError> =>
+  Effect.try({ try: make, catch: (e) => new ConfigError({ field, detail: e instanceof Error ? e.message : String(e) }) })
+
 const resolveSelector = (
   s: Config<unknown>["candidateSelector"]
 ): Effect.Effect<CandidateSelector.CandidateSelector, ConfigError> => {
   if (s === undefined || s === "pareto") return Effect.succeed(CandidateSelector.pareto)
   if (s === "current_best") return Effect.succeed(CandidateSelector.currentBest)
   if (typeof s === "function") return Effect.succeed(s)
-  return Effect.try({
-    try: () => ("epsilonGreedy" in s ? CandidateSelector.epsilonGreedy(s.epsilonGreedy) : CandidateSelector.topKPareto(s.topKPareto)),
-    catch: (e) => new ConfigError({ field: "candidateSelector", detail: (e as Error).message })
-  })
+  return construct("candidateSelector", () =>
+    "epsilonGreedy" in s ? CandidateSelector.epsilonGreedy(s.epsilonGreedy) : CandidateSelector.topKPareto(s.topKPareto))
 }
 
 const resolve = <D, T, O>(
@@ -117,11 +126,7 @@ const resolve = <D, T, O>(
     yield* optionalPositiveInt(config.chunkSize, "chunkSize")
     yield* optionalPositiveInt(config.parallelProposals, "parallelProposals")
     yield* optionalPositiveInt(config.maxConsecutiveFailedIterations, "maxConsecutiveFailedIterations")
-    yield* check(
-      config.maxMetricCalls === undefined || (Number.isInteger(config.maxMetricCalls) && config.maxMetricCalls >= 0),
-      "maxMetricCalls",
-      `expected a non-negative integer, got ${String(config.maxMetricCalls)}`
-    )
+    yield* optionalNonNegativeInt(config.maxMetricCalls, "maxMetricCalls")
     yield* check(config.perfectScore === undefined || Number.isFinite(config.perfectScore), "perfectScore", "must be a finite number")
     yield* check(config.fallbackScore === undefined || Number.isFinite(config.fallbackScore), "fallbackScore", "must be a finite number")
 
@@ -141,11 +146,7 @@ const resolve = <D, T, O>(
       const m = config.merge === true ? {} : config.merge
       yield* optionalPositiveInt(m.overlapFloor, "merge.overlapFloor")
       yield* optionalPositiveInt(m.subsampleSize, "merge.subsampleSize")
-      yield* check(
-        m.maxInvocations === undefined || (Number.isInteger(m.maxInvocations) && m.maxInvocations >= 0),
-        "merge.maxInvocations",
-        `expected a non-negative integer, got ${String(m.maxInvocations)}`
-      )
+      yield* optionalNonNegativeInt(m.maxInvocations, "merge.maxInvocations")
       merge = { maxInvocations: m.maxInvocations ?? 5, overlapFloor: m.overlapFloor ?? 5, subsampleSize: m.subsampleSize ?? 5 }
     }
 
@@ -153,10 +154,8 @@ const resolve = <D, T, O>(
       ? EvaluationPolicy.full
       : typeof config.evaluationPolicy === "function"
       ? config.evaluationPolicy
-      : yield* Effect.try({
-        try: () => EvaluationPolicy.incremental((config.evaluationPolicy as { incremental: number }).incremental),
-        catch: (e) => new ConfigError({ field: "evaluationPolicy.incremental", detail: (e as Error).message })
-      })
+      : yield* construct("evaluationPolicy.incremental", () =>
+        EvaluationPolicy.incremental((config.evaluationPolicy as { readonly incremental: number }).incremental))
     const accept = config.acceptance === undefined || config.acceptance === "strict_improvement"
       ? Acceptance.strictImprovement
       : config.acceptance === "improvement_or_equal"
