@@ -154,7 +154,7 @@ export interface Config<S extends string | Candidate, D, E = never, R = never> e
   /** the starting text, or texts; absent for a seedless start (then `objective` is required) */
   readonly seedCandidate?: S
   /** scores a candidate; see `Evaluator` and `evaluator` to lift plain functions */
-  readonly evaluator: Evaluator<CandidateOf<S>, D, E, R>
+  readonly evaluator: Evaluator<CandidateOf<NoInfer<S>>, D, E, R>
   /** examples (multi-task and generalization modes); absent for single-task mode */
   readonly dataset?: ReadonlyArray<D> | DataLoader<D>
   /** validation examples (generalization mode); needs `dataset` */
