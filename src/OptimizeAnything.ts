@@ -34,6 +34,7 @@ import type { DataLoaderError } from "./DataLoader.js"
 import type { PersistenceError } from "./Errors.js"
 import type { ObjectiveScores } from "./EvaluationBatch.js"
 import type * as Gepa from "./Gepa.js"
+import * as command from "./internal/optimizeAnything/command.js"
 import * as internal from "./internal/optimizeAnything/run.js"
 import type { EvaluationRecord, EvaluationTrace } from "./internal/optimizeAnything/sideInfo.js"
 import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
@@ -327,3 +328,54 @@ export const evaluator = <C, D = unknown>(
   f: (candidate: C, example: D) => EvaluatorResult | PromiseLike<EvaluatorResult>
 ): Evaluator<C, D, unknown> =>
 (candidate, example) => internal.lift(() => f(candidate, example))
+
+/**
+ * Options of the `gepa anything` command (paths are relative to the
+ * environment's `cwd`).
+ *
+ * - `evaluator`: a module exporting `evaluate` (or `evaluator`, or a default
+ *   export), a function `(candidate, example)` returning a score or `{ score,
+ *   sideInfo, scores }`, directly, as a Promise or as an Effect;
+ * - `seed`: a text file with the seed (a `.json` file may hold an object of
+ *   named texts); absent for a seedless start from `objective`;
+ * - `dataset`, `valset`, `testset`: JSON Lines files (one JSON value per
+ *   line) or `.json` arrays;
+ * - `runDir`: the run directory (state, events, cache, result, report);
+ * - `engine`: the engine options as parsed by the CLI (budget, stops...).
+ *
+ * @since 0.2.0
+ * @category command
+ */
+export type CommandOptions = command.CommandOptions
+
+/**
+ * What the command needs from the CLI: the reflection model and where to
+ * print.
+ *
+ * @since 0.2.0
+ * @category command
+ */
+export type CommandEnvironment = command.CommandEnvironment
+
+/**
+ * The files the command writes in the run directory besides those of
+ * `RunDir`: the HTML report and, with a test set, the test scores.
+ *
+ * @since 0.2.0
+ * @category command
+ */
+export const commandFiles = command.files
+
+/**
+ * Runs `gepa anything`: checks and loads every input (the evaluator module,
+ * the seed, the data files) before the run directory is touched, runs
+ * `optimizeAnything` there, writes the report and the test scores and prints
+ * a summary. Bad input fails with a `ConfigError` naming the flag.
+ *
+ * @since 0.2.0
+ * @category command
+ */
+export const runCommand: (
+  options: CommandOptions,
+  env: CommandEnvironment
+) => Effect.Effect<Result<unknown>, OptimizeAnythingError> = command.runCommand

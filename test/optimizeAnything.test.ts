@@ -569,3 +569,71 @@ describe("optimizeAnything: faces", () => {
       assert.isTrue(interrupted)
     }))
 })
+
+describe("optimizeAnything: the anything command", () => {
+  const setup = () => {
+    const dir = tmpDir()
+    fs.writeFileSync(
+      path.join(dir, "evaluate.mjs"),
+      [
+        "export const evaluate = async (candidate, example) => {",
+        "  const have = (candidate.match(/!/g) ?? []).length",
+        "  return { score: have >= example.need ? 1 : 0, sideInfo: { need: example.need, have } }",
+        "}"
+      ].join("\n")
+    )
+    fs.writeFileSync(path.join(dir, "seed.txt"), "hi\n")
+    fs.writeFileSync(path.join(dir, "data.jsonl"), "{\"need\": 1}\n\n{\"need\": 2}\n")
+    fs.writeFileSync(path.join(dir, "test.jsonl"), "{\"need\": 0}\n{\"need\": 3}\n")
+    return dir
+  }
+
+  it.scoped("loads the evaluator module, seed and data files, and writes the run directory and report", () =>
+    Effect.gen(function*() {
+      const dir = setup()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const out: Array<string> = []
+      const { model } = recording((prompt) => currentText(prompt) + "!")
+      const result = yield* OptimizeAnything.runCommand({
+        evaluator: "evaluate.mjs",
+        seed: "seed.txt",
+        objective: "Enough exclamation marks.",
+        dataset: "data.jsonl",
+        testset: "test.jsonl",
+        runDir: "run",
+        engine: { maxMetricCalls: 20 }
+      }, { reflectionModel: model, stdout: (t) => out.push(t), cwd: dir })
+      assert.strictEqual(result.bestCandidate, "hi!!")
+      const text = out.join("")
+      assert.include(text, "Done (multi-task)")
+      assert.include(text, "test score    seed 0.500 -> best 0.500")
+      for (const name of ["report.html", "result.json", "events.jsonl", "gepa_state.json", "test_scores.json"]) {
+        assert.isTrue(fs.existsSync(path.join(dir, "run", name)), name)
+      }
+    }))
+
+  it.scoped("bad input names the flag and writes nothing", () =>
+    Effect.gen(function*() {
+      const dir = setup()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      fs.writeFileSync(path.join(dir, "bad.jsonl"), "{\"need\": 1}\nnot json\n")
+      const { model } = recording(() => "x")
+      const run = (options: Partial<OptimizeAnything.CommandOptions>) =>
+        Effect.flip(OptimizeAnything.runCommand({ evaluator: "evaluate.mjs", seed: "seed.txt", runDir: "run", ...options }, {
+          reflectionModel: model,
+          stdout: () => {},
+          cwd: dir
+        }))
+      const missing = yield* run({ dataset: "nope.jsonl" })
+      assert.include(missing.message, "\"--dataset\"")
+      assert.include(missing.message, "file not found")
+      const bad = yield* run({ dataset: "bad.jsonl" })
+      assert.include(bad.message, "bad.jsonl:2: invalid JSON")
+      const noModule = yield* run({ evaluator: "missing.mjs" })
+      assert.include(noModule.message, "\"--evaluator\"")
+      fs.writeFileSync(path.join(dir, "empty.mjs"), "export const other = 1\n")
+      const noFunction = yield* run({ evaluator: "empty.mjs" })
+      assert.include(noFunction.message, "must export a function named \"evaluate\"")
+      assert.isFalse(fs.existsSync(path.join(dir, "run")))
+    }))
+})
