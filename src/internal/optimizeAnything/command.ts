@@ -209,7 +209,9 @@ export const runCommand = (
     const report = yield* write(files.report, Report.render({
       result: { ...rest, bestCandidate: bestComponents },
       trace: result.state.trace,
-      title: `GEPA anything run ${path.basename(runDir)}`,
+      title: `GEPA anything run ${path.basename(runDir)} (${result.mode}${
+        result.seedGeneration === undefined ? "" : ", seed written by the reflection model"
+      })`,
       generatedAt: new Date().toISOString()
     }))
     if (test !== undefined) yield* write(files.test, `${JSON.stringify(test, null, 2)}\n`)
@@ -217,6 +219,9 @@ export const runCommand = (
     env.stdout([
       "",
       `Done (${result.mode}): ${result.stopReason}`,
+      ...(result.seedGeneration === undefined
+        ? []
+        : [`  seed          written by the reflection model (${result.seedGeneration.attempts} call${result.seedGeneration.attempts === 1 ? "" : "s"})`]),
       `  seed score    ${fmt(result.seedScore)}`,
       `  best score    ${fmt(result.bestScore)} (candidate ${result.bestIndex} of ${result.candidates.length})`,
       `  metric calls  ${result.totalMetricCalls}, iterations ${result.iterations}`,
