@@ -612,6 +612,24 @@ describe("optimizeAnything: the anything command", () => {
       }
     }))
 
+  it.scoped("a seedless command run says the reflection model wrote the seed", () =>
+    Effect.gen(function*() {
+      const dir = setup()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const out: Array<string> = []
+      const { model } = recording((prompt) => (prompt.includes("Write the first version") ? "hey" : currentText(prompt) + "!"))
+      const result = yield* OptimizeAnything.runCommand({
+        evaluator: "evaluate.mjs",
+        objective: "Enough exclamation marks.",
+        dataset: "data.jsonl",
+        runDir: "run",
+        engine: { maxMetricCalls: 12 }
+      }, { reflectionModel: model, stdout: (t) => out.push(t), cwd: dir })
+      assert.strictEqual(result.seedCandidate, "hey")
+      assert.include(out.join(""), "seed written by the reflection model (1 call)")
+      assert.include(fs.readFileSync(path.join(dir, "run", "report.html"), "utf8"), "seed written by the reflection model")
+    }))
+
   it.scoped("bad input names the flag and writes nothing", () =>
     Effect.gen(function*() {
       const dir = setup()
