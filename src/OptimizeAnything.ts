@@ -34,6 +34,7 @@ import type { DataLoaderError } from "./DataLoader.js"
 import type { PersistenceError } from "./Errors.js"
 import type { ObjectiveScores } from "./EvaluationBatch.js"
 import type * as Gepa from "./Gepa.js"
+import * as cli from "./internal/optimizeAnything/cliCommand.js"
 import * as command from "./internal/optimizeAnything/command.js"
 import * as internal from "./internal/optimizeAnything/run.js"
 import type { EvaluationRecord, EvaluationTrace } from "./internal/optimizeAnything/sideInfo.js"
@@ -379,3 +380,48 @@ export const runCommand: (
   options: CommandOptions,
   env: CommandEnvironment
 ) => Effect.Effect<Result<unknown>, OptimizeAnythingError> = command.runCommand
+
+/**
+ * What the `anything` subcommand needs from the CLI: the working directory,
+ * where to print, and how to build the reflection model from its name and
+ * base URL (the CLI's model factory).
+ *
+ * @since 0.2.0
+ * @category command
+ */
+export type CliEnvironment<E> = cli.CliEnvironment<E>
+
+/**
+ * The flags of `gepa anything`, before parsing.
+ *
+ * @since 0.2.0
+ * @category command
+ */
+export type CommandFlags = cli.FlagValues
+
+/**
+ * The `runCommand` options and the reflection model named by the flags of
+ * `gepa anything`, or the first problem as a `ConfigError` naming its flag.
+ * Pure (the run directory default uses `now`).
+ *
+ * @since 0.2.0
+ * @category command
+ */
+export const commandFromFlags = cli.fromFlags
+
+/**
+ * The `gepa anything` subcommand (an @effect/cli `Command`): add it to the
+ * `gepa` command's subcommands.
+ *
+ * @example
+ * ```ts
+ * Command.make("gepa").pipe(Command.withSubcommands([
+ *   optimize, resume, report, show,
+ *   OptimizeAnything.cliCommand({ cwd: env.cwd, stdout: env.stdout, makeReflectionModel: (spec) => env.makeModel("reflection", spec) })
+ * ]))
+ * ```
+ *
+ * @since 0.2.0
+ * @category command
+ */
+export const cliCommand = cli.command

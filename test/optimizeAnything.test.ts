@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Command } from "@effect/cli"
+import { NodeContext } from "@effect/platform-node"
+import { Cause, Effect, Either, Exit, Option } from "effect"
 import * as fc from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -654,4 +656,63 @@ describe("optimizeAnything: the anything command", () => {
       assert.include(noFunction.message, "must export a function named \"evaluate\"")
       assert.isFalse(fs.existsSync(path.join(dir, "run")))
     }))
+})
+
+describe("optimizeAnything: the anything subcommand", () => {
+  const gepa = (cwd: string, out: Array<string>, specs: Array<unknown>) => {
+    const { model } = recording((prompt) => currentText(prompt) + "!")
+    const anything = OptimizeAnything.cliCommand({
+      cwd,
+      stdout: (t) => out.push(t),
+      makeReflectionModel: (spec) => Effect.sync(() => (specs.push(spec), model))
+    })
+    const run = Command.run(Command.make("gepa").pipe(Command.withSubcommands([anything])), { name: "gepa", version: "0" })
+    return (args: ReadonlyArray<string>) => run(["node", "gepa", "anything", ...args]).pipe(Effect.provide(NodeContext.layer))
+  }
+
+  it.scoped("parses the flags, builds the model and runs in the run directory; a second run needs --resume", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      fs.writeFileSync(path.join(dir, "evaluate.mjs"), "export default (c, ex) => ((c.match(/!/g) ?? []).length >= ex.need ? 1 : 0)\n")
+      fs.writeFileSync(path.join(dir, "seed.txt"), "yo\n")
+      fs.writeFileSync(path.join(dir, "data.jsonl"), "{\"need\": 1}\n{\"need\": 2}\n")
+      const out: Array<string> = []
+      const specs: Array<unknown> = []
+      const run = gepa(dir, out, specs)
+      const args = ["--evaluator", "evaluate.mjs", "--seed", "seed.txt", "--dataset", "data.jsonl", "--reflection-model", "m1",
+        "--reflection-base-url", "http://localhost:1/v1", "--max-metric-calls", "20", "--run-dir", "run"]
+      yield* run(args)
+      assert.deepStrictEqual(specs, [{ model: "m1", baseUrl: "http://localhost:1/v1" }])
+      assert.include(out.join(""), "Done (multi-task)")
+      assert.include(out.join(""), "yo!!")
+      assert.isTrue(fs.existsSync(path.join(dir, "run", "report.html")))
+      const again = yield* Effect.flip(run(args))
+      assert.include((again as { message: string }).message, "already holds a run; continue it with --resume")
+      yield* run([...args.slice(0, -4), "--max-metric-calls", "24", "--run-dir", "run", "--resume"])
+    }))
+
+  it("flag problems name the flag", () => {
+    const problem = (values: OptimizeAnything.CommandFlags) => {
+      const r = OptimizeAnything.commandFromFlags(values)
+      return Either.isLeft(r) ? r.left.field : "ok"
+    }
+    const base = { evaluator: "e.mjs", seed: "s.txt", reflectionModel: "m", maxMetricCalls: "10" }
+    assert.strictEqual(problem(base), "ok")
+    assert.strictEqual(problem({ ...base, evaluator: undefined }), "--evaluator")
+    assert.strictEqual(problem({ ...base, seed: undefined }), "--objective")
+    assert.strictEqual(problem({ ...base, seed: undefined, objective: "go" }), "ok")
+    assert.strictEqual(problem({ ...base, valset: "v.jsonl" }), "--valset")
+    assert.strictEqual(problem({ ...base, reflectionModel: undefined }), "--reflection-model")
+    assert.strictEqual(problem({ ...base, maxMetricCalls: "ten" }), "--max-metric-calls")
+    assert.strictEqual(problem({ ...base, maxMetricCalls: undefined }), "--max-metric-calls")
+    assert.strictEqual(problem({ ...base, maxMetricCalls: undefined, timeout: "5m" }), "ok")
+    assert.strictEqual(problem({ ...base, evaluationTimeout: "soon" }), "--evaluation-timeout")
+    const ok = OptimizeAnything.commandFromFlags({ ...base, evaluationTimeout: "30s", randomSeed: "7" }, new Date("2026-01-02T03:04:05.678Z"))
+    assert.isTrue(Either.isRight(ok))
+    if (Either.isRight(ok)) {
+      assert.strictEqual(ok.right.options.runDir, path.join(".gepa-runs", "anything-2026-01-02T03-04-05Z"))
+      assert.strictEqual(ok.right.options.engine?.seed, 7)
+    }
+  })
 })

@@ -32,6 +32,10 @@ export interface CommandOptions {
   readonly valset?: string | undefined
   readonly testset?: string | undefined
   readonly runDir: string
+  /** continue the run already in `runDir` (without it, a run directory holding a run is refused) */
+  readonly resume?: boolean | undefined
+  /** reflection-model calls for a usable first candidate, at most (default 3) */
+  readonly seedAttempts?: number | undefined
   /** engine options (budget, stops, concurrency...) as the CLI parsed them */
   readonly engine?: Partial<OA.EngineOptions> | undefined
 }
@@ -175,6 +179,15 @@ export const runCommand = (
     const valset = yield* data("--valset", options.valset)
     const testset = yield* data("--testset", options.testset)
     const runDir = at(options.runDir)
+    if (fs.existsSync(runDir)) {
+      if (!fs.statSync(runDir).isDirectory()) return yield* Effect.fail(inputError("--run-dir", `${runDir}: is a file`))
+      if (options.resume !== true && fs.existsSync(path.join(runDir, "gepa_state.json"))) {
+        return yield* Effect.fail(inputError(
+          "--run-dir",
+          `${runDir}: already holds a run; continue it with --resume, or choose another --run-dir`
+        ))
+      }
+    }
     const printer = progress(env.stdout)
     const userEvent = options.engine?.onEvent
     const config: OA.Config<string | Candidate, unknown, unknown> = {
@@ -185,6 +198,7 @@ export const runCommand = (
       ...(dataset === undefined ? {} : { dataset }),
       ...(valset === undefined ? {} : { valset }),
       ...(testset === undefined ? {} : { testset }),
+      ...(options.seedAttempts === undefined ? {} : { seedAttempts: options.seedAttempts }),
       evaluator: evaluator as OA.Evaluator<unknown, unknown, unknown>,
       reflectionModel: env.reflectionModel,
       runDir,
