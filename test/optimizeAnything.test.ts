@@ -354,7 +354,11 @@ describe("optimizeAnything: logs, failures, timeouts", () => {
         seedCandidate: "go",
         evaluator: (text: string, ex: { id: string }) =>
           ex.id === "bad"
-            ? Effect.logError("compiling failed at line 3").pipe(Effect.zipRight(Effect.fail(new Error("syntax error near 'go'"))))
+            ? Effect.logError("compiling failed at line 3").pipe(
+              Effect.zipRight(Effect.try(() => {
+                throw new SyntaxError("syntax error near 'go'")
+              }))
+            )
             : Effect.succeed(bangs(text) > 0 ? 1 : 0),
         dataset: [{ id: "ok1" }, { id: "bad" }, { id: "ok2" }],
         minibatchSize: 3,
@@ -367,7 +371,8 @@ describe("optimizeAnything: logs, failures, timeouts", () => {
       })
       const failed = events.filter((e): e is Extract<GepaEvent, { _tag: "ExampleFailed" }> => e._tag === "ExampleFailed")
       assert.isAbove(failed.length, 0)
-      assert.include(failed[0]!.error, "syntax error near 'go'")
+      assert.include(failed[0]!.error, "UnknownException")
+      assert.include(failed[0]!.error, "(cause: SyntaxError: syntax error near 'go')")
       assert.include(failed[0]!.error, "compiling failed at line 3")
       assert.include(prompts[0]!, "syntax error near 'go'")
       assert.include(prompts[0]!, "ERROR compiling failed at line 3")

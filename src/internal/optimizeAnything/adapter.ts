@@ -83,19 +83,23 @@ const settle = <A, E, R>(effect: Effect.Effect<A, E, R>, capture: boolean): Effe
         : Effect.succeed([Either.left(exit.cause), lines]))
   })
 
+const describeError = (e: unknown): string => {
+  if (e instanceof Error) {
+    const own = `${e.name}: ${e.message}`
+    // wrappers such as UnknownException (Effect.try) carry the real error as their cause
+    return e.cause === undefined || e.cause === e ? own : `${own} (cause: ${describeError(e.cause)})`
+  }
+  const tagged = e as { readonly _tag?: unknown; readonly message?: unknown }
+  if (e !== null && typeof e === "object" && typeof tagged.message === "string") {
+    return typeof tagged._tag === "string" ? `${tagged._tag}: ${tagged.message}` : tagged.message
+  }
+  return text(e)
+}
+
 const describeFailure = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const e = failure.value
-    if (e instanceof Error) return `${e.name}: ${e.message}`
-    const tagged = e as { readonly _tag?: unknown; readonly message?: unknown }
-    if (e !== null && typeof e === "object" && typeof tagged.message === "string") {
-      return typeof tagged._tag === "string" ? `${tagged._tag}: ${tagged.message}` : tagged.message
-    }
-    return text(e)
-  }
-  const defect = Cause.squash(cause)
-  return `the evaluator crashed: ${defect instanceof Error ? `${defect.name}: ${defect.message}` : text(defect)}`
+  if (Option.isSome(failure)) return describeError(failure.value)
+  return `the evaluator crashed: ${describeError(Cause.squash(cause))}`
 }
 
 const isScores = (u: unknown): u is ObjectiveScores =>
