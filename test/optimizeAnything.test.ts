@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
-import { Cause, Effect, Either, Exit, Option } from "effect"
+import { Cause, Effect, Either, Exit, Logger, Option } from "effect"
 import * as fc from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -31,6 +31,22 @@ const currentText = (prompt: string): string => /# Current text of "[^"]+"\s+```
 
 /** Appends "!" until the evaluator is happy; the evaluator says how many are missing. */
 const bangs = (text: string) => (text.match(/!/g) ?? []).length
+
+/** Strings holding JSON structures parsed back, recursively. */
+const deepParse = (value: unknown): unknown => {
+  if (typeof value === "string" && /^[[{]/.test(value)) {
+    try {
+      return deepParse(JSON.parse(value))
+    } catch {
+      return value
+    }
+  }
+  if (Array.isArray(value)) return value.map(deepParse)
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepParse(v)]))
+  }
+  return value
+}
 
 const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "gepa-anything-"))
 
@@ -251,6 +267,13 @@ describe("optimizeAnything: side info", () => {
     })
   })
 
+  it("keeps a \"__proto__\" key of user data as a field", () => {
+    const value = JSON.parse("{\"__proto__\": {\"polluted\": 1}, \"ok\": 2}") as unknown
+    const out = sideInfo.budget(sideInfo.toJsonLike(value), sideInfo.defaultLimits)
+    assert.strictEqual(JSON.stringify(out), "{\"__proto__\":{\"polluted\":1},\"ok\":2}")
+    assert.isUndefined(({} as { polluted?: number }).polluted)
+  })
+
   it("cuts long strings and lists with explicit markers, keeping head and tail", () => {
     const out = sideInfo.budget({ log: "a".repeat(150) + "END", items: [1, 2, 3, 4, 5, 6, 7] }, limits) as {
       log: string
@@ -263,12 +286,13 @@ describe("optimizeAnything: side info", () => {
   })
 
   it("property: the budgeted side info stays within maxRecordLength and says when it cut", () => {
-    fc.assert(fc.property(fc.jsonValue({ maxDepth: 5 }), (value) => {
+    fc.assert(fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
       const out = sideInfo.budget(value, limits)
       const size = typeof out === "string" ? out.length : (JSON.stringify(out) ?? "").length
       assert.isAtMost(size, limits.maxRecordLength)
-      if (JSON.stringify(out) !== JSON.stringify(value)) assert.match(JSON.stringify(out), /truncated/)
-    }))
+      // deeper structures become JSON text, which loses nothing; any other change carries a marker
+      if (JSON.stringify(deepParse(out)) !== JSON.stringify(deepParse(value))) assert.match(JSON.stringify(out), /truncated/)
+    }), { numRuns: 500 })
   })
 
   it("renders structured side info readably in the reflective record", () => {
@@ -315,6 +339,20 @@ describe("optimizeAnything: logs, failures, timeouts", () => {
         assert.lengthOf(record.logs, 10)
         for (const line of record.logs) assert.match(line, new RegExp(`^INFO example ${i} (step|child) \\d$`))
       })
+    }))
+
+  it.effect("loggers the user installed still receive the evaluator's logs; the capture is local", () =>
+    Effect.gen(function*() {
+      const seen: Array<unknown> = []
+      const recorder = Logger.make(({ message }) => {
+        seen.push(message)
+      })
+      const [result, lines] = yield* adapter.withCapturedLogs(
+        Effect.log("inside").pipe(Effect.zipRight(Effect.logDebug("below the minimum level")), Effect.as(7))
+      ).pipe(Effect.zipLeft(Effect.log("outside")), Effect.provide(Logger.add(recorder)))
+      assert.deepStrictEqual(result, Either.right(7))
+      assert.deepStrictEqual(lines, ["INFO inside"])
+      assert.deepStrictEqual(seen, [["inside"], ["outside"]])
     }))
 
   it.effect("captured logs reach the reflection prompt of their own example only", () =>

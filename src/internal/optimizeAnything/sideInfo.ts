@@ -9,6 +9,11 @@
 import type { ReflectiveRecord } from "../../Adapter.js"
 import type { ObjectiveScores } from "../../EvaluationBatch.js"
 
+// a key such as "__proto__" from user data must become an own field, not a prototype
+const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
 /** @internal */
 export interface Limits {
   readonly maxStringLength: number
@@ -55,13 +60,15 @@ export const toJsonLike = (value: unknown): unknown => {
       if (Array.isArray(v)) return v.map(go)
       if (v instanceof Set) return Array.from(v, go)
       if (v instanceof Map) {
-        return Object.fromEntries(Array.from(v, ([k, x]) => [typeof k === "string" ? k : JSON.stringify(go(k)), go(x)]))
+        const out: Record<string, unknown> = {}
+        for (const [k, x] of v) setOwn(out, typeof k === "string" ? k : JSON.stringify(go(k)), go(x))
+        return out
       }
       const json = (v as { toJSON?: unknown }).toJSON
       if (typeof json === "function") return go((json as () => unknown).call(v))
       const out: Record<string, unknown> = {}
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-        if (x !== undefined) out[k] = go(x)
+        if (x !== undefined) setOwn(out, k, go(x))
       }
       return out
     } finally {
@@ -100,7 +107,7 @@ const shrink = (value: unknown, limits: Limits, depth: number): unknown => {
   }
   const out: Record<string, unknown> = {}
   const entries = Object.entries(value as Record<string, unknown>)
-  for (const [k, v] of entries.slice(0, limits.maxListItems)) out[k] = shrink(v, limits, depth + 1)
+  for (const [k, v] of entries.slice(0, limits.maxListItems)) setOwn(out, k, shrink(v, limits, depth + 1))
   if (entries.length > limits.maxListItems) out["…"] = `[${entries.length - limits.maxListItems} more fields truncated]`
   return out
 }
@@ -173,7 +180,7 @@ export const reflectiveRecord = (
   const info = trace.record.sideInfo
   if (info !== null && typeof info === "object" && !Array.isArray(info)) {
     for (const [k, v] of Object.entries(info as Record<string, unknown>)) {
-      out[RESERVED.has(k) || k in out ? `${k} (side info)` : k] = v
+      setOwn(out, RESERVED.has(k) || Object.prototype.hasOwnProperty.call(out, k) ? `${k} (side info)` : k, v)
     }
   } else if (info !== undefined && info !== null && info !== "") {
     out["Side info"] = info
