@@ -74,9 +74,10 @@ export const textComponent = "candidate"
 /**
  * What an evaluator may report besides its score. `sideInfo` is any
  * JSON-like value (strings, numbers, nested records, lists; errors, maps,
- * sets and dates are converted); `scores` are per-objective scores (higher is
- * better) for `frontierType: "objective" | "hybrid"`. `score` stays the
- * ranking score.
+ * sets and dates are converted) shown in every reflection;
+ * `componentSideInfo` is shown only when its component is revised; `scores`
+ * are per-objective scores (higher is better) for `frontierType:
+ * "objective" | "hybrid"`. `score` stays the ranking score.
  *
  * @since 0.2.0
  * @category models
@@ -85,6 +86,12 @@ export interface Scored {
   readonly score: number
   readonly sideInfo?: unknown
   readonly scores?: ObjectiveScores | undefined
+  /**
+   * side information about single components of a multi-component
+   * candidate (component name -> value): shown only in the reflection on
+   * that component, under `About "<component>"`
+   */
+  readonly componentSideInfo?: Readonly<Record<string, unknown>> | undefined
 }
 
 /**

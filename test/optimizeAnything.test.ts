@@ -136,6 +136,32 @@ describe("optimizeAnything: modes", () => {
       assert.deepStrictEqual(result.bestComponents, { rule: "a ok", note: "b ok" })
     }))
 
+  it.effect("side info about one component is shown only when that component is revised", () =>
+    Effect.gen(function*() {
+      const { model, prompts } = recording((prompt) => currentText(prompt) + "+")
+      yield* OptimizeAnything.optimizeAnything({
+        seedCandidate: { rule: "r", note: "n" },
+        evaluator: (c) =>
+          Effect.succeed({
+            score: (c.rule.length + c.note.length) / 10,
+            sideInfo: { shared: "both see this" },
+            componentSideInfo: { rule: "only for the rule", note: "only for the note" }
+          }),
+        reflectionModel: model,
+        maxMetricCalls: 10
+      })
+      const forRule = prompts.filter((p) => p.includes("text artifact called \"rule\""))
+      const forNote = prompts.filter((p) => p.includes("text artifact called \"note\""))
+      assert.isAbove(forRule.length, 0)
+      assert.isAbove(forNote.length, 0)
+      for (const p of forRule) {
+        assert.include(p, "### About \"rule\"\n\nonly for the rule")
+        assert.notInclude(p, "only for the note")
+        assert.include(p, "both see this")
+      }
+      for (const p of forNote) assert.notInclude(p, "only for the rule")
+    }))
+
   it.effect("bad input fails with one line naming the field", () =>
     Effect.gen(function*() {
       const { model } = recording(() => "x")
@@ -476,7 +502,7 @@ describe("optimizeAnything: logs, failures, timeouts", () => {
       }))
       assert.strictEqual(error._tag, "AdapterContractError")
       assert.include(error.message, "evaluator")
-      assert.include(error.message, "expected a number or { score, sideInfo?, scores? }")
+      assert.include(error.message, "expected a number or { score, sideInfo?, scores?")
     }))
 })
 

@@ -118,14 +118,26 @@ export const toRecord = (
 ): Either.Either<EvaluationRecord, string> => {
   if (typeof value === "number") return Either.right({ score: value, sideInfo: undefined, logs })
   if (value !== null && typeof value === "object" && typeof (value as { score?: unknown }).score === "number") {
-    const r = value as { readonly score: number; readonly sideInfo?: unknown; readonly scores?: unknown }
+    const r = value as {
+      readonly score: number
+      readonly sideInfo?: unknown
+      readonly scores?: unknown
+      readonly componentSideInfo?: unknown
+    }
     if (r.scores !== undefined && !isScores(r.scores)) {
       return Either.left(`scores must be a record of numbers, got ${truncateString(text(r.scores), 200)}`)
     }
+    const perComponent = r.componentSideInfo
+    if (perComponent !== undefined && (perComponent === null || typeof perComponent !== "object" || Array.isArray(perComponent))) {
+      return Either.left(`componentSideInfo must be a record keyed by component name, got ${truncateString(text(perComponent), 200)}`)
+    }
     const sideInfo = r.sideInfo === undefined ? undefined : budget(toJsonLike(r.sideInfo), limits)
-    return Either.right({ score: r.score, sideInfo, scores: r.scores, logs })
+    const componentSideInfo = perComponent === undefined
+      ? undefined
+      : budget(toJsonLike(perComponent), limits) as Readonly<Record<string, unknown>>
+    return Either.right({ score: r.score, sideInfo, scores: r.scores, logs, ...(componentSideInfo === undefined ? {} : { componentSideInfo }) })
   }
-  return Either.left(`expected a number or { score, sideInfo?, scores? }, got ${truncateString(text(value), 200)}`)
+  return Either.left(`expected a number or { score, sideInfo?, scores?, componentSideInfo? }, got ${truncateString(text(value), 200)}`)
 }
 
 const failureDetail = (message: string, logs: ReadonlyArray<string>, limits: Limits): string =>
@@ -203,10 +215,12 @@ export const make = (
       }))
     ),
   makeReflectiveDataset: (_candidate, evaluation, components) =>
-    Effect.sync(() => {
-      const records = (evaluation.trajectories ?? []).map((t) =>
-        reflectiveRecord(t, { withInput: options.withExample, limits: options.limits })
-      )
-      return Object.fromEntries(components.map((c) => [c, records]))
-    })
+    Effect.sync(() =>
+      Object.fromEntries(components.map((component) => [
+        component,
+        (evaluation.trajectories ?? []).map((t) =>
+          reflectiveRecord(t, { withInput: options.withExample, limits: options.limits, component })
+        )
+      ]))
+    )
 })

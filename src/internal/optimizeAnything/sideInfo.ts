@@ -148,6 +148,8 @@ export interface EvaluationRecord {
   /** the side information, JSON-like and within the limits */
   readonly sideInfo: unknown
   readonly scores?: ObjectiveScores | undefined
+  /** side information about single components, shown only when that component is revised */
+  readonly componentSideInfo?: Readonly<Record<string, unknown>> | undefined
   /** what the evaluator logged through `Effect.log*`, one line per entry */
   readonly logs: ReadonlyArray<string>
 }
@@ -159,19 +161,20 @@ export interface EvaluationTrace {
   readonly record: EvaluationRecord
 }
 
-const RESERVED = new Set(["Input", "Score", "Scores (higher is better)", "Logs"])
+const RESERVED = new Set(["Input", "Score", "Scores (higher is better)", "Logs", "Side info"])
 
 /**
  * The reflective record of one evaluation: the input (unless single-task),
  * the score, the objective scores, the side information (a record's fields
- * become headings of their own; other values go under "Side info") and the
- * captured logs.
+ * become headings of their own; other values go under "Side info"), the
+ * side information about the component being revised (under `About
+ * "<component>"`; other components' is left out) and the captured logs.
  *
  * @internal
  */
 export const reflectiveRecord = (
   trace: EvaluationTrace,
-  options: { readonly withInput: boolean; readonly limits: Limits }
+  options: { readonly withInput: boolean; readonly limits: Limits; readonly component?: string | undefined }
 ): ReflectiveRecord => {
   const out: Record<string, unknown> = {}
   if (options.withInput) out["Input"] = budget(toJsonLike(trace.example), options.limits)
@@ -184,6 +187,10 @@ export const reflectiveRecord = (
     }
   } else if (info !== undefined && info !== null && info !== "") {
     out["Side info"] = info
+  }
+  const own = options.component === undefined ? undefined : trace.record.componentSideInfo
+  if (own !== undefined && Object.prototype.hasOwnProperty.call(own, options.component!)) {
+    setOwn(out, `About "${options.component}"`, own[options.component!])
   }
   if (trace.record.logs.length > 0) {
     out["Logs"] = truncateString(trace.record.logs.join("\n"), options.limits.maxStringLength)
