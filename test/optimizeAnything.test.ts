@@ -6,6 +6,7 @@ import * as fc from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Regex from "../examples/anything/regex.js"
 import * as Candidate from "../src/Candidate.js"
 import * as EvaluationCache from "../src/EvaluationCache.js"
 import type { GepaEvent } from "../src/Event.js"
@@ -784,4 +785,27 @@ describe("optimizeAnything: the anything subcommand", () => {
       assert.strictEqual(ok.right.options.engine?.seed, 7)
     }
   })
+})
+
+describe("optimizeAnything: the example", () => {
+  it.effect("the regular expression improves through side info; without side info the same model cannot improve it", () =>
+    Effect.gen(function*() {
+      const result = yield* Regex.optimizeRegex()
+      assert.isBelow(result.seedScore!, 1)
+      assert.strictEqual(result.bestScore, 1)
+      assert.strictEqual(result.test?.best.score, 1)
+      assert.isAtMost(result.totalMetricCalls, 150)
+      const blind = yield* OptimizeAnything.optimizeAnything({
+        seedCandidate: result.seedCandidate,
+        evaluator: (pattern: string, example: Regex.Case) =>
+          Effect.map(Regex.evaluate(pattern, example), (r) => r.score),
+        captureLogs: false,
+        dataset: Regex.dataset,
+        valset: Regex.valset,
+        reflectionModel: LanguageModel.fromFunction((prompt) => Regex.reflect(LanguageModel.promptText(prompt))),
+        maxMetricCalls: 150,
+        seed: 1
+      })
+      assert.strictEqual(blind.bestScore, blind.seedScore)
+    }))
 })
