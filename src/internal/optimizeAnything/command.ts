@@ -49,7 +49,7 @@ export interface CommandEnvironment {
 }
 
 /** @internal */
-export const files = { report: "report.html", test: "test_scores.json", settings: "anything.json" } as const
+export const files = { report: "report.html", test: "test_scores.json" } as const
 
 const inputError = (field: string, detail: string) => new ConfigError({ field, detail })
 
