@@ -291,3 +291,13 @@ export const optimizePromise = <D, T, O>(
     if (result._tag === "Left") throw result.left
     return result.right
   })
+
+/**
+ * Optimizes any text artifact from an evaluator returning a score and side
+ * information: single-task, multi-task and generalization modes, seedless
+ * start. See the `OptimizeAnything` module.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export { optimizeAnything, optimizeAnythingPromise } from "./OptimizeAnything.js"
