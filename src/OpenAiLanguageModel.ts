@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schema, SynchronizedRef } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, ParseResult, Redacted, Schema, SynchronizedRef } from "effect"
 import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
@@ -33,6 +33,7 @@ import {
   messages as promptMessages,
   type Prompt,
   ReflectionModel,
+  scrubber,
   TaskModel,
   type Usage
 } from "./LanguageModel.js"
@@ -90,7 +91,12 @@ export interface Options {
   readonly extraBody?: Readonly<Record<string, unknown>> | undefined
   /** extra HTTP headers sent with every request */
   readonly headers?: Readonly<Record<string, string>> | undefined
-  /** per attempt; default 120 seconds */
+  /**
+   * the longest one request may take (per attempt; retries get their own);
+   * default 60 seconds. On expiry the HTTP request is aborted and the
+   * attempt counts as a transient failure (`LlmTimeout`), which is retried.
+   * Raise it for slow reasoning models.
+   */
   readonly timeout?: Duration.DurationInput | undefined
   /** retries after the first attempt; default 4 */
   readonly maxRetries?: number | undefined
@@ -129,7 +135,7 @@ export interface EnvOptions extends Omit<Options, "apiKey" | "baseURL"> {
  */
 export const defaults = {
   baseURL: "https://api.openai.com/v1",
-  timeoutMillis: 120_000,
+  timeoutMillis: 60_000,
   maxRetries: 4,
   retryBaseDelayMillis: 1_000,
   maxRetryDelayMillis: 60_000,
@@ -296,71 +302,172 @@ interface AttemptFailure {
 
 const MAX_DETAIL = 1_000
 
-const errorBodyMessage = (body: unknown): string | undefined => {
+/** What every error of one model instance carries. */
+interface Context {
+  readonly model: string
+  /** `host:port` of the server */
+  readonly endpoint: string
+  readonly timeoutMillis: number
+  /** the layer's one scrub (see `LanguageModel.scrubber`) */
+  readonly scrub: (text: string) => string
+}
+
+/**
+ * A server's text made fit for an error: secrets scrubbed, on one line,
+ * capped. Every detail of every error of this module goes through here.
+ */
+const detailOf = (ctx: Context, text: string, max: number = MAX_DETAIL): string => {
+  const clean = ctx.scrub(text).replace(/\s+/g, " ").trim()
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean
+}
+
+const errorObjectOf = (body: unknown): Readonly<Record<string, unknown>> | undefined => {
   if (typeof body !== "object" || body === null) return undefined
   const inner = (body as { readonly error?: unknown }).error
   const source = typeof inner === "object" && inner !== null ? inner : body
-  const message = (source as { readonly message?: unknown }).message
+  return source as Readonly<Record<string, unknown>>
+}
+
+const errorBodyMessage = (body: unknown): string | undefined => {
+  const message = errorObjectOf(body)?.message
   return typeof message === "string" ? message : undefined
 }
 
-const classify = (
-  model: string,
-  scrub: (text: string) => string,
-  timeoutMillis: number,
-  cause: unknown,
-  nowMillis: number
-): AttemptFailure => {
-  const detailOf = (text: string) => {
-    const clean = scrub(text)
-    return clean.length > MAX_DETAIL ? `${clean.slice(0, MAX_DETAIL)}…` : clean
+/** An HTTP status a proxy put inside an error body sent with HTTP 200. */
+const embeddedStatus = (body: unknown): number | undefined => {
+  const source = errorObjectOf(body)
+  if (source === undefined) return undefined
+  for (const field of ["status", "code"] as const) {
+    const raw = source[field]
+    const n = typeof raw === "string" && /^\d{3}$/.test(raw) ? Number(raw) : raw
+    if (typeof n === "number" && Number.isInteger(n) && n >= 400 && n <= 599) return n
   }
+  return undefined
+}
+
+// connection failures nest the system error: APIConnectionError -> TypeError
+// "fetch failed" -> Error { code } (or an AggregateError of them)
+const systemCodeOf = (error: unknown): string | undefined => {
+  let current: unknown = error
+  for (let depth = 0; depth < 6 && typeof current === "object" && current !== null; depth++) {
+    const code = (current as { readonly code?: unknown }).code
+    if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code
+    const nested = (current as { readonly errors?: unknown }).errors
+    current = Array.isArray(nested) && nested.length > 0 ? nested[0] : (current as { readonly cause?: unknown }).cause
+  }
+  return undefined
+}
+
+// a connection that breaks while the body is read: undici says "terminated"
+const RESET_CODES: ReadonlySet<string> = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "ETIMEDOUT",
+  "ECONNABORTED"
+])
+const isReset = (error: Error): boolean => {
+  const code = systemCodeOf(error)
+  return error.message === "terminated" || (code !== undefined && RESET_CODES.has(code))
+}
+
+/** The failure of an HTTP status, with the server's words as the detail. */
+const fromStatus = (
+  ctx: Context,
+  status: number,
+  message: string,
+  serverCode: string | undefined,
+  retryAfter: number | undefined
+): AttemptFailure => {
+  const { endpoint, model } = ctx
+  const detail = detailOf(ctx, message)
+  if (status === 401 || status === 403) {
+    return { error: new LlmAuthenticationError({ model, endpoint, status, detail }), retryable: false }
+  }
+  if (status === 404) return { error: new LlmModelNotFound({ model, endpoint, detail }), retryable: false }
+  if (status === 429) {
+    return {
+      error: new LlmRateLimited({
+        model,
+        endpoint,
+        detail,
+        ...(retryAfter === undefined ? {} : { retryAfterMillis: retryAfter })
+      }),
+      retryable: true,
+      retryAfterMillis: retryAfter
+    }
+  }
+  if (status === 408 || status === 409 || status >= 500) {
+    return { error: new LlmTransportError({ model, endpoint, status, detail }), retryable: true, retryAfterMillis: retryAfter }
+  }
+  return {
+    error: new LlmBadRequest({
+      model,
+      endpoint,
+      status,
+      detail,
+      ...(serverCode === undefined ? {} : { code: detailOf(ctx, serverCode, 100) })
+    }),
+    retryable: false
+  }
+}
+
+const classify = (ctx: Context, cause: unknown, nowMillis: number): AttemptFailure => {
+  const { endpoint, model } = ctx
   // order matters: the timeout and abort errors are subclasses of the
   // connection error, which is a subclass of APIError
   if (cause instanceof OpenAI.APIConnectionTimeoutError) {
-    return { error: new LlmTimeout({ model, millis: timeoutMillis }), retryable: true }
+    return { error: new LlmTimeout({ model, endpoint, millis: ctx.timeoutMillis }), retryable: true }
   }
   if (cause instanceof OpenAI.APIUserAbortError) {
-    return { error: new LlmTransportError({ model, detail: "request aborted" }), retryable: false }
+    return { error: new LlmTransportError({ model, endpoint, detail: "request aborted" }), retryable: false }
   }
   if (cause instanceof OpenAI.APIConnectionError) {
     const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : ""
-    return { error: new LlmTransportError({ model, detail: detailOf(`${cause.message}${inner}`) }), retryable: true }
+    const code = systemCodeOf(cause.cause)
+    return {
+      error: new LlmTransportError({
+        model,
+        endpoint,
+        detail: detailOf(ctx, `${cause.message}${inner}${code === undefined || inner.includes(code) ? "" : ` (${code})`}`),
+        ...(code === undefined ? {} : { code })
+      }),
+      retryable: true
+    }
   }
   if (cause instanceof OpenAI.APIError) {
     const status = typeof cause.status === "number" ? cause.status : undefined
     // the SDK's own message prefixes the status; the server's message alone reads better
-    const detail = detailOf(errorBodyMessage(cause.error) ?? cause.message)
-    if (status === undefined) return { error: new LlmTransportError({ model, detail }), retryable: true }
-    if (status === 401 || status === 403) {
-      return { error: new LlmAuthenticationError({ model, status, detail }), retryable: false }
+    const message = errorBodyMessage(cause.error) ?? cause.message
+    if (status === undefined) {
+      return { error: new LlmTransportError({ model, endpoint, detail: detailOf(ctx, message) }), retryable: true }
     }
-    if (status === 404) return { error: new LlmModelNotFound({ model, detail }), retryable: false }
-    if (status === 429) {
-      const after = Option.getOrUndefined(retryAfterMillis(cause.headers, nowMillis))
-      return {
-        error: new LlmRateLimited({ model, detail, ...(after === undefined ? {} : { retryAfterMillis: after }) }),
-        retryable: true,
-        retryAfterMillis: after
-      }
-    }
-    if (status === 408 || status === 409 || status >= 500) {
-      return {
-        error: new LlmTransportError({ model, status, detail }),
-        retryable: true,
-        retryAfterMillis: Option.getOrUndefined(retryAfterMillis(cause.headers, nowMillis))
-      }
-    }
-    return { error: new LlmBadRequest({ model, status, detail }), retryable: false }
+    const serverCode = typeof cause.code === "string" ? cause.code : undefined
+    return fromStatus(ctx, status, message, serverCode, Option.getOrUndefined(retryAfterMillis(cause.headers, nowMillis)))
   }
   if (cause instanceof SyntaxError) {
     return {
-      error: new LlmResponseError({ model, detail: detailOf(`response body is not valid JSON: ${cause.message}`) }),
+      error: new LlmResponseError({ model, endpoint, detail: detailOf(ctx, `response body is not valid JSON: ${cause.message}`) }),
       retryable: false
     }
   }
+  if (cause instanceof Error && isReset(cause)) {
+    // the connection broke while the body was read: as transient as a
+    // reset before the headers
+    const code = systemCodeOf(cause)
+    return {
+      error: new LlmTransportError({
+        model,
+        endpoint,
+        detail: detailOf(ctx, `the connection broke while the response was read (${code ?? cause.message})`),
+        ...(code === undefined ? {} : { code })
+      }),
+      retryable: true
+    }
+  }
   const text = cause instanceof Error ? cause.message : String(cause)
-  return { error: new LlmTransportError({ model, detail: detailOf(text) }), retryable: false }
+  return { error: new LlmTransportError({ model, endpoint, detail: detailOf(ctx, text) }), retryable: false }
 }
 
 const ChatResponse = Schema.Struct({
@@ -403,24 +510,56 @@ const usageOf = (raw: unknown): Usage | undefined => {
     : undefined
 }
 
+/** The first problem of a body that is not a completion, on one line. */
+const shapeProblem = (body: unknown, error: ParseResult.ParseError): string => {
+  const choices = typeof body === "object" && body !== null ? (body as { readonly choices?: unknown }).choices : undefined
+  if (Array.isArray(choices) && choices.length === 0) return "the response has no choices"
+  const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  if (first === undefined) return "not a chat completion"
+  const path = first.path.length === 0 ? "the body" : first.path.map(String).join(".")
+  return `not a chat completion: at ${path}: ${first.message}`
+}
+
 const toCompletion = (
-  model: string,
+  ctx: Context,
   price: Price | undefined,
   body: unknown
 ): Effect.Effect<Completion, AttemptFailure> => {
+  const { endpoint, model } = ctx
   const decoded = Schema.decodeUnknownEither(ChatResponse)(body)
   if (decoded._tag === "Left") {
+    if (typeof body === "string") {
+      return Effect.fail({
+        error: new LlmResponseError({ model, endpoint, detail: `expected a JSON completion, got text: ${detailOf(ctx, body, 200)}` }),
+        retryable: false
+      })
+    }
     const serverMessage = errorBodyMessage(body)
-    const detail = typeof body === "string"
-      ? `expected a JSON completion, got text: ${body.slice(0, 200)}`
-      : serverMessage !== undefined
-      ? `no completion in the response; the server says: ${serverMessage.slice(0, MAX_DETAIL)}`
-      : `not a chat completion: ${decoded.left.message.slice(0, MAX_DETAIL)}`
-    return Effect.fail({ error: new LlmResponseError({ model, detail }), retryable: false })
+    if (serverMessage !== undefined) {
+      // an error sent with HTTP 200 (some proxies do): read as the status it carries
+      const status = embeddedStatus(body)
+      if (status !== undefined) {
+        const code = errorObjectOf(body)?.type
+        return Effect.fail(fromStatus(ctx, status, serverMessage, typeof code === "string" ? code : undefined, undefined))
+      }
+      return Effect.fail({
+        error: new LlmResponseError({
+          model,
+          endpoint,
+          detail: `no completion in the response; the server says: ${detailOf(ctx, serverMessage)}`
+        }),
+        retryable: false
+      })
+    }
+    return Effect.fail({
+      error: new LlmResponseError({ model, endpoint, detail: detailOf(ctx, shapeProblem(body, decoded.left)) }),
+      retryable: false
+    })
   }
   const response = decoded.right
   const choice = response.choices[0]
-  const text = choice.message.content ?? ""
+  // the answer leaves the model layer too: scrubbed like every other text
+  const text = ctx.scrub(choice.message.content ?? "")
   const refused = text === "" && typeof choice.message.refusal === "string" && choice.message.refusal !== ""
   const usage = usageOf(response.usage)
   const cost = usage !== undefined && price !== undefined
@@ -431,7 +570,7 @@ const toCompletion = (
     finishReason: refused ? "content_filter" : finishReasonOf(choice.finish_reason),
     usage,
     cost,
-    model: response.model ?? model
+    model: ctx.scrub(response.model ?? model)
   })
 }
 
@@ -475,15 +614,22 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
   Effect.gen(function*() {
     const config = yield* resolve(options)
     const key = Redacted.value(config.apiKey)
-    // servers sometimes echo the key in their error messages; very short
-    // keys (placeholders for servers without auth) are left alone, as
-    // replacing them would mangle every message
-    const scrub = (text: string) => (key.length >= 4 ? text.split(key).join("[redacted]") : text)
+    // servers sometimes echo the key (in error messages, even in answers);
+    // every text this layer hands out goes through this one scrub
+    const scrub = scrubber(config.apiKey)
+    const url = new URL(config.baseURL)
+    const ctx: Context = {
+      model: config.model,
+      endpoint: `${url.hostname}:${url.port === "" ? (url.protocol === "https:" ? "443" : "80") : url.port}`,
+      timeoutMillis: config.timeoutMillis,
+      scrub
+    }
     const client = new OpenAI({
       apiKey: key,
       baseURL: config.baseURL,
       maxRetries: 0,
-      // Effect enforces the timeout; the SDK's is only a backstop
+      // Effect enforces the timeout (and aborts the request); the SDK's own
+      // is only a backstop
       timeout: config.timeoutMillis + 5_000,
       logLevel: "off",
       ...(options.headers === undefined ? {} : { defaultHeaders: { ...options.headers } })
@@ -503,15 +649,19 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
       const call = Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.tryPromise({
           // the signal aborts the HTTP request when the fiber is interrupted
-          // (including by the timeout below)
+          // (including by the timeout below); the body is read inside, so a
+          // connection that breaks mid-body is classified here too
           try: (signal) => client.chat.completions.create(request, { signal }).then((r): unknown => r),
-          catch: (cause) => classify(model, scrub, timeoutMillis, cause, now)
+          catch: (cause) => classify(ctx, cause, now)
         })).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMillis),
-            onTimeout: (): AttemptFailure => ({ error: new LlmTimeout({ model, millis: timeoutMillis }), retryable: true })
+            onTimeout: (): AttemptFailure => ({
+              error: new LlmTimeout({ model, endpoint: ctx.endpoint, millis: timeoutMillis }),
+              retryable: true
+            })
           }),
-          Effect.flatMap((body) => toCompletion(model, options.price, body))
+          Effect.flatMap((body) => toCompletion(ctx, options.price, body))
         )
       // the slot is taken under the permit so that requests start right
       // after their reserved slot, which keeps the rate window exact
