@@ -23,6 +23,7 @@ import type {
   ConfigError,
   EvaluationTimeout,
   MissingObjectiveScores,
+  ModelUnrecoverable,
   PersistenceError,
   ResumeConflict
 } from "./Errors.js"
@@ -152,7 +153,10 @@ export interface OptimizeResult<O> extends GepaResult {
 }
 
 /**
- * Every way `optimize` can fail.
+ * Every way `optimize` can fail. `ModelUnrecoverable` (since 0.2.0): the
+ * task or reflection model can never succeed as configured (rejected key,
+ * unknown model, invalid request, unreachable server); the run stops at once
+ * and, with a run directory, can be resumed after the fix.
  *
  * @since 0.1.0
  * @category errors
@@ -165,6 +169,7 @@ export type OptimizeError =
   | DataLoaderError
   | PersistenceError
   | ResumeConflict
+  | ModelUnrecoverable
 
 /**
  * Runs GEPA and returns the best candidate. What the context must provide

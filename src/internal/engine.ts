@@ -26,6 +26,7 @@ import {
   AllEvaluationsFailed,
   ConfigError,
   MissingObjectiveScores,
+  type ModelUnrecoverable,
   ResumeConflict
 } from "../Errors.js"
 import { sum } from "../EvaluationBatch.js"
@@ -537,19 +538,25 @@ export const run = <D, T, O>(
       dataset: ReflectiveDataset,
       components: ReadonlyArray<string>,
       usage: Usage
-    ): Effect.Effect<Either.Either<{ readonly texts: Readonly<Record<string, string>>; readonly skipped: ReadonlyArray<string> }, string>> =>
+    ): Effect.Effect<
+      Either.Either<{ readonly texts: Readonly<Record<string, string>>; readonly skipped: ReadonlyArray<string>; readonly unusable: ReadonlyArray<string> }, string>,
+      ModelUnrecoverable
+    > =>
       Effect.gen(function*() {
         if (r.proposer !== undefined) {
           const texts = yield* r.proposer(parent, dataset, components).pipe(Effect.mapError(describeError), Effect.either)
-          return Either.map(texts, (t) => ({ texts: t, skipped: [] }))
+          return Either.map(texts, (t) => ({ texts: t, skipped: [], unusable: [] }))
         }
+        // a reflection model that can never succeed stops the run at once;
+        // other model failures fail this proposal only
         const proposals = yield* Reflection.proposeAll(r.reflectionModel!, parent, dataset, components, config.reflection ?? {}).pipe(
-          Effect.mapError(describeError),
-          Effect.either
+          Effect.map(Either.right),
+          Effect.catchAll((e) => e._tag === "ModelUnrecoverable" ? Effect.fail(e) : Effect.succeed(Either.left(describeError(e))))
         )
         if (Either.isLeft(proposals)) return Either.left(proposals.left)
         const texts: Record<string, string> = {}
         const skipped: Array<string> = []
+        const unusable: Array<string> = []
         for (const p of proposals.right) {
           const completion = p.completion
           if (completion !== undefined) {
@@ -559,9 +566,10 @@ export const run = <D, T, O>(
             usage.cost += completion.cost ?? 0
           }
           if (p._tag === "Proposed") texts[p.component] = p.text
+          else if (p._tag === "Unusable") unusable.push(`${p.component}: ${p.reason}`)
           else skipped.push(`${p.component}: ${p.reason}`)
         }
-        return Either.right({ texts, skipped })
+        return Either.right({ texts, skipped, unusable })
       })
 
     const reflect = (iteration: number, plan: Plan, parentCandidate: Candidate.Candidate, tally: Tally, usage: Usage) =>
@@ -632,6 +640,11 @@ export const run = <D, T, O>(
           }))
         }
         const child = { ...parentCandidate, ...proposed.right.texts }
+        if (Candidate.equals(child, parentCandidate) && proposed.right.unusable.length > 0) {
+          // an answer that cannot be adopted is a failed proposal, not a skip
+          const error = `no usable answer from the reflection model (${proposed.right.unusable.join("; ")})`
+          return [ProposalResult.Failed({ kind, parents: [parent], error, allEvaluationsFailed: false }), spent] as const
+        }
         if (Candidate.equals(child, parentCandidate)) {
           const reason = proposed.right.skipped.length > 0
             ? `no new text adopted (${proposed.right.skipped.join("; ")})`
