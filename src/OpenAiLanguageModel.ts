@@ -9,8 +9,12 @@
  * and an optional rate limit shared by every caller of one instance.
  * Interrupting the calling fiber aborts the HTTP request.
  *
- * The API key is held as a `Redacted` value and scrubbed from every error
- * detail, so it never shows in errors, logs or serialized values.
+ * The API key is held as a `Redacted` value. One scrub (see
+ * `LanguageModel.scrubber`) removes it, and the values of secret-looking
+ * `headers`, from every text the layer hands out: error details, answers,
+ * logs. Every error detail is one line, and carries the server's
+ * `host:port` (`endpoint`), so that `LanguageModel.unrecoverable` can name
+ * it when no retry can fix the failure.
  *
  * @since 0.1.0
  */
@@ -599,12 +603,14 @@ const makeRateLimiter = (
  * A chat-completions model. Fails with a `ConfigError` naming the field
  * when an option is invalid.
  *
- * Each call is one request of up to `timeout`, retried up to `maxRetries`
- * times on HTTP 408/409/429/5xx, connection errors and timeouts, with
- * exponential backoff (base `retryBaseDelay`, doubling, capped at
- * `maxRetryDelay`, jittered between half and all of it) or the server's
- * `Retry-After`. HTTP 400/401/403/404/422 and malformed bodies fail at
- * once. Backoff jitter uses `Math.random`, never the Effect `Random`
+ * Each call is one request of up to `timeout` (aborted on expiry),
+ * retried up to `maxRetries` times on HTTP 408/409/429/5xx, connection
+ * errors (refused, reset before the headers or in the middle of the body)
+ * and timeouts, with exponential backoff (base `retryBaseDelay`, doubling,
+ * capped at `maxRetryDelay`, jittered between half and all of it) or the
+ * server's `Retry-After`. HTTP 400/401/403/404/422 and malformed bodies
+ * fail at once; an error body sent with HTTP 200 that carries a status is
+ * read as that status. Backoff jitter uses `Math.random`, never the Effect `Random`
  * service, so model calls leave the optimizer's seeded stream untouched.
  *
  * @since 0.1.0
@@ -616,7 +622,13 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
     const key = Redacted.value(config.apiKey)
     // servers sometimes echo the key (in error messages, even in answers);
     // every text this layer hands out goes through this one scrub
-    const scrub = scrubber(config.apiKey)
+    const scrub = scrubber(
+      config.apiKey,
+      // credentials some servers take in their own header (Azure's "api-key")
+      ...Object.entries(options.headers ?? {}).flatMap(([name, value]) =>
+        /auth|key|token|secret|cookie/i.test(name) ? [Redacted.make(value.replace(/^(Bearer|Basic)\s+/i, ""))] : []
+      )
+    )
     const url = new URL(config.baseURL)
     const ctx: Context = {
       model: config.model,

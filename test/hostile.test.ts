@@ -180,6 +180,18 @@ describe("model layer against a hostile server", () => {
       expect(completion.text).toBe("Your key is [redacted].")
     }))
 
+  it.scopedLive("a credential sent in a header of its own is scrubbed like the key", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeServer.make
+      const azureKey = "azure-HEADER-secret-55aa"
+      server.enqueue(FakeServer.error(401, `api-key ${azureKey} is not valid`), FakeServer.ok(`echo ${azureKey}`))
+      const model = yield* modelFor(server.baseURL, { headers: { "api-key": azureKey, "x-trace": "visible-trace-id" } })
+      const error = yield* failWith(model)
+      expect(error.message).not.toContain(azureKey)
+      expect((yield* model.complete("q")).text).toBe("echo [redacted]")
+      expect(server.requests[0]!.headers["api-key"]).toBe(azureKey)
+    }))
+
   it("the scrub removes every secret of 4+ characters from any text", () => {
     fc.assert(
       fc.property(fc.string({ minLength: 4, maxLength: 24 }), fc.array(fc.string(), { maxLength: 4 }), (secret, parts) => {
