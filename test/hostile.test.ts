@@ -381,6 +381,28 @@ describe("Gepa.optimize against a hostile server", () => {
       )
     }))
 
+  it.scopedLive("a reflection model failing transiently fails its proposals; the run goes on and ends", () =>
+    Effect.gen(function*() {
+      const taskServer = yield* FakeServer.make
+      const reflectionServer = yield* FakeServer.make
+      taskServer.setFallback(() => FakeServer.ok("no idea"))
+      reflectionServer.setFallback(() => FakeServer.error(503, `overloaded (key ${SECRET})`))
+      const { events, run } = runWith({
+        task: yield* modelFor(taskServer.baseURL),
+        reflection: yield* modelFor(reflectionServer.baseURL)
+      })
+      const result = yield* run
+      expect(result.candidates).toHaveLength(1)
+      const ended = events.flatMap((e) => (e._tag === "ProposalEnded" ? [e] : []))
+      expect(ended.length).toBeGreaterThan(0)
+      for (const e of ended) {
+        expect(e.outcome).toBe("failed")
+        expect(e.reason).toContain("HTTP 503")
+        expectOneLine(e.reason ?? "")
+      }
+      expectKeyNowhere([JSON.stringify(events), JSON.stringify(result)], [taskServer, reflectionServer])
+    }))
+
   it.scopedLive("an unfenced reflection answer is never adopted: the proposal fails with the reason", () =>
     Effect.gen(function*() {
       const taskServer = yield* FakeServer.make
