@@ -197,6 +197,11 @@ const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
     if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
       return yield* invalid("baseURL", `not an http(s) URL: ${baseURL}`)
     }
+    if (url.username !== "" || url.password !== "") {
+      // fetch refuses such URLs on every request, and the message would
+      // carry the password; the detail names neither
+      return yield* invalid("baseURL", "must not hold credentials (user:password@); pass the key as apiKey")
+    }
     const { temperature, maxOutputTokens } = options
     if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0 && temperature <= 2)) {
       return yield* invalid("temperature", `must be between 0 and 2, got ${temperature}`)
@@ -622,6 +627,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
     const key = Redacted.value(config.apiKey)
     // servers sometimes echo the key (in error messages, even in answers);
     // every text this layer hands out goes through this one scrub
+    const url = new URL(config.baseURL)
     const scrub = scrubber(
       config.apiKey,
       // credentials some servers take in their own header (Azure's "api-key")
@@ -629,7 +635,6 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
         /auth|key|token|secret|cookie/i.test(name) ? [Redacted.make(value.replace(/^(Bearer|Basic)\s+/i, ""))] : []
       )
     )
-    const url = new URL(config.baseURL)
     const ctx: Context = {
       model: config.model,
       endpoint: `${url.hostname}:${url.port === "" ? (url.protocol === "https:" ? "443" : "80") : url.port}`,

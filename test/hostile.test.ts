@@ -192,6 +192,15 @@ describe("model layer against a hostile server", () => {
       expect(server.requests[0]!.headers["api-key"]).toBe(azureKey)
     }))
 
+  it.effect("a base URL holding credentials is a ConfigError that does not repeat them", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        OpenAiLanguageModel.make({ model: "m", apiKey: Redacted.make(SECRET), baseURL: "http://user:url-pass-7788@127.0.0.1:9/v1" })
+      )
+      expect(error.field).toBe("baseURL")
+      expect(error.message).not.toContain("url-pass-7788")
+    }))
+
   it("the scrub removes every secret of 4+ characters from any text", () => {
     fc.assert(
       fc.property(fc.string({ minLength: 4, maxLength: 24 }), fc.array(fc.string(), { maxLength: 4 }), (secret, parts) => {
