@@ -15,23 +15,14 @@ import * as Candidate from "../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../DataLoader.js"
 import {
   AdapterContractError,
-  AdapterError,
+  type AdapterError,
   EvaluationTimeout,
-  type ModelUnrecoverable,
+  ModelUnrecoverable,
   type PersistenceError
 } from "../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
 import type { EvaluationCache, Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
-
-/**
- * The unrecoverable model failure behind an adapter's failure: a
- * `ModelUnrecoverable` itself, or an `AdapterError` wrapping one or wrapping
- * a task-model error no retry can fix (a custom adapter that let an
- * `LlmAuthenticationError` through, say).
- */
-const unrecoverableOf = (e: unknown): Option.Option<ModelUnrecoverable> =>
-  e instanceof AdapterError ? unrecoverable(e.cause, "task") : unrecoverable(e, "task")
 
 /** @internal */
 export interface Outcome<T, O> {
@@ -169,21 +160,26 @@ export const evaluate = <D, T, O>(
       Chunk.chunksOf(Chunk.fromIterable(uniqueMissing.map((pos, k) => [pos, examples[k]!] as const)), pool.chunkSize)
     ).map(Chunk.toReadonlyArray)
 
+    let fatal: ModelUnrecoverable | undefined = undefined
     const runChunk = (chunk: ReadonlyArray<readonly [number, D]>) => {
       // an unrecoverable model failure leaves the error channel before the
       // timeout and the retries: no retry can fix it, and it fails the
-      // whole evaluation (and so the run) instead of scoring the fallback
+      // whole evaluation (and so the run) instead of scoring the fallback.
+      // It is a `ModelUnrecoverable`, or an `AdapterError` whose cause is a
+      // task-model error no retry can fix (a custom adapter that wrapped an
+      // `LlmAuthenticationError`, say).
       let call: Effect.Effect<Either.Either<EvaluationBatch<T, O>, ModelUnrecoverable>, AdapterError | EvaluationTimeout> =
         Effect.suspend(() =>
           pool.adapter.evaluate(chunk.map(([, d]) => d), candidate, { captureTraces: request.captureTraces })
         ).pipe(
           Effect.map(Either.right),
-          Effect.catchAll((e) =>
-            Option.match(unrecoverableOf(e), {
+          Effect.catchAll((e) => {
+            if (e instanceof ModelUnrecoverable) return Effect.succeed(Either.left(e))
+            return Option.match(unrecoverable(e.cause, "task"), {
               onSome: (u) => Effect.succeed(Either.left(u)),
-              onNone: () => Effect.fail(e as AdapterError)
+              onNone: () => Effect.fail(e)
             })
-          )
+          })
         )
       if (pool.timeout !== undefined) {
         const millis = Duration.toMillis(pool.timeout)
@@ -195,7 +191,17 @@ export const evaluate = <D, T, O>(
       if (pool.retry !== undefined) call = Effect.retry(call, pool.retry)
       // the permit is taken before the timeout starts: queueing time must not
       // count against the call
-      return pool.withPermit(Effect.either(call)).pipe(
+      // once a call failed unrecoverably, chunks still waiting for a permit
+      // do not start: the evaluation is over
+      // (noted while the permit is held, before the next chunk can take it)
+      const guarded = Effect.suspend(() =>
+        fatal === undefined
+          ? Effect.tap(Effect.either(call), (result) => {
+            if (Either.isRight(result) && Either.isLeft(result.right)) fatal ??= result.right.left
+          })
+          : Effect.succeed(Either.right(Either.left(fatal)))
+      )
+      return pool.withPermit(guarded).pipe(
         Effect.flatMap((result): Effect.Effect<
           Either.Either<EvaluationBatch<T, O>, string>,
           AdapterContractError | PersistenceError | ModelUnrecoverable
