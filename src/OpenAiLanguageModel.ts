@@ -18,7 +18,19 @@
  *
  * @since 0.1.0
  */
-import { Clock, Config, Duration, Effect, Layer, Option, ParseResult, Redacted, Schema, SynchronizedRef } from "effect"
+import {
+  Clock,
+  Config,
+  Duration,
+  Effect,
+  Layer,
+  Option,
+  ParseResult,
+  Redacted,
+  Schedule,
+  Schema,
+  SynchronizedRef
+} from "effect"
 import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
@@ -685,34 +697,42 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
       return semaphore.withPermits(1)(Effect.zipRight(awaitSlot, call))
     }
 
-    const delayFor = (retry: number, failure: AttemptFailure): number | undefined => {
-      if (failure.retryAfterMillis !== undefined) {
-        return failure.retryAfterMillis <= config.maxRetryDelayMillis ? failure.retryAfterMillis : undefined
-      }
-      const full = Math.min(config.maxRetryDelayMillis, config.retryBaseDelayMillis * 2 ** retry)
+    // the server's Retry-After, else exponential backoff jittered between
+    // half and all of it; the jitter uses Math.random, never the Effect
+    // Random service, so model calls leave the optimizer's seeded stream
+    // untouched
+    const waitBefore = (retries: number, failure: AttemptFailure): number => {
+      if (failure.retryAfterMillis !== undefined) return failure.retryAfterMillis
+      const full = Math.min(config.maxRetryDelayMillis, config.retryBaseDelayMillis * 2 ** retries)
       return full / 2 + Math.random() * (full / 2)
     }
 
-    const withRetries = (prompt: Prompt, retry: number): Effect.Effect<Completion, AttemptFailure> =>
-      Effect.catchAll(attempt(prompt), (failure) => {
-        if (!failure.retryable || retry >= config.maxRetries) return Effect.fail(failure)
-        const delay = delayFor(retry, failure)
-        if (delay === undefined) return Effect.fail(failure)
-        return Effect.logDebug("retrying model call").pipe(
+    // the retry policy as a Schedule over the attempts' failures: the
+    // output carries the failure, the retries so far and the chosen wait
+    const retryPolicy = Schedule.identity<AttemptFailure>().pipe(
+      Schedule.intersect(Schedule.count),
+      // a Retry-After beyond the longest wait ends the retries at once
+      Schedule.whileOutput(([failure, retries]) =>
+        failure.retryable && retries < config.maxRetries &&
+        (failure.retryAfterMillis === undefined || failure.retryAfterMillis <= config.maxRetryDelayMillis)
+      ),
+      Schedule.map(([failure, retries]) => ({ failure, retries, delayMillis: waitBefore(retries, failure) })),
+      Schedule.addDelay(({ delayMillis }) => Duration.millis(delayMillis)),
+      Schedule.tapOutput(({ delayMillis, failure, retries }) =>
+        Effect.logDebug("retrying model call").pipe(
           Effect.annotateLogs({
             model,
             error: failure.error.message,
-            retry: retry + 1,
+            retry: retries + 1,
             maxRetries: config.maxRetries,
-            delayMillis: Math.round(delay)
-          }),
-          Effect.zipRight(Effect.sleep(Duration.millis(delay))),
-          Effect.zipRight(withRetries(prompt, retry + 1))
+            delayMillis: Math.round(delayMillis)
+          })
         )
-      })
+      )
+    )
 
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
-      withRetries(prompt, 0).pipe(
+      Effect.retry(Effect.suspend(() => attempt(prompt)), retryPolicy).pipe(
         Effect.mapError((failure) => failure.error),
         Effect.withSpan("OpenAiLanguageModel.complete", { attributes: { model } })
       )
