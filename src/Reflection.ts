@@ -25,7 +25,11 @@ import { type Completion, type LanguageModel, type LlmError, unrecoverable } fro
  * @category models
  */
 export interface ReflectionConfig {
-  /** replaces the default template for every component */
+  /**
+   * replaces the default template for every component. Only a fenced block
+   * of the answer is adopted (unless `acceptUnfenced`), so a template should
+   * ask for the text in one, as the default does.
+   */
   readonly template?: string | undefined
   /** per component name, replaces `template` and the default */
   readonly componentTemplates?: Readonly<Record<string, string>> | undefined
