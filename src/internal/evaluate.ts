@@ -9,7 +9,7 @@
  *
  * @internal
  */
-import { Chunk, Duration, Effect, Either, Option, Schedule } from "effect"
+import { Duration, Effect, Either, Option, type Schedule } from "effect"
 import type { Adapter } from "../Adapter.js"
 import * as Candidate from "../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../DataLoader.js"
@@ -21,8 +21,9 @@ import {
   type PersistenceError
 } from "../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
-import type { EvaluationCache, Split } from "../EvaluationCache.js"
+import type { CacheKey, CachedEvaluation, EvaluationCache, Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
+import { batched } from "./cacheBatch.js"
 
 /** @internal */
 export interface Outcome<T, O> {
@@ -40,6 +41,8 @@ export interface Pool<D, T, O> {
   readonly adapter: Adapter<D, T, O>
   readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly chunkSize: number
+  /** fibers an evaluation forks at most (the run's maxConcurrency: more could not hold a permit) */
+  readonly workers: number
   readonly timeout: Duration.Duration | undefined
   readonly retry: Schedule.Schedule<unknown, AdapterError | EvaluationTimeout> | undefined
   readonly cache: EvaluationCache<O> | undefined
@@ -122,8 +125,24 @@ const checkContract = <T, O>(
   return Either.right(batch)
 }
 
+const failedOutcome = <T, O>(id: string, score: number, error: string): Outcome<T, O> => ({
+  id,
+  score,
+  output: Option.none(),
+  trajectory: Option.none(),
+  objectiveScores: undefined,
+  error,
+  cached: false
+})
+
 /**
  * Evaluates `candidate` on `request.ids`; outcomes come back in id order.
+ *
+ * The hot path of a run: a fast adapter spends most of its time here. So it
+ * forks at most `pool.workers` fibers, which pull chunks in turn (each chunk
+ * under one permit of the run-wide semaphore), instead of one fiber per
+ * chunk; reads and writes the cache in one call when the cache supports it;
+ * and writes outcomes straight into their positions.
  *
  * @internal
  */
@@ -136,160 +155,158 @@ export const evaluate = <D, T, O>(
   AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable
 > =>
   Effect.gen(function*() {
-    const useCache = pool.cache !== undefined && !request.captureTraces
-    const hash = useCache ? Candidate.hash(candidate) : ""
-    const results = new Map<number, Outcome<T, O>>()
-    const missing: Array<number> = []
-    let owedHits = 0
-    if (useCache) {
-      const hits = yield* Effect.forEach(request.ids, (id) => pool.cache!.get({ candidateHash: hash, split: request.split, id }))
-      hits.forEach((hit, i) => {
-        if (Option.isSome(hit)) {
-          if (hit.value.owed === true) {
-            owedHits++
-            if (request.meter !== undefined) request.meter.paid++
-          }
-          results.set(i, {
-            id: request.ids[i]!,
-            score: hit.value.score,
-            output: Option.some(hit.value.output),
-            trajectory: Option.none(),
-            objectiveScores: hit.value.objectiveScores,
-            error: undefined,
-            cached: true
-          })
-        } else missing.push(i)
-      })
-    } else {
-      request.ids.forEach((_, i) => missing.push(i))
-    }
-    // duplicate ids (merge subsamples may repeat) are evaluated once
-    const uniqueMissing: Array<number> = []
+    const { ids, split, meter } = request
+    const cache = pool.cache
+    const useCache = cache !== undefined && !request.captureTraces
+    const hash = cache === undefined ? "" : Candidate.hash(candidate)
+    const outcomes = new Array<Outcome<T, O>>(ids.length)
+    // positions to evaluate; duplicate ids (merge subsamples may repeat) once
+    const todo: Array<number> = []
     const firstOf = new Map<string, number>()
-    for (const i of missing) {
-      const id = request.ids[i]!
-      if (!firstOf.has(id)) {
+    let owedHits = 0
+    const hits = useCache ? yield* getAll(cache, hash, split, ids) : undefined
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!
+      const hit = hits?.[i]
+      if (hit !== undefined) {
+        if (hit.owed === true) owedHits++
+        outcomes[i] = {
+          id,
+          score: hit.score,
+          output: Option.some(hit.output),
+          trajectory: Option.none(),
+          objectiveScores: hit.objectiveScores,
+          error: undefined,
+          cached: true
+        }
+      } else if (!firstOf.has(id)) {
         firstOf.set(id, i)
-        uniqueMissing.push(i)
+        todo.push(i)
       }
     }
-    const examples = uniqueMissing.length === 0
+    if (meter !== undefined) meter.paid += owedHits
+    const examples = todo.length === 0
       ? []
-      : yield* (request.loader.fetch(uniqueMissing.map((i) => request.ids[i]!)) as Effect.Effect<ReadonlyArray<D>, DataLoaderError>)
-    const chunks = Chunk.toReadonlyArray(
-      Chunk.chunksOf(Chunk.fromIterable(uniqueMissing.map((pos, k) => [pos, examples[k]!] as const)), pool.chunkSize)
-    ).map(Chunk.toReadonlyArray)
+      : yield* (request.loader.fetch(todo.map((i) => ids[i]!)) as Effect.Effect<ReadonlyArray<D>, DataLoaderError>)
 
-    let fatal: ModelUnrecoverable | undefined = undefined
-    const runChunk = (chunk: ReadonlyArray<readonly [number, D]>) => {
-      // an unrecoverable model failure leaves the error channel before the
-      // timeout and the retries: no retry can fix it, and it fails the
-      // whole evaluation (and so the run) instead of scoring the fallback.
-      // It is a `ModelUnrecoverable`, or an `AdapterError` whose cause is a
-      // task-model error no retry can fix (a custom adapter that wrapped an
-      // `LlmAuthenticationError`, say).
-      let call: Effect.Effect<Either.Either<EvaluationBatch<T, O>, ModelUnrecoverable>, AdapterError | EvaluationTimeout> =
-        Effect.suspend(() =>
-          pool.adapter.evaluate(chunk.map(([, d]) => d), candidate, { captureTraces: request.captureTraces })
-        ).pipe(
-          Effect.map(Either.right),
-          Effect.catchAll((e) => {
-            if (e instanceof ModelUnrecoverable) return Effect.succeed(Either.left(e))
-            return Option.match(unrecoverable(e.cause, "task"), {
-              onSome: (u) => Effect.succeed(Either.left(u)),
-              onNone: () => Effect.fail(e)
-            })
-          })
-        )
-      if (pool.timeout !== undefined) {
-        const millis = Duration.toMillis(pool.timeout)
-        call = Effect.timeoutFail(call, {
-          duration: pool.timeout,
-          onTimeout: () => new EvaluationTimeout({ call: request.call, millis })
-        })
-      }
-      if (pool.retry !== undefined) call = Effect.retry(call, pool.retry)
-      const meter = request.meter
-      // paid once the call starts (retries of the same examples are not new metric calls)
-      if (meter !== undefined) call = Effect.zipRight(Effect.sync(() => { meter.paid += chunk.length }), call)
-      // the permit is taken before the timeout starts: queueing time must not
-      // count against the call
-      // once a call failed unrecoverably, chunks still waiting for a permit
-      // do not start: the evaluation is over
-      // (noted while the permit is held, before the next chunk can take it)
-      const guarded = Effect.suspend(() =>
-        fatal === undefined
-          ? Effect.tap(Effect.either(call), (result) => {
-            if (Either.isRight(result) && Either.isLeft(result.right)) fatal ??= result.right.left
-          })
-          : Effect.succeed(Either.right(Either.left(fatal)))
-      )
-      return pool.withPermit(guarded).pipe(
-        Effect.flatMap((result): Effect.Effect<
-          Either.Either<EvaluationBatch<T, O>, string>,
-          AdapterContractError | PersistenceError | ModelUnrecoverable
-        > => {
-          if (Either.isLeft(result)) return Effect.succeed(Either.left(describe(result.left)))
-          if (Either.isLeft(result.right)) return Effect.fail(result.right.left)
-          return Effect.flatMap(checkContract(request.call, chunk.length, request.captureTraces, result.right.right), (batch) =>
-            // cached as soon as the chunk is done: a crash loses only calls still in flight
-            Effect.as(storeChunk(chunk, batch), Either.right(batch)))
-        })
-      )
+    const size = pool.chunkSize
+    const chunkCount = Math.ceil(todo.length / size)
+    let fatal: ModelUnrecoverable | undefined
+    // an unrecoverable model failure is neither timed out nor retried: no
+    // retry can fix it, and it fails the whole evaluation (and so the run)
+    // instead of scoring the fallback. It is a `ModelUnrecoverable`, or an
+    // `AdapterError` whose cause is a task-model error no retry can fix (a
+    // custom adapter that wrapped an `LlmAuthenticationError`, say).
+    const classify = (e: AdapterError | ModelUnrecoverable): Effect.Effect<never, AdapterError | ModelUnrecoverable> => {
+      if (e instanceof ModelUnrecoverable) return Effect.fail(e)
+      return Option.match(unrecoverable(e.cause, "task"), { onSome: Effect.fail, onNone: () => Effect.fail(e) })
     }
-
-    const cacheHash = pool.cache === undefined ? "" : hash || Candidate.hash(candidate)
-    // only results are cached: a failed example (a failed call, or one the
-    // adapter reports in `errors`) is evaluated again next time
-    const storeChunk = (chunk: ReadonlyArray<readonly [number, D]>, batch: EvaluationBatch<T, O>) =>
-      pool.cache === undefined
-        ? Effect.void
-        : Effect.forEach(chunk, ([pos], k) =>
-          batch.errors?.[k] !== undefined
-            ? Effect.void
-            : pool.cache!.set({ candidateHash: cacheHash, split: request.split, id: request.ids[pos]! }, {
-              output: batch.outputs[k]!,
-              score: batch.scores[k]!,
-              objectiveScores: batch.objectiveScores?.[k],
-              iteration: request.iteration
-            }), { discard: true })
-
-    const chunkResults = yield* Effect.forEach(chunks, runChunk, { concurrency: "unbounded" })
-    for (const [c, chunk] of chunks.entries()) {
-      const result = chunkResults[c]!
-      for (const [k, [pos]] of chunk.entries()) {
-        const id = request.ids[pos]!
-        const error = Either.isLeft(result) ? result.left : result.right.errors?.[k]
+    const settle = (from: number, to: number, result: Either.Either<EvaluationBatch<T, O>, string>) => {
+      const stored: Array<readonly [CacheKey, CachedEvaluation<O>]> = []
+      for (let k = 0; k < to - from; k++) {
+        const pos = todo[from + k]!
+        const id = ids[pos]!
+        if (Either.isLeft(result)) {
+          outcomes[pos] = failedOutcome(id, pool.fallbackScore, result.left)
+          continue
+        }
+        const batch = result.right
+        const error = batch.errors?.[k]
         if (error !== undefined) {
-          results.set(pos, {
-            id,
-            score: pool.fallbackScore,
-            output: Option.none(),
-            trajectory: Option.none(),
-            objectiveScores: undefined,
-            error,
-            cached: false
-          })
-        } else if (Either.isRight(result)) {
-          const batch = result.right
-          const outcome: Outcome<T, O> = {
-            id,
+          // only results are cached: a failed example is evaluated again next time
+          outcomes[pos] = failedOutcome(id, pool.fallbackScore, error)
+          continue
+        }
+        const objectiveScores = batch.objectiveScores?.[k]
+        outcomes[pos] = {
+          id,
+          score: batch.scores[k]!,
+          output: Option.some(batch.outputs[k]!),
+          trajectory: batch.trajectories ? Option.some(batch.trajectories[k]!) : Option.none(),
+          objectiveScores,
+          error: undefined,
+          cached: false
+        }
+        if (cache !== undefined) {
+          stored.push([{ candidateHash: hash, split, id }, {
+            output: batch.outputs[k]!,
             score: batch.scores[k]!,
-            output: Option.some(batch.outputs[k]!),
-            trajectory: batch.trajectories ? Option.some(batch.trajectories[k]!) : Option.none(),
-            objectiveScores: batch.objectiveScores?.[k],
-            error: undefined,
-            cached: false
-          }
-          results.set(pos, outcome)
+            objectiveScores,
+            iteration: request.iteration
+          }])
         }
       }
+      // cached as soon as the chunk is done: a crash loses only calls still in flight
+      return stored.length === 0 ? Effect.void : setAll(cache!, stored)
     }
-    const outcomes = request.ids.map((id, i) => {
-      const own = results.get(i)
-      if (own !== undefined) return own
-      // a repeated id: same outcome as its first occurrence
-      return results.get(firstOf.get(id)!)!
-    })
-    return { outcomes, spent: uniqueMissing.length + owedHits }
+    const runChunk = (c: number): Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> => {
+      const from = c * size
+      const to = Math.min(todo.length, from + size)
+      const batch: Array<D> = new Array(to - from)
+      for (let k = from; k < to; k++) batch[k - from] = examples[k]!
+      let call: Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable> = Effect.catchAll(
+        Effect.suspend(() => pool.adapter.evaluate(batch, candidate, { captureTraces: request.captureTraces })),
+        classify
+      )
+      if (pool.timeout !== undefined) {
+        const millis = Duration.toMillis(pool.timeout)
+        call = Effect.timeoutFail(call, { duration: pool.timeout, onTimeout: () => new EvaluationTimeout({ call: request.call, millis }) })
+      }
+      if (pool.retry !== undefined) {
+        call = Effect.retry(call, {
+          schedule: pool.retry as Schedule.Schedule<unknown, AdapterError | EvaluationTimeout | ModelUnrecoverable>,
+          while: (e) => !(e instanceof ModelUnrecoverable)
+        })
+      }
+      // the permit is taken before the timeout starts: queueing time must
+      // not count against the call. Once a call failed unrecoverably, chunks
+      // still waiting for a permit do not start: the evaluation is over.
+      return pool.withPermit(Effect.suspend(() => {
+        if (fatal !== undefined) return Effect.fail(fatal)
+        // paid once the call starts (retries of the same examples are not new metric calls)
+        if (meter !== undefined) meter.paid += to - from
+        return Effect.either(call)
+      })).pipe(Effect.flatMap((result): Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> => {
+        if (Either.isLeft(result)) {
+          const e = result.left
+          if (e instanceof ModelUnrecoverable) {
+            fatal ??= e
+            return Effect.fail(e)
+          }
+          return settle(from, to, Either.left(describe(e)))
+        }
+        const checked = checkContract(request.call, to - from, request.captureTraces, result.right)
+        return Either.isLeft(checked) ? Effect.fail(checked.left) : settle(from, to, Either.right(checked.right))
+      }))
+    }
+    if (chunkCount > 0) {
+      let next = 0
+      const worker: Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> = Effect.suspend(() =>
+        next >= chunkCount ? Effect.void : Effect.zipRight(runChunk(next++), worker)
+      )
+      const workers = Math.min(chunkCount, pool.workers)
+      yield* workers === 1 ? worker : Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
+    }
+    // a repeated id: same outcome as its first occurrence
+    for (let i = 0; i < ids.length; i++) if (outcomes[i] === undefined) outcomes[i] = outcomes[firstOf.get(ids[i]!)!]!
+    return { outcomes, spent: todo.length + owedHits }
   })
+
+/** One read for all ids when the cache can do it, one per id otherwise. */
+const getAll = <O>(
+  cache: EvaluationCache<O>,
+  candidateHash: string,
+  split: Split,
+  ids: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<CachedEvaluation<O> | undefined>> => {
+  const keys = ids.map((id): CacheKey => ({ candidateHash, split, id }))
+  const fast = batched(cache)
+  return fast !== undefined ? fast.getMany(keys) : Effect.forEach(keys, (key) => Effect.map(cache.get(key), Option.getOrUndefined))
+}
+
+/** One write for all entries when the cache can do it. */
+const setAll = <O>(
+  cache: EvaluationCache<O>,
+  entries: ReadonlyArray<readonly [CacheKey, CachedEvaluation<O>]>
+): Effect.Effect<void, PersistenceError> =>
+  batched(cache)?.setMany(entries) ?? Effect.forEach(entries, ([key, value]) => cache.set(key, value), { discard: true })

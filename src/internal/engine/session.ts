@@ -126,6 +126,7 @@ export const make = <D, T, O>(
       adapter: r.adapter as Adapter<D, T, O>,
       withPermit: semaphore.withPermits(1),
       chunkSize: config.chunkSize ?? 1,
+      workers: r.maxConcurrency,
       timeout: config.evaluationTimeout === undefined ? undefined : Duration.decode(config.evaluationTimeout),
       retry: config.evaluationRetry,
       cache,
