@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import { Cause, Effect, Layer } from "effect"
-import type { Adapter, ReflectiveRecord } from "./Adapter.js"
+import type { Adapter, AdapterService, ReflectiveRecord } from "./Adapter.js"
 import { tag as adapterTag } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
 import { AdapterError, ConfigError } from "./Errors.js"
@@ -213,5 +213,5 @@ export const fromTaskModel = <D, E = never>(
  */
 export const layer = <D, E = never>(
   options: Options<D, E>
-): Layer.Layer<Adapter<D, Trajectory<D>, string>, ConfigError, TaskModel> =>
+): Layer.Layer<AdapterService<D, Trajectory<D>, string>, ConfigError, TaskModel> =>
   Layer.effect(adapterTag<D, Trajectory<D>, string>(), fromTaskModel(options))

@@ -15,7 +15,7 @@
  */
 import { Duration, Effect, Either, Metric, Option, type Scope } from "effect"
 import * as Acceptance from "../Acceptance.js"
-import { type Adapter, type ReflectiveDataset, type ReflectiveRecord, tag as adapterTag } from "../Adapter.js"
+import { type Adapter, type AdapterService, type ReflectiveDataset, type ReflectiveRecord, tag as adapterTag } from "../Adapter.js"
 import * as BatchSampler from "../BatchSampler.js"
 import * as Candidate from "../Candidate.js"
 import * as CandidateSelector from "../CandidateSelector.js"
@@ -114,7 +114,7 @@ const resolveSelector = (
 
 const resolve = <D, T, O>(
   config: Config<D, T, O>
-): Effect.Effect<Resolved<D, T, O>, ConfigError | DataLoader.DataLoaderError, Adapter<D, T, O> | ReflectionModel> =>
+): Effect.Effect<Resolved<D, T, O>, ConfigError | DataLoader.DataLoaderError, AdapterService<D, T, O> | ReflectionModel> =>
   Effect.gen(function*() {
     const names = Object.keys(config.seedCandidate ?? {})
     yield* check(names.length > 0, "seedCandidate", "needs at least one named component")
@@ -269,7 +269,7 @@ interface Tally {
 export const run = <D, T, O>(
   config: Config<D, T, O>,
   extraEmit: Emit | undefined
-): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel | Scope.Scope> =>
+): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel | Scope.Scope> =>
   Effect.gen(function*() {
     const r = yield* resolve(config)
     const store: RunStore<O> | undefined = config.store !== undefined
