@@ -62,6 +62,12 @@ node dist/app.js > "$work/out.txt" 2> "$work/err.txt" || { cat "$work/out.txt" "
 if grep -q "Executing an Effect versioned" "$work/out.txt" "$work/err.txt"; then
   fail "Effect version mismatch warnings: $(grep -c 'Executing an Effect versioned' "$work/err.txt") lines"
 fi
+# the internals are not part of the API
+node --input-type=module -e '
+  await import("effect-gepa/internal/engine").then(
+    () => { console.error("consumer: effect-gepa/internal/engine is importable"); process.exit(1) },
+    (e) => { if (e.code !== "ERR_PACKAGE_PATH_NOT_EXPORTED") throw e })
+'
 node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").pop())
   if (r.bestScore !== 1) { console.error("consumer: expected the app to reach 1, got", r); process.exit(1) }
