@@ -33,6 +33,11 @@ export const program = Gepa.optimize({
   stop: [StopCondition.maxMetricCalls(40), StopCondition.scoreThreshold(1)]
 }).pipe(Effect.provide(Layer.merge(Adapter.layer(adapter), LanguageModel.reflectionLayer(reflection))))
 
+// inferred types naming classes of other modules of the package (ConfigError
+// in Errors, DataLoaderError in DataLoader): without the "./*" subpath
+// exports, declaration emit fails with TS2742
+export const recovered = program.pipe(Effect.catchTag("ConfigError", (error) => Effect.succeed(error)))
+
 const result = await Effect.runPromise(program)
 console.log(JSON.stringify({
   seedScore: result.seedScore,
