@@ -85,7 +85,7 @@ export const defaultMaxMetricCalls = 2000
  * @since 0.2.0
  * @category constants
  */
-export const patience = 25
+export const patience = 40
 
 /**
  * The deterministic offline models of the demo task.
