@@ -7,9 +7,11 @@
 import { Effect, Layer, type Stream } from "effect"
 import { describe, expectTypeOf, it } from "vitest"
 import * as Adapter from "../../src/Adapter.js"
+import * as DefaultAdapter from "../../src/DefaultAdapter.js"
 import type { OptimizeError, OptimizeResult } from "../../src/Gepa.js"
 import * as Gepa from "../../src/Gepa.js"
 import * as LanguageModel from "../../src/LanguageModel.js"
+import type { ConfigError } from "../../src/Errors.js"
 import type { Proposer } from "../../src/Proposal.js"
 import type { GepaEvent } from "../../src/Event.js"
 
@@ -114,6 +116,19 @@ describe("Gepa.optimize", () => {
     expectTypeOf(unserved).toEqualTypeOf<
       Effect.Effect<OptimizeResult<unknown>, OptimizeError, Adapter.AdapterService<Example>>
     >()
+  })
+
+  it("is satisfied by DefaultAdapter.layer and by a layer built on the tag", () => {
+    const fromDefault = Gepa.optimize({ seedCandidate, trainset, reflectionModel, maxMetricCalls: 10 }).pipe(
+      Effect.provide(DefaultAdapter.layer({ input: (e: Example) => e.question, metric: () => ({ score: 1 }) }))
+    )
+    expectTypeOf(fromDefault).toEqualTypeOf<
+      Effect.Effect<OptimizeResult<unknown>, OptimizeError | ConfigError, LanguageModel.TaskModel>
+    >()
+    const fromTag = Gepa.optimize({ seedCandidate, trainset, reflectionModel, maxMetricCalls: 10 }).pipe(
+      Effect.provide(Layer.effect(Adapter.tag<Example, Trace, string>(), Effect.succeed(adapter)))
+    )
+    expectTypeOf(fromTag).toEqualTypeOf<Effect.Effect<OptimizeResult<unknown>, OptimizeError>>()
   })
 
   it("rejects an adapter for another example type in the config", () => {
