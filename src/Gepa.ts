@@ -23,6 +23,7 @@ import type {
   ConfigError,
   EvaluationTimeout,
   MissingObjectiveScores,
+  ModelUnrecoverable,
   PersistenceError,
   ProposalsFailed,
   ResumeConflict
@@ -125,10 +126,11 @@ export interface Config<D, T = unknown, O = unknown> {
    * proposal (reflective or merge) is planned from the freshest folded state;
    * whenever one is folded, the next one is planned. An accepted child whose
    * parent was superseded while it was in flight is rebased on the better
-   * descendant when their changes do not overlap. Default:
-   * `clamp(ceil(maxConcurrency / 4), 1, 4)`, so setting only `maxConcurrency`
-   * gives the pipeline measured fastest at equal quality. `1` is the
-   * sequential GEPA loop.
+   * descendant when their changes touch different components, and dropped
+   * when they overlap. Default: `ceil(maxConcurrency / 4)`, at most the
+   * number of components and at most 4: the depths measured to keep the
+   * sequential loop's quality (a single-component candidate runs one
+   * proposal at a time). `1` is the sequential GEPA loop.
    */
   readonly parallelProposals?: number
   /**
@@ -176,7 +178,10 @@ export interface OptimizeResult<O> extends GepaResult {
 }
 
 /**
- * Every way `optimize` can fail.
+ * Every way `optimize` can fail. `ModelUnrecoverable` (since 0.2.0): the
+ * task or reflection model can never succeed as configured (rejected key,
+ * unknown model, invalid request, unreachable server); the run stops at once
+ * and, with a run directory, can be resumed after the fix.
  *
  * @since 0.1.0
  * @category errors
@@ -190,6 +195,7 @@ export type OptimizeError =
   | DataLoaderError
   | PersistenceError
   | ResumeConflict
+  | ModelUnrecoverable
 
 /**
  * The composition root's choice of persistence: the caller's store, a run
@@ -325,3 +331,13 @@ export function optimizePromise<D, T, O>(
     return result.right
   })
 }
+
+/**
+ * Optimizes any text artifact from an evaluator returning a score and side
+ * information: single-task, multi-task and generalization modes, seedless
+ * start. See the `OptimizeAnything` module.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export { optimizeAnything, optimizeAnythingPromise } from "./OptimizeAnything.js"
