@@ -11,8 +11,8 @@
  */
 import { Effect } from "effect"
 import * as path from "node:path"
-import type { GepaEvent } from "../src/Event.js"
-import { accuracy, defaultMaxMetricCalls, modelsFromEnv, runDemo, simulatedModels } from "./demo/run.js"
+import type { GepaEvent } from "effect-gepa/Event"
+import { defaultMaxMetricCalls, modelsFromEnv, runDemo, simulatedModels, summarize } from "./demo/run.js"
 import * as Task from "./demo/task.js"
 
 const out = process.stdout
@@ -108,31 +108,10 @@ const program = Effect.gen(function*() {
   })
   if (tty) out.write("\n")
   const { result } = demo
-  const [seedTest, bestTest] = yield* Effect.all([
-    accuracy(models.taskModel, Task.seedCandidate),
-    accuracy(models.taskModel, result.bestCandidate)
-  ], { concurrency: 2 })
-  const merged = result.parents.flatMap((ps, i) => (ps.length === 2 ? [[i, ...ps] as const] : []))
-  // a merge can reproduce one parent (when that parent changed every
-  // component since the common ancestor); only the others are new
-  // combinations of two lineages
-  const crossovers = merged.filter(([child, ...ps]) =>
-    ps.every((p) => Task.componentNames.some((n) => result.candidates[child]![n] !== result.candidates[p]![n]))
-  ).length
+  const summary = yield* summarize(demo)
   const rel = path.relative(process.cwd(), demo.runDir) || "."
   plain("")
-  plain("Summary")
-  plain(`  validation score   seed ${fmt(result.seedScore)}  ->  best ${fmt(result.bestScore)} (candidate ${result.bestIndex})`)
-  plain(`  held-out test      seed ${fmt(seedTest)}  ->  best ${fmt(bestTest)} (${Task.test.length} tickets)`)
-  plain(`  candidates         ${result.candidates.length} (${result.acceptedProposals} accepted, ${result.rejectedProposals} rejected proposals, ` +
-    `${merged.length} from merges)`)
-  plain(`  merges             ${result.mergesAttempted} attempted, ${result.mergesAccepted} accepted ` +
-    `(${crossovers} combining both parents' components)`)
-  plain(`  iterations         ${result.iterations}`)
-  plain(`  metric calls       ${result.totalMetricCalls}`)
-  plain(`  reflection calls   ${result.reflectionCalls}`)
-  plain(`  time               ${(demo.elapsedMillis / 1000).toFixed(1)} s`)
-  plain(`  stopped because    ${result.stopReason}`)
+  for (const line of summary) plain(line)
   plain("")
   plain("Best candidate")
   for (const name of Task.componentNames) {

@@ -11,10 +11,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import * as Adapter from "../src/Adapter.js"
-import type { Candidate } from "../src/Candidate.js"
-import * as Gepa from "../src/Gepa.js"
-import * as LanguageModel from "../src/LanguageModel.js"
+import { Adapter, Gepa, LanguageModel } from "effect-gepa"
 
 interface Example {
   readonly text: string
@@ -28,11 +25,9 @@ const data: ReadonlyArray<Example> = ["hello", "good morning", "ship it", "all t
 const runSystem = (instructions: string, input: string): string =>
   /capital|upper ?case/i.test(instructions) ? input.toUpperCase() : input
 
-type Trace = Adapter.ExampleTrace<Example, never, string>
-
 // The adapter as a service: tests can provide a different layer.
 const AdapterLive = Adapter.layer(
-  Adapter.fromExample((example: Example, candidate: Candidate) =>
+  Adapter.fromExample((example: Example, candidate) =>
     Effect.sync(() => {
       const output = runSystem(candidate["instructions"] ?? "", example.text)
       const score = output === example.expected ? 1 : 0
@@ -53,7 +48,7 @@ const reflectionModel = LanguageModel.fromFunction((prompt) =>
 )
 
 const program = Effect.gen(function*() {
-  const result = yield* Gepa.optimize<Example, Trace, string>({
+  const result = yield* Gepa.optimize({
     seedCandidate: { instructions: "Repeat the user's text." },
     trainset: data.slice(0, 4),
     valset: data.slice(4),

@@ -11,7 +11,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { Candidate } from "./Candidate.js"
-import { AdapterError, ModelUnrecoverable, type ProposalError } from "./Errors.js"
+import { AdapterError, ModelUnrecoverable, ProposalError } from "./Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "./EvaluationBatch.js"
 
 /**
@@ -78,22 +78,73 @@ export interface Adapter<D, T = unknown, O = unknown> {
 }
 
 /**
+ * An adapter whose `proposeNewTexts` is present: it writes new texts itself,
+ * so a run with it needs no reflection model.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ProposingAdapter<D, T = unknown, O = unknown> extends Adapter<D, T, O> {
+  readonly proposeNewTexts: NonNullable<Adapter<D, T, O>["proposeNewTexts"]>
+}
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ServiceTypeId: unique symbol = Symbol.for("effect-gepa/Adapter/Service")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ServiceTypeId = typeof ServiceTypeId
+
+/**
+ * The identifier of the adapter service in the context: what `Gepa.optimize`
+ * requires when the config has no `adapter`, and what `Adapter.layer`
+ * provides. It exists only in types.
+ *
+ * The adapter interface itself is invariant in `T` and `O` (they go out of
+ * `evaluate` and back into `makeReflectiveDataset`), so a requirement spelled
+ * with it could only be met by a layer of exactly the same three types, which
+ * the optimizer cannot know before the layer is provided. The identifier is
+ * covariant in the example type (a layer for a wider example type serves a
+ * narrower training set) and contravariant in `T` and `O` (a run that treats
+ * traces and outputs as `unknown` is served by any), so
+ * `Gepa.optimize({ trainset, ... })` requires `AdapterService<D>` and
+ * `Adapter.layer(adapter)` satisfies it without type parameters.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface AdapterService<out D, in T = unknown, in O = unknown> {
+  readonly [ServiceTypeId]: {
+    readonly _D: (_: never) => D
+    readonly _T: (_: T) => void
+    readonly _O: (_: O) => void
+  }
+}
+
+/**
  * The service tag for an adapter over `D`, `T`, `O`. Every instantiation
  * shares the key "effect-gepa/Adapter".
  *
  * @since 0.1.0
  * @category tags
  */
-export const tag = <D, T = unknown, O = unknown>(): Context.Tag<Adapter<D, T, O>, Adapter<D, T, O>> =>
-  Context.GenericTag<Adapter<D, T, O>>("effect-gepa/Adapter")
+export const tag = <D, T = unknown, O = unknown>(): Context.Tag<AdapterService<D, T, O>, Adapter<D, T, O>> =>
+  Context.GenericTag<AdapterService<D, T, O>, Adapter<D, T, O>>("effect-gepa/Adapter")
 
 /**
- * A layer providing `adapter`.
+ * A layer providing `adapter`. Its type names the adapter's example, trace
+ * and output types, and it meets the requirement of any run over those
+ * examples (see `AdapterService`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = <D, T, O>(adapter: Adapter<D, T, O>): Layer.Layer<Adapter<D, T, O>> =>
+export const layer = <D, T, O>(adapter: Adapter<D, T, O>): Layer.Layer<AdapterService<D, T, O>> =>
   Layer.succeed(tag<D, T, O>(), adapter)
 
 /**
@@ -135,28 +186,28 @@ const toAdapterError = (call: string) => (cause: unknown): AdapterError | ModelU
     : new AdapterError({ call, detail: cause instanceof Error ? cause.message : String(cause), cause })
 
 /**
- * An adapter from a per-example function. Examples of a batch run
- * concurrently (the engine already bounds concurrency; this is for chunked
- * batches). The reflective dataset has, per example, `Inputs` (rendered by
- * `describeInput`, default the example itself), `Generated Outputs` and
- * `Feedback`.
+ * What `fromExample` and `fromPromise` accept besides the run function.
  *
- * @since 0.1.0
- * @category constructors
+ * @since 0.2.0
+ * @category models
  */
-export const fromExample = <D, O, T = never, E = never>(
-  run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, E>,
-  options?: {
-    readonly describeInput?: (example: D) => unknown
-    readonly describeOutput?: (output: O) => unknown
-    readonly proposeNewTexts?: Adapter<D, ExampleTrace<D, T, O>, O>["proposeNewTexts"]
-  }
+export interface FromExampleOptions<D, T, O> {
+  /** renders an example for the reflective dataset's `Inputs` (default: the example) */
+  readonly describeInput?: (example: D) => unknown
+  /** renders an output for `Generated Outputs` (default: the output) */
+  readonly describeOutput?: (output: O) => unknown
+  /** new texts written by the adapter itself, instead of the reflection model */
+  readonly proposeNewTexts?: Adapter<D, ExampleTrace<D, T, O>, O>["proposeNewTexts"]
+}
+
+const exampleAdapter = <D, T, O>(
+  run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, AdapterError | ModelUnrecoverable>,
+  options: FromExampleOptions<D, T, O> | undefined
 ): Adapter<D, ExampleTrace<D, T, O>, O> => ({
   evaluate: (batch, candidate, { captureTraces }) =>
     Effect.forEach(batch, (example) => run(example, candidate).pipe(Effect.map((r) => [example, r] as const)), {
       concurrency: "unbounded"
     }).pipe(
-      Effect.mapError(toAdapterError("evaluate")),
       Effect.map((results) => ({
         outputs: results.map(([, r]) => r.output),
         scores: results.map(([, r]) => r.score),
@@ -187,13 +238,151 @@ export const fromExample = <D, O, T = never, E = never>(
 })
 
 /**
- * An adapter from a batch function and a reflective-dataset builder; the
- * batch function's failures become `AdapterError`s.
+ * An adapter from a per-example function. Examples of a batch run
+ * concurrently (the engine already bounds concurrency; this is for chunked
+ * batches). The reflective dataset has, per example, `Inputs` (rendered by
+ * `describeInput`, default the example itself), `Generated Outputs` and
+ * `Feedback`. With `proposeNewTexts` the result is a `ProposingAdapter`, and
+ * a run with it needs no reflection model.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromBatch = <D, T, O, E = never>(options: {
+export function fromExample<D, O, T = never, E = never>(
+  run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, E>,
+  options: FromExampleOptions<D, T, O> & {
+    readonly proposeNewTexts: NonNullable<FromExampleOptions<D, T, O>["proposeNewTexts"]>
+  }
+): ProposingAdapter<D, ExampleTrace<D, T, O>, O>
+export function fromExample<D, O, T = never, E = never>(
+  run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, E>,
+  options?: FromExampleOptions<D, T, O>
+): Adapter<D, ExampleTrace<D, T, O>, O>
+export function fromExample<D, O, T, E>(
+  run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, E>,
+  options?: FromExampleOptions<D, T, O>
+): Adapter<D, ExampleTrace<D, T, O>, O> {
+  return exampleAdapter(
+    (example: D, candidate: Candidate) => run(example, candidate).pipe(Effect.mapError(toAdapterError("evaluate"))),
+    options
+  )
+}
+
+/**
+ * What `fromPromise` accepts besides the run function: plain functions,
+ * returning values or Promises.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FromPromiseOptions<D, T, O> {
+  /** renders an example for the reflective dataset's `Inputs` (default: the example) */
+  readonly describeInput?: (example: D) => unknown
+  /** renders an output for `Generated Outputs` (default: the output) */
+  readonly describeOutput?: (output: O) => unknown
+  /**
+   * new texts for `components`, written by the adapter itself instead of the
+   * reflection model; a thrown error or a rejection fails the proposal
+   */
+  readonly proposeNewTexts?: (
+    candidate: Candidate,
+    dataset: ReflectiveDataset,
+    components: ReadonlyArray<string>,
+    signal: AbortSignal
+  ) => Readonly<Record<string, string>> | PromiseLike<Readonly<Record<string, string>>>
+}
+
+/**
+ * An adapter for code that does not use Effect: `run` is a plain function of
+ * one example returning its result or a Promise of it, and receives an
+ * `AbortSignal` that fires when the evaluation is interrupted (a timeout, a
+ * stopped run). A thrown error or a rejection becomes an `AdapterError`, so
+ * the example is scored like any failed evaluation. Otherwise it behaves like
+ * `fromExample`; with `proposeNewTexts` it is a `ProposingAdapter`.
+ *
+ * @example
+ * ```ts
+ * import { Adapter } from "effect-gepa"
+ *
+ * const adapter = Adapter.fromPromise(async (example: { q: string; a: string }, candidate) => {
+ *   const output = await callMySystem(candidate["system_prompt"]!, example.q)
+ *   return { output, score: output === example.a ? 1 : 0 }
+ * })
+ * ```
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export function fromPromise<D, O, T = never>(
+  run: (example: D, candidate: Candidate, signal: AbortSignal) => ExampleResult<T, O> | PromiseLike<ExampleResult<T, O>>,
+  options: FromPromiseOptions<D, T, O> & {
+    readonly proposeNewTexts: NonNullable<FromPromiseOptions<D, T, O>["proposeNewTexts"]>
+  }
+): ProposingAdapter<D, ExampleTrace<D, T, O>, O>
+export function fromPromise<D, O, T = never>(
+  run: (example: D, candidate: Candidate, signal: AbortSignal) => ExampleResult<T, O> | PromiseLike<ExampleResult<T, O>>,
+  options?: FromPromiseOptions<D, T, O>
+): Adapter<D, ExampleTrace<D, T, O>, O>
+export function fromPromise<D, O, T>(
+  run: (example: D, candidate: Candidate, signal: AbortSignal) => ExampleResult<T, O> | PromiseLike<ExampleResult<T, O>>,
+  options?: FromPromiseOptions<D, T, O>
+): Adapter<D, ExampleTrace<D, T, O>, O> {
+  const propose = options?.proposeNewTexts
+  return exampleAdapter<D, T, O>(
+    (example, candidate) =>
+      Effect.tryPromise({
+        // async wraps both a thrown error and a plain value into a Promise
+        try: async (signal) => await run(example, candidate, signal),
+        catch: toAdapterError("evaluate")
+      }),
+    {
+      ...(options?.describeInput ? { describeInput: options.describeInput } : {}),
+      ...(options?.describeOutput ? { describeOutput: options.describeOutput } : {}),
+      ...(propose
+        ? {
+          proposeNewTexts: (candidate: Candidate, dataset: ReflectiveDataset, components: ReadonlyArray<string>) =>
+            Effect.tryPromise({
+              try: async (signal) => await propose(candidate, dataset, components, signal),
+              catch: (cause) =>
+                new ProposalError({
+                  component: components.join(", "),
+                  detail: cause instanceof Error ? cause.message : String(cause)
+                })
+            })
+        }
+        : {})
+    }
+  )
+}
+
+/**
+ * An adapter from a batch function and a reflective-dataset builder; the
+ * batch function's failures become `AdapterError`s. With `proposeNewTexts`
+ * the result is a `ProposingAdapter`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export function fromBatch<D, T, O, E = never>(options: FromBatchOptions<D, T, O, E> & {
+  readonly proposeNewTexts: NonNullable<Adapter<D, T, O>["proposeNewTexts"]>
+}): ProposingAdapter<D, T, O>
+export function fromBatch<D, T, O, E = never>(options: FromBatchOptions<D, T, O, E>): Adapter<D, T, O>
+export function fromBatch<D, T, O, E>(options: FromBatchOptions<D, T, O, E>): Adapter<D, T, O> {
+  return {
+    evaluate: (batch, candidate, opts) =>
+      options.evaluate(batch, candidate, opts).pipe(Effect.mapError(toAdapterError("evaluate"))),
+    makeReflectiveDataset: options.makeReflectiveDataset,
+    ...(options.proposeNewTexts ? { proposeNewTexts: options.proposeNewTexts } : {})
+  }
+}
+
+/**
+ * What `fromBatch` accepts.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FromBatchOptions<D, T, O, E> {
   readonly evaluate: (
     batch: ReadonlyArray<D>,
     candidate: Candidate,
@@ -201,9 +390,4 @@ export const fromBatch = <D, T, O, E = never>(options: {
   ) => Effect.Effect<EvaluationBatch<T, O>, E>
   readonly makeReflectiveDataset: Adapter<D, T, O>["makeReflectiveDataset"]
   readonly proposeNewTexts?: Adapter<D, T, O>["proposeNewTexts"]
-}): Adapter<D, T, O> => ({
-  evaluate: (batch, candidate, opts) =>
-    options.evaluate(batch, candidate, opts).pipe(Effect.mapError(toAdapterError("evaluate"))),
-  makeReflectiveDataset: options.makeReflectiveDataset,
-  ...(options.proposeNewTexts ? { proposeNewTexts: options.proposeNewTexts } : {})
-})
+}

@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 import { Cause, Effect, Layer, Option } from "effect"
-import type { Adapter, ReflectiveRecord } from "./Adapter.js"
+import type { Adapter, AdapterService, ReflectiveRecord } from "./Adapter.js"
 import { tag as adapterTag } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
 import { AdapterError, ConfigError, type ModelUnrecoverable } from "./Errors.js"
@@ -228,5 +228,5 @@ export const fromTaskModel = <D, E = never>(
  */
 export const layer = <D, E = never>(
   options: Options<D, E>
-): Layer.Layer<Adapter<D, Trajectory<D>, string>, ConfigError, TaskModel> =>
+): Layer.Layer<AdapterService<D, Trajectory<D>, string>, ConfigError, TaskModel> =>
   Layer.effect(adapterTag<D, Trajectory<D>, string>(), fromTaskModel(options))

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { Duration, Effect, Layer } from "effect"
-import { type Adapter, tag as adapterTag } from "./Adapter.js"
+import { type Adapter, type AdapterService, tag as adapterTag } from "./Adapter.js"
 import { AdapterError } from "./Errors.js"
 import { type LanguageModel, LlmTransportError, ReflectionModel, TaskModel } from "./LanguageModel.js"
 import { Rng } from "./Rng.js"
@@ -147,7 +147,7 @@ export const languageModel = (
  */
 export const layerAdapter = <D, T, O>(
   options: FaultOptions
-): Layer.Layer<Adapter<D, T, O>, never, Adapter<D, T, O>> =>
+): Layer.Layer<AdapterService<D, T, O>, never, AdapterService<D, T, O>> =>
   Layer.effect(adapterTag<D, T, O>(), Effect.map(adapterTag<D, T, O>(), (inner) => adapter(inner, options).adapter))
 
 /**

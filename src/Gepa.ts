@@ -11,7 +11,7 @@
  */
 import { type Duration, Effect, type Schedule, type Scope, Stream } from "effect"
 import type * as Acceptance from "./Acceptance.js"
-import type { Adapter } from "./Adapter.js"
+import type { Adapter, AdapterService, ProposingAdapter } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
 import type * as CandidateSelector from "./CandidateSelector.js"
 import type * as ComponentSelector from "./ComponentSelector.js"
@@ -214,12 +214,20 @@ const chooseStore = <D, T, O>(r: Resolved<D, T, O>) =>
 
 /**
  * Runs GEPA and returns the best candidate. What the context must provide
- * depends on the config: the adapter unless `adapter` is set, the reflection
- * model unless `reflectionModel` or `proposer` is set.
+ * follows from the config, and the types say so without type parameters:
+ *
+ * - the adapter (`Adapter.AdapterService`, met by `Adapter.layer(...)`)
+ *   unless `adapter` is set; the example type comes from `trainset`;
+ * - the `ReflectionModel` unless `reflectionModel` or `proposer` is set, or
+ *   the adapter in the config proposes itself (`Adapter.ProposingAdapter`,
+ *   e.g. `Adapter.fromExample(run, { proposeNewTexts })`).
  *
  * @since 0.1.0
  * @category running
  */
+export function optimize<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: ProposingAdapter<D, T, O> }
+): Effect.Effect<OptimizeResult<O>, OptimizeError>
 export function optimize<D, T, O>(
   config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly reflectionModel: LanguageModel }
 ): Effect.Effect<OptimizeResult<O>, OptimizeError>
@@ -229,18 +237,18 @@ export function optimize<D, T, O>(
 export function optimize<D, T, O>(
   config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O> }
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, ReflectionModel>
-export function optimize<D, T, O>(
+export function optimize<D, T = unknown, O = unknown>(
   config: Config<D, T, O> & { readonly reflectionModel: LanguageModel }
-): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O>>
-export function optimize<D, T, O>(
+): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O>>
+export function optimize<D, T = unknown, O = unknown>(
   config: Config<D, T, O> & { readonly proposer: Proposer }
-): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O>>
+): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O>>
 export function optimize<D, T = unknown, O = unknown>(
   config: Config<D, T, O>
-): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel>
+): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel>
 export function optimize<D, T, O>(
   config: Config<D, T, O>
-): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel> {
+): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel> {
   return Effect.scoped(loop.run(config, chooseStore, undefined)).pipe(
     Effect.withScheduler(engineScheduler),
     Effect.withSpan("gepa.optimize")
@@ -257,6 +265,9 @@ export function optimize<D, T, O>(
  * @category running
  */
 export function stream<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: ProposingAdapter<D, T, O> }
+): Stream.Stream<GepaEvent, OptimizeError>
+export function stream<D, T, O>(
   config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly reflectionModel: LanguageModel }
 ): Stream.Stream<GepaEvent, OptimizeError>
 export function stream<D, T, O>(
@@ -266,12 +277,18 @@ export function stream<D, T, O>(
   config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O> }
 ): Stream.Stream<GepaEvent, OptimizeError, ReflectionModel>
 export function stream<D, T = unknown, O = unknown>(
+  config: Config<D, T, O> & { readonly reflectionModel: LanguageModel }
+): Stream.Stream<GepaEvent, OptimizeError, AdapterService<D, T, O>>
+export function stream<D, T = unknown, O = unknown>(
+  config: Config<D, T, O> & { readonly proposer: Proposer }
+): Stream.Stream<GepaEvent, OptimizeError, AdapterService<D, T, O>>
+export function stream<D, T = unknown, O = unknown>(
   config: Config<D, T, O>
-): Stream.Stream<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel>
+): Stream.Stream<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel>
 export function stream<D, T, O>(
   config: Config<D, T, O>
-): Stream.Stream<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel> {
-  return Stream.asyncScoped<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel>((emit) =>
+): Stream.Stream<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel> {
+  return Stream.asyncScoped<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel>((emit) =>
     Effect.scoped(loop.run(config, chooseStore, (event) => Effect.promise(() => emit.single(event)))).pipe(
       Effect.withScheduler(engineScheduler),
       Effect.matchCauseEffect({
@@ -284,18 +301,36 @@ export function stream<D, T, O>(
 
 /**
  * `optimize` for Promise-based callers: resolves with the result, or rejects
- * with the tagged error itself (not a FiberFailure wrapper).
+ * with the tagged error itself (not a FiberFailure wrapper). The config
+ * carries everything: the adapter (`Adapter.fromPromise` builds one from
+ * plain functions), and a `reflectionModel` (`LanguageModel.fromPromise`) or
+ * a `proposer` unless the adapter proposes itself.
  *
  * @since 0.1.0
  * @category running
  */
-export const optimizePromise = <D, T, O>(
+export function optimizePromise<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: ProposingAdapter<D, T, O> }
+): Promise<OptimizeResult<O>>
+export function optimizePromise<D, T, O>(
   config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly reflectionModel: LanguageModel }
-): Promise<OptimizeResult<O>> =>
-  Effect.runPromise(Effect.either(optimize(config))).then((result) => {
+): Promise<OptimizeResult<O>>
+export function optimizePromise<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly proposer: Proposer }
+): Promise<OptimizeResult<O>>
+export function optimizePromise<D, T, O>(
+  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O> }
+): Promise<OptimizeResult<O>> {
+  // The adapter is in the config, so the tag is never read; the engine reads
+  // `ReflectionModel` only as an option, and the overloads above admit only
+  // configs that propose without it. Were one to slip through, the run fails
+  // with a ConfigError naming `reflectionModel`, not with a missing service.
+  const run = optimize(config) as Effect.Effect<OptimizeResult<O>, OptimizeError>
+  return Effect.runPromise(Effect.either(run)).then((result) => {
     if (result._tag === "Left") throw result.left
     return result.right
   })
+}
 
 /**
  * Optimizes any text artifact from an evaluator returning a score and side

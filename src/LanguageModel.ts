@@ -267,6 +267,31 @@ export const fromFunction = (
 })
 
 /**
+ * A model for code that does not use Effect: `complete` receives the prompt
+ * and an `AbortSignal` (fired when the call is interrupted) and returns the
+ * answer's text or a Promise of it. A thrown error or a rejection becomes an
+ * `LlmTransportError` naming `model` (default "custom").
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const fromPromise = (
+  complete: (prompt: Prompt, signal: AbortSignal) => string | PromiseLike<string>,
+  options?: { readonly model?: string }
+): LanguageModel => ({
+  complete: (prompt) =>
+    Effect.tryPromise({
+      // async turns a thrown error into a rejection and a plain value into a Promise
+      try: async (signal) => await complete(prompt, signal),
+      catch: (cause) =>
+        new LlmTransportError({
+          model: options?.model ?? "custom",
+          detail: cause instanceof Error ? cause.message : String(cause)
+        })
+    }).pipe(Effect.map((text): Completion => ({ text, finishReason: "stop" })))
+})
+
+/**
  * A model that answers with the given completions in order, then repeats the
  * last one. For tests.
  *

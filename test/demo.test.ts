@@ -2,9 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { runDemo } from "../examples/demo/run.js"
+import { defaultMaxMetricCalls, patience, runDemo, simulatedModels, stopExplanation } from "../examples/demo/run.js"
 import * as Task from "../examples/demo/task.js"
 import type { GepaEvent } from "../src/Event.js"
+import * as LanguageModel from "../src/LanguageModel.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
 describe("demo", () => {
@@ -50,5 +51,26 @@ describe("demo", () => {
       }
       expect(crossovers).toBeGreaterThanOrEqual(1)
       expect(result.bestScore!).toBeGreaterThan(result.seedScore!)
+    }))
+
+  // The budget is an upper bound: the demo stops once it cannot improve.
+  it.effect("stops at a perfect validation score, before the budget, and says so", () =>
+    Effect.gen(function*() {
+      const runDir = path.join(makeTmpDir("gepa-demo-"), "run")
+      const { result } = yield* runDemo({ runDir, writeReport: false })
+      expect(result.bestScore).toBe(1)
+      expect(result.totalMetricCalls).toBeLessThan(defaultMaxMetricCalls)
+      expect(stopExplanation(result)).toBe("early: the validation score is perfect, nothing left to improve")
+    }))
+
+  it.effect("stops after the patience runs out when no proposal improves, and says so", () =>
+    Effect.gen(function*() {
+      const runDir = path.join(makeTmpDir("gepa-demo-"), "run")
+      const stuck = LanguageModel.fromFunction(() => "```\nRoute every ticket to general.\n```")
+      const { result } = yield* runDemo({ runDir, writeReport: false, models: { ...simulatedModels(0), reflectionModel: stuck } })
+      expect(result.bestIndex).toBe(0)
+      expect(result.totalMetricCalls).toBeLessThan(defaultMaxMetricCalls)
+      expect(result.state.iteration - result.state.lastImprovementIteration).toBe(patience)
+      expect(stopExplanation(result)).toBe(`early: no new best in the last ${patience} iterations, it can no longer improve`)
     }))
 })

@@ -16,8 +16,8 @@
  * @since 0.2.0
  */
 import { Effect } from "effect"
-import * as LanguageModel from "../../src/LanguageModel.js"
-import * as OptimizeAnything from "../../src/OptimizeAnything.js"
+import * as LanguageModel from "effect-gepa/LanguageModel"
+import * as OptimizeAnything from "effect-gepa/OptimizeAnything"
 
 export interface Case {
   readonly text: string

@@ -12,13 +12,14 @@
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Candidate } from "../../src/Candidate.js"
-import { type ConfigError, PersistenceError } from "../../src/Errors.js"
-import type { GepaEvent } from "../../src/Event.js"
-import * as Gepa from "../../src/Gepa.js"
-import type { LanguageModel } from "../../src/LanguageModel.js"
-import * as OpenAiLanguageModel from "../../src/OpenAiLanguageModel.js"
-import * as Report from "../../src/Report.js"
+import type { Candidate } from "effect-gepa/Candidate"
+import { type ConfigError, PersistenceError } from "effect-gepa/Errors"
+import type { GepaEvent } from "effect-gepa/Event"
+import * as Gepa from "effect-gepa/Gepa"
+import type { LanguageModel } from "effect-gepa/LanguageModel"
+import * as OpenAiLanguageModel from "effect-gepa/OpenAiLanguageModel"
+import * as Report from "effect-gepa/Report"
+import * as StopCondition from "effect-gepa/StopCondition"
 import * as Task from "./task.js"
 
 /**
@@ -76,6 +77,15 @@ export interface DemoResult {
  * @category constants
  */
 export const defaultMaxMetricCalls = 2000
+
+/**
+ * The demo stops early when it can no longer improve: at a perfect
+ * validation score, or after this many iterations without a new best.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const patience = 40
 
 /**
  * The deterministic offline models of the demo task.
@@ -156,6 +166,9 @@ export const runDemo = (
       adapter: Task.makeAdapter(models.taskModel),
       reflectionModel: models.reflectionModel,
       maxMetricCalls: options.maxMetricCalls ?? defaultMaxMetricCalls,
+      // the budget is an upper bound: nothing is gained by spending it after
+      // the validation score is perfect, or once it has stopped moving
+      stop: [StopCondition.scoreThreshold(1), StopCondition.noImprovement(patience)],
       seed,
       candidateSelector: "pareto" as const,
       merge: true,
@@ -187,6 +200,24 @@ export const runDemo = (
   })
 
 /**
+ * Why a demo run stopped, in words: the perfect score, the patience running
+ * out, or the budget.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const stopExplanation = (result: Gepa.OptimizeResult<unknown>): string => {
+  const { state } = result
+  if (result.bestScore !== null && result.bestScore >= 1) {
+    return "early: the validation score is perfect, nothing left to improve"
+  }
+  if (state.iteration - state.lastImprovementIteration >= patience) {
+    return `early: no new best in the last ${patience} iterations, it can no longer improve`
+  }
+  return `the budget is spent (${result.totalMetricCalls} metric calls)`
+}
+
+/**
  * The fraction of `tickets` a candidate routes correctly with `model`, for
  * comparing the seed and the best candidate on the held-out test split.
  *
@@ -202,3 +233,44 @@ export const accuracy = (
     Effect.map((batch) => batch.scores.reduce((a, b) => a + b, 0) / Math.max(1, tickets.length)),
     Effect.orElseSucceed(() => 0)
   )
+
+const fmt = (score: number | null | undefined) => (score === null || score === undefined ? "n/a" : score.toFixed(3))
+
+/**
+ * The summary `npm start` prints after a run (the README quotes it, and a
+ * test checks the quote against a fresh run): scores on validation and on
+ * the held-out test split, candidates, merges, calls, time and why the run
+ * stopped.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const summarize = (demo: DemoResult): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function*() {
+    const { models, result } = demo
+    const [seedTest, bestTest] = yield* Effect.all([
+      accuracy(models.taskModel, Task.seedCandidate),
+      accuracy(models.taskModel, result.bestCandidate)
+    ], { concurrency: 2 })
+    const merged = result.parents.flatMap((ps, i) => (ps.length === 2 ? [[i, ...ps] as const] : []))
+    // a merge can reproduce one parent (when that parent changed every
+    // component since the common ancestor); only the others are new
+    // combinations of two lineages
+    const crossovers = merged.filter(([child, ...ps]) =>
+      ps.every((p) => Task.componentNames.some((n) => result.candidates[child]![n] !== result.candidates[p]![n]))
+    ).length
+    return [
+      "Summary",
+      `  validation score   seed ${fmt(result.seedScore)}  ->  best ${fmt(result.bestScore)} (candidate ${result.bestIndex})`,
+      `  held-out test      seed ${fmt(seedTest)}  ->  best ${fmt(bestTest)} (${Task.test.length} tickets)`,
+      `  candidates         ${result.candidates.length} (${result.acceptedProposals} accepted, ${result.rejectedProposals} rejected proposals, ` +
+      `${merged.length} from merges)`,
+      `  merges             ${result.mergesAttempted} attempted, ${result.mergesAccepted} accepted ` +
+      `(${crossovers} combining both parents' components)`,
+      `  iterations         ${result.iterations}`,
+      `  metric calls       ${result.totalMetricCalls}`,
+      `  reflection calls   ${result.reflectionCalls}`,
+      `  time               ${(demo.elapsedMillis / 1000).toFixed(1)} s`,
+      `  stopped            ${stopExplanation(result)}`
+    ]
+  })

@@ -30,10 +30,10 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import * as Adapter from "../../src/Adapter.js"
-import type { Candidate } from "../../src/Candidate.js"
-import * as LanguageModel from "../../src/LanguageModel.js"
-import { Rng } from "../../src/Rng.js"
+import * as Adapter from "effect-gepa/Adapter"
+import type { Candidate } from "effect-gepa/Candidate"
+import * as LanguageModel from "effect-gepa/LanguageModel"
+import { Rng } from "effect-gepa/Rng"
 
 // ---------------------------------------------------------------------------
 // Queues and the hidden routing policy

@@ -24,7 +24,7 @@
  * @internal
  */
 import { Effect, Either, Exit, Fiber, Option, Queue, type Scope } from "effect"
-import type { Adapter } from "../../Adapter.js"
+import type { AdapterService } from "../../Adapter.js"
 import { AllEvaluationsFailed, ProposalsFailed } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
 import type { Config, OptimizeError, OptimizeResult } from "../../Gepa.js"
@@ -57,7 +57,7 @@ export const run = <D, T, O>(
   config: Config<D, T, O>,
   makeStore: ((r: Resolved<D, T, O>) => Effect.Effect<RunStore<O> | undefined, OptimizeError, Scope.Scope>) | undefined,
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
-): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel | Scope.Scope> =>
+): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel | Scope.Scope> =>
   Effect.gen(function*() {
     const r = yield* resolve(config)
     const store = makeStore === undefined ? undefined : yield* makeStore(r)

@@ -8,7 +8,7 @@
  */
 import { Effect, Option } from "effect"
 import * as Acceptance from "../../Acceptance.js"
-import { type Adapter, tag as adapterTag } from "../../Adapter.js"
+import { type Adapter, type AdapterService, tag as adapterTag } from "../../Adapter.js"
 import * as CandidateSelector from "../../CandidateSelector.js"
 import * as ComponentSelector from "../../ComponentSelector.js"
 import * as DataLoader from "../../DataLoader.js"
@@ -94,7 +94,7 @@ const resolveSelector = (
 /** @internal */
 export const resolve = <D, T, O>(
   config: Config<D, T, O>
-): Effect.Effect<Resolved<D, T, O>, ConfigError | DataLoader.DataLoaderError, Adapter<D, T, O> | ReflectionModel> =>
+): Effect.Effect<Resolved<D, T, O>, ConfigError | DataLoader.DataLoaderError, AdapterService<D, T, O> | ReflectionModel> =>
   Effect.gen(function*() {
     const names = Object.keys(config.seedCandidate ?? {})
     yield* check(names.length > 0, "seedCandidate", "needs at least one named component")
