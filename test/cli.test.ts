@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
+import fc from "fast-check"
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import * as Task from "../examples/demo/task.js"
 import * as Cli from "../src/Cli.js"
@@ -109,15 +111,23 @@ describe("settings", () => {
     expect(message).toContain("exact, contains, regex, json-field")
   })
 
-  it("rejects invalid numbers in flags and in the config file, naming the flag or field", () => {
-    expect(messageOf(Cli.parseFlags({ maxMetricCalls: "lots" }, "/"))).toBe(`--max-metric-calls: expected a positive integer, got "lots"`)
-    expect(messageOf(Cli.parseFlags({ parallelProposals: "1.5" }, "/"))).toBe(`--parallel-proposals: expected a positive integer, got "1.5"`)
-    expect(messageOf(Cli.parseFlags({ scoreThreshold: "high" }, "/"))).toBe(`--score-threshold: expected a number, got "high"`)
-    expect(messageOf(Cli.parseFlags({ timeout: "soon" }, "/"))).toContain(`--timeout: expected a duration`)
+  it("rejects invalid values in the config file, naming the field", () => {
     expect(messageOf(Cli.parseConfigFile(`{"maxMetricCalls": -3}`, "/x/gepa.json")))
       .toBe(`/x/gepa.json: field "maxMetricCalls": expected a positive integer, got -3`)
+    expect(messageOf(Cli.parseConfigFile(`{"parallelProposals": 1.5}`, "gepa.json")))
+      .toBe(`gepa.json: field "parallelProposals": expected a positive integer, got 1.5`)
     expect(messageOf(Cli.parseConfigFile(`{"taskModel": {"model": "m", "temperature": "warm"}}`, "gepa.json")))
-      .toBe(`gepa.json: field "taskModel".temperature: expected a number, got "warm"`)
+      .toBe(`gepa.json: field "taskModel.temperature": expected a number, got "warm"`)
+    expect(messageOf(Cli.parseConfigFile(`{"taskModel": {"model": "m", "timeout": "soon"}}`, "gepa.json")))
+      .toBe(`gepa.json: field "taskModel.timeout": expected a duration such as "90s", "15m" or "2h", got "soon"`)
+    expect(messageOf(Cli.parseConfigFile(`{"taskModel": {"temperature": 0}}`, "gepa.json")))
+      .toBe(`gepa.json: missing field "taskModel.model"`)
+    expect(messageOf(Cli.parseConfigFile(`{"taskModel": {"model": "m", "url": "x"}}`, "gepa.json")))
+      .toMatch(/^gepa\.json: unknown field "taskModel\.url" \(known: model, baseUrl, temperature, maxOutputTokens, timeout\)$/)
+    expect(messageOf(Cli.parseConfigFile(`{"pattern": "("}`, "gepa.json"))).toMatch(/^gepa\.json: field "pattern": invalid regular expression/)
+    for (const text of [`{"maxMetricCalls": -3}`, `{"taskModel": 5}`, `{"ignoreCase": "yes"}`]) {
+      expect(messageOf(Cli.parseConfigFile(text, "gepa.json")).split("\n")).toHaveLength(1)
+    }
   })
 
   it("rejects unknown fields and invalid JSON in the config file", () => {
@@ -127,21 +137,85 @@ describe("settings", () => {
 
   it("resolves paths against the config file, lets flags win, and needs a budget", () => {
     const file = Either.getOrThrow(Cli.parseConfigFile(
-      JSON.stringify({ train: "data/train.jsonl", seedPrompt: "Answer.", taskModel: "m", reflectionModel: { model: "r", baseUrl: "http://x/v1" }, maxMetricCalls: 100, metric: "./m.ts" }),
+      JSON.stringify({
+        train: "data/train.jsonl",
+        seedPrompt: "Answer.",
+        taskModel: { model: "m", baseUrl: "http://t/v1", temperature: 0.2 },
+        reflectionModel: { model: "r", baseUrl: "http://x/v1" },
+        maxMetricCalls: 100,
+        timeout: "15m",
+        metric: "./m.ts"
+      }),
       "/proj/gepa.json"
     ))
-    const flags = Either.getOrThrow(Cli.parseFlags({ maxMetricCalls: "50", taskModel: "m2", merge: true }, "/cwd"))
+    const flags: Cli.Input = { maxMetricCalls: 50, taskModel: { model: "m2" }, merge: true }
     const s = Either.getOrThrow(Cli.resolveSettings(file, flags, { cwd: "/cwd", now: new Date("2026-01-02T03:04:05Z") }))
     expect(s.train).toBe("/proj/data/train.jsonl")
     expect(s.metric).toBe("/proj/m.ts")
     expect(s.maxMetricCalls).toBe(50)
-    expect(s.taskModel).toEqual({ model: "m2" })
+    expect(s.timeout).toEqual(Duration.minutes(15))
+    // a model name from a flag keeps the file's other model fields
+    expect(s.taskModel).toEqual({ model: "m2", baseUrl: "http://t/v1", temperature: 0.2 })
     expect(s.reflectionModel).toEqual({ model: "r", baseUrl: "http://x/v1" })
     expect(s.merge).toBe(true)
     expect(s.runDir).toBe("/cwd/.gepa-runs/run-2026-01-02T03-04-05Z")
     const { maxMetricCalls: _, ...noBudget } = base
     expect(messageOf(Cli.resolveSettings(noBudget, {}, { cwd: "/" }))).toMatch(/^no budget/)
-    expect(messageOf(Cli.resolveSettings({ ...base, seedPrompt: undefined }, {}, { cwd: "/" }))).toContain(`"seedPrompt"`)
+    const { seedPrompt: _s, ...noSeed } = base
+    expect(messageOf(Cli.resolveSettings(noSeed, {}, { cwd: "/" }))).toContain(`"seedPrompt"`)
+    const { taskModel: _t, ...noTask } = base
+    expect(messageOf(Cli.resolveSettings(noTask, {}, { cwd: "/" }))).toContain(`"taskModel"`)
+    expect(messageOf(Cli.resolveSettings(noTask, { taskModel: { baseUrl: "http://t" } }, { cwd: "/" })))
+      .toContain(`--task-model`)
+  })
+
+  it("saves settings as config.json and reads them back", () => {
+    const s = Either.getOrThrow(Cli.resolveSettings(
+      { ...base, timeout: Duration.seconds(90), taskModel: { model: "m", timeout: Duration.millis(1500) } },
+      {},
+      { cwd: "/cwd" }
+    ))
+    const text = Cli.settingsJson(s)
+    expect(JSON.parse(text)).toMatchObject({ timeout: "90s", taskModel: { model: "m", timeout: "1500ms" } })
+    expect(Either.getOrThrow(Cli.parseSettingsJson(text, "config.json"))).toEqual(s)
+    expect(messageOf(Cli.parseSettingsJson(`{"train": "x"}`, "/r/config.json"))).toMatch(/^\/r\/config\.json: missing field "/)
+  })
+
+  it("reads durations back as they were written", () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 10 ** 9 }), (millis) => {
+      const d = Duration.millis(millis)
+      expect(Duration.toMillis(Cli.parseDuration(Cli.formatDuration(d))!)).toBe(millis)
+    }))
+    expect(Cli.parseDuration("2h")).toEqual(Duration.hours(2))
+    expect(Cli.parseDuration(0)).toBeUndefined()
+    expect(Cli.parseDuration("soon")).toBeUndefined()
+  })
+
+  it("lets budget, concurrency and where the models run change on resume, and nothing else", () => {
+    const saved = Either.getOrThrow(Cli.resolveSettings(base, {}, { cwd: "/cwd", now: new Date(0) }))
+    const allowed: Cli.Settings = {
+      ...saved,
+      maxMetricCalls: 500,
+      maxIterations: 3,
+      timeout: Duration.hours(1),
+      scoreThreshold: 0.9,
+      maxConcurrency: 2,
+      taskModel: { model: "m-renamed", baseUrl: "http://elsewhere/v1", timeout: Duration.seconds(5) },
+      reflectionModel: { model: "r2", timeout: Duration.minutes(5) }
+    }
+    expect(Option.isNone(Cli.resumeConflict(saved, allowed))).toBe(true)
+    const refused: ReadonlyArray<[Partial<Cli.Settings>, string]> = [
+      [{ seedPrompt: "Other." }, `"seedPrompt" differs`],
+      [{ train: "/data/other.jsonl" }, `"train" differs`],
+      [{ minibatchSize: 7 }, `"minibatchSize" differs`],
+      [{ metric: "contains" }, `"metric" differs`],
+      [{ merge: true }, `"merge" differs`],
+      [{ seed: 3 }, `"seed" differs`],
+      [{ taskModel: { model: "m", temperature: 1 } }, `"taskModel.temperature" differs`]
+    ]
+    for (const [change, message] of refused) {
+      expect(Option.getOrThrow(Cli.resumeConflict(saved, { ...saved, ...change }))).toContain(message)
+    }
   })
 })
 
@@ -160,8 +234,13 @@ describe("gepa optimize / show / report / resume", () => {
       expect(badMetric.err).toContain(`unknown metric "fuzzy"`)
       const badNumber = yield* runCli(dir, "optimize", "--train", "train.jsonl", ...common, "--max-metric-calls", "many", "--run-dir", "out3")
       expect(badNumber.code).toBe(2)
-      expect(badNumber.err).toContain(`--max-metric-calls: expected a positive integer, got "many"`)
-      for (const out of ["out1", "out2", "out3", ".gepa-runs"]) expect(fs.existsSync(path.join(dir, out))).toBe(false)
+      expect(badNumber.err).toBe(`gepa: --max-metric-calls: expected an integer, got "many"\n`)
+      // the engine's own check (the budget cannot score the seed on the validation set) comes before any write
+      const smallBudget = yield* runCli(dir, "optimize", "--train", "train.jsonl", "--validation", "val.jsonl", ...common, "--max-metric-calls", "3", "--run-dir", "out4")
+      expect(smallBudget.code).toBe(2)
+      expect(smallBudget.err).toContain("maxMetricCalls")
+      expect(smallBudget.err.trim().split("\n")).toHaveLength(1)
+      for (const out of ["out1", "out2", "out3", "out4", ".gepa-runs"]) expect(fs.existsSync(path.join(dir, out))).toBe(false)
     }))
 
   it.effect("optimizes, then shows, reports and resumes the run", () =>
@@ -200,6 +279,37 @@ describe("gepa optimize / show / report / resume", () => {
       const again = yield* runCli(dir, "optimize", "--config", "gepa.json")
       expect(again.code).toBe(2)
       expect(again.err).toContain("already holds a run")
+
+      // --resume with a setting that changes the run's meaning is refused, and config.json stays
+      const configBefore = fs.readFileSync(path.join(runDir, "config.json"), "utf8")
+      const changed = yield* runCli(dir, "optimize", "--config", "gepa.json", "--resume", "--minibatch-size", "5")
+      expect(changed.code).toBe(2)
+      expect(changed.err).toBe(`gepa: cannot resume ${runDir}: "minibatchSize" differs from the saved run (saved: 3; now: 5); use another --run-dir\n`)
+      // a live run holds the directory: nothing is written into it
+      const lock = path.join(runDir, "gepa.lock")
+      fs.writeFileSync(lock, JSON.stringify({ pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString() }))
+      const locked = yield* runCli(dir, "optimize", "--config", "gepa.json", "--resume", "--max-metric-calls", "400")
+      fs.rmSync(lock)
+      expect(locked.code).toBe(1)
+      expect(locked.err).toContain(`in use by process ${process.pid}`)
+      expect(locked.err.trim().split("\n")).toHaveLength(1)
+      expect(fs.readFileSync(path.join(runDir, "config.json"), "utf8")).toBe(configBefore)
+
+      // show names the broken file and its first problem, in one line
+      const badResult = path.join(dir, "runs", "bad-result")
+      fs.cpSync(runDir, badResult, { recursive: true })
+      fs.writeFileSync(path.join(badResult, "result.json"), JSON.stringify({ ...result1, bestScore: "high" }))
+      const shownBadResult = yield* runCli(dir, "show", "runs/bad-result")
+      expect(shownBadResult.code).toBe(2)
+      expect(shownBadResult.err).toBe(`gepa: ${path.join(badResult, "result.json")}: not a GEPA result: "bestScore": Expected number, actual "high"\n`)
+      const badState = path.join(dir, "runs", "bad-state")
+      fs.cpSync(runDir, badState, { recursive: true })
+      fs.writeFileSync(path.join(badState, "gepa_state.json"), "{\"schemaVersion\": 1, \"state\": ")
+      fs.rmSync(path.join(badState, "gepa_state.prev.json"), { force: true })
+      fs.rmSync(path.join(badState, "result.json"))
+      const shownBadState = yield* runCli(dir, "show", "runs/bad-state")
+      expect(shownBadState.code).toBe(2)
+      expect(shownBadState.err).toMatch(new RegExp(`^gepa: ${path.join(badState, "gepa_state.json").replace(/[.\\/]/g, "\\$&")}: not valid JSON \\(.+\\)\\n$`))
 
       const shown = yield* runCli(dir, "show", "runs/one")
       expect(shown.code).toBe(0)

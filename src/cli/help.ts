@@ -5,9 +5,8 @@
  *
  * @since 0.2.0
  */
-import { environmentVariables } from "./models.js"
-import { docs, type FlagDoc } from "./options.js"
-import { changeableOnResume } from "./settings.js"
+import { changeableOnResume, environmentVariables } from "./constants.js"
+import { docs, type FlagDoc } from "./docs.js"
 
 /**
  * The widest line of the help.
@@ -17,7 +16,7 @@ import { changeableOnResume } from "./settings.js"
  */
 export const width = 100
 
-const column = 32
+const column = 34
 
 /** Wraps `text` at `width`, indenting every line after the first by `indent`. */
 const wrap = (text: string, indent: number, first = ""): string => {
@@ -54,6 +53,13 @@ const resumeRule = (): string =>
     `Settings that may change on resume: ${changeableOnResume.run.filter((k) => k !== "runDir").join(", ")}, ` +
       `and each model's ${changeableOnResume.model.join(", ")}. Every other setting must stay as saved.`
   )
+
+// on resume a flag's default is the saved setting
+const asSaved = (doc: FlagDoc): FlagDoc => ({
+  flag: doc.flag,
+  text: doc.text.replace(/\s*\(default [^)]*\)$/, ""),
+  ...(doc.arg === undefined ? {} : { arg: doc.arg })
+})
 
 const usage = (command: string, tail: string, summary: string): string => `Usage: gepa ${command} ${tail}\n\n${paragraph(summary)}`
 
@@ -104,15 +110,21 @@ const helps = {
     [
       usage("resume", "<run-dir> [flags]", "Continues a run from the settings saved in <run-dir>/config.json."),
       resumeRule(),
-      section("Budget and stop", [docs.maxMetricCalls, docs.maxIterations, docs.timeout, docs.scoreThreshold, docs.maxConcurrency]),
-      section("Models", [
+      section("Budget and stop (default: as saved)", [
+        docs.maxMetricCalls,
+        docs.maxIterations,
+        docs.timeout,
+        docs.scoreThreshold,
+        docs.maxConcurrency
+      ].map(asSaved)),
+      section("Models (default: as saved)", [
         docs.taskModel,
         docs.taskBaseUrl,
         docs.taskTimeout,
         docs.reflectionModel,
         docs.reflectionBaseUrl,
         docs.reflectionTimeout
-      ].map((d) => ({ ...d, required: false }))),
+      ].map(asSaved)),
       environment()
     ],
   report: () =>

@@ -19,14 +19,10 @@
  *
  * @since 0.2.0
  */
-import { CliConfig, Command, ValidationError } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Data, Effect, Layer } from "effect"
-import * as Commands from "./commands.js"
-import { CliInputError, ExitCode } from "./errors.js"
+import { Effect } from "effect"
+import { ExitCode } from "./errors.js"
 import { helpText, isCommand } from "./help.js"
-import { openAiModel } from "./models.js"
-import type { Environment, RunFailure } from "./run.js"
+import type { Environment } from "./run.js"
 
 /**
  * The version `gepa --version` prints.
@@ -37,7 +33,8 @@ import type { Environment, RunFailure } from "./run.js"
 export const version = "0.1.0"
 
 /**
- * The process's environment: the real terminal and OpenAI-compatible models.
+ * The process's environment: the real terminal and OpenAI-compatible models
+ * (see `openAiModel`).
  *
  * @since 0.1.0
  * @category models
@@ -46,29 +43,9 @@ export const processEnvironment = (): Environment => ({
   cwd: process.cwd(),
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
-  makeModel: openAiModel()
+  makeModel: (role, spec) =>
+    Effect.promise(() => import("./models.js")).pipe(Effect.flatMap((models) => models.openAiModel()(role, spec)))
 })
-
-// eslint-disable-next-line no-control-regex
-const ansi = /\u001b\[[0-9;]*m/g
-const oneLine = (text: string) => text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim()
-
-// @effect/cli reports bad arguments on the console, as coloured help text:
-// here they become one plain line on stderr like every other input error
-const consoleFor = (env: Environment) =>
-  Effect.consoleWith((current) =>
-    Effect.succeed({
-      ...current,
-      log: (...args: ReadonlyArray<unknown>) => Effect.sync(() => env.stdout(`${args.map(String).join(" ").replace(ansi, "")}\n`)),
-      error: (...args: ReadonlyArray<unknown>) =>
-        Effect.sync(() => {
-          const text = oneLine(args.map(String).join(" "))
-          if (text !== "") env.stderr(`gepa: ${text}\n`)
-        })
-    })
-  )
-
-class Failed extends Data.TaggedError("Failed")<{ readonly failure: RunFailure }> {}
 
 const wantsHelp = (args: ReadonlyArray<string>): boolean => {
   const end = args.indexOf("--")
@@ -79,7 +56,8 @@ const wantsHelp = (args: ReadonlyArray<string>): boolean => {
 /**
  * Runs the CLI on `argv` (as `process.argv`: node, script, arguments) and
  * returns the exit code (see `ExitCode`). Errors are printed to
- * `env.stderr` as one line; it never fails.
+ * `env.stderr` as one line; it never fails. The help is plain text and
+ * loads nothing else, so `gepa --help` starts about as fast as Effect.
  *
  * @since 0.1.0
  * @category running
@@ -95,36 +73,8 @@ export const run = (
       return ExitCode.ok
     })
   }
-  const cli = Command.run(Commands.make(env), { name: "gepa", version })
-  return cli(argv).pipe(
-    Effect.mapError((e) => (e instanceof CliInputError || ValidationError.isValidationError(e) ? e : new Failed({ failure: e }))),
-    Effect.as<number>(ExitCode.ok),
-    Effect.catchAll((error): Effect.Effect<number> =>
-      Effect.sync(() => {
-        // @effect/cli has already printed what was wrong with the arguments
-        if (ValidationError.isValidationError(error)) return ExitCode.input
-        if (error instanceof CliInputError) {
-          env.stderr(`gepa: ${oneLine(error.message)}\n`)
-          return ExitCode.input
-        }
-        const { error: cause, runDir, started } = error.failure
-        if (cause._tag === "CliInputError" || cause._tag === "ResumeConflict" || cause._tag === "ConfigError") {
-          env.stderr(`gepa: ${oneLine(cause.message)}\n`)
-          return ExitCode.input
-        }
-        const hint = started ? ` (continue with "gepa resume ${runDir}" once fixed)` : ""
-        env.stderr(`gepa: ${oneLine(cause.message)}${hint}\n`)
-        return ExitCode.failure
-      })
-    ),
-    Effect.catchAllDefect((defect) =>
-      Effect.sync(() => {
-        env.stderr(`gepa: unexpected error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}\n`)
-        return ExitCode.failure
-      })
-    ),
-    Effect.provide(Layer.merge(NodeContext.layer, CliConfig.layer({ showBuiltIns: false }))),
-    (effect) => Effect.flatMap(consoleFor(env), (console) => Effect.withConsole(effect, console))
+  return Effect.promise(() => import("./program.js")).pipe(
+    Effect.flatMap((program) => program.runCommand(argv, env, version))
   )
 }
 

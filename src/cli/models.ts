@@ -9,19 +9,8 @@ import type { ConfigError } from "../Errors.js"
 import type { LanguageModel } from "../LanguageModel.js"
 import * as OpenAiLanguageModel from "../OpenAiLanguageModel.js"
 import { CliInputError, inputError } from "./errors.js"
-import { defaults, type ModelSpec, parseDuration } from "./settings.js"
-
-/**
- * The environment variables the CLI reads, with what they are for.
- *
- * @since 0.2.0
- * @category constants
- */
-export const environmentVariables = [
-  ["OPENAI_API_KEY", "API key of both models; required for api.openai.com, optional for local servers"],
-  ["OPENAI_BASE_URL", "base URL of both models when the config gives none"],
-  ["NO_COLOR", "set it to turn colours off even on a terminal"]
-] as const
+import { defaults } from "./constants.js"
+import { type ModelSpec, parseDuration } from "./settings.js"
 
 /**
  * Builds the language models of a run. The default reads the API key from

@@ -9,8 +9,8 @@
 import { Duration, Either, Option, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as DefaultAdapter from "../DefaultAdapter.js"
 import { firstIssue } from "../internal/issue.js"
+import { builtInMetrics, changeableOnResume, defaults } from "./constants.js"
 import { CliInputError, errorText, inputError, show } from "./errors.js"
 
 // ---------------------------------------------------------------------------
@@ -131,37 +131,6 @@ const ModelSetting = Schema.Union(
   }),
   ModelSpec
 )
-
-/**
- * The built-in metrics, by name.
- *
- * @since 0.1.0
- * @category constants
- */
-export const builtInMetrics = ["exact", "contains", "regex", "json-field"] as const
-
-/**
- * The defaults of the CLI (the library's own defaults where they exist).
- *
- * @since 0.1.0
- * @category constants
- */
-export const defaults = {
-  inputField: "input",
-  expectedField: "expected",
-  component: DefaultAdapter.defaultComponent,
-  metric: "exact",
-  maxConcurrency: 8,
-  parallelProposals: 1,
-  minibatchSize: 3,
-  merge: false,
-  seed: 0,
-  runsRoot: ".gepa-runs",
-  /** per request of the task model */
-  taskTimeout: "60s",
-  /** per request of the reflection model (its answers are longer) */
-  reflectionTimeout: "120s"
-} as const
 
 // The fields of the file and of config.json. Each field's Schema is the one
 // its flag is decoded with (see options.ts).
@@ -446,20 +415,6 @@ export const parseSettingsJson = (text: string, file: string): Either.Either<Set
     return inputError(`${file}: ${problem.startsWith("\"") ? `field ${problem}` : problem}`)
   })
 }
-
-/**
- * The settings that may change when a run is resumed: they do not change
- * what the run optimizes or how its scores compare (budget and stop
- * conditions, concurrency, and where and how long the models are called).
- * Every other setting must stay as saved.
- *
- * @since 0.2.0
- * @category constants
- */
-export const changeableOnResume = {
-  run: ["maxMetricCalls", "maxIterations", "timeout", "scoreThreshold", "maxConcurrency", "runDir"],
-  model: ["model", "baseUrl", "timeout"]
-} as const
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 

@@ -1,0 +1,87 @@
+/**
+ * Runs a `gepa` command with @effect/cli (loaded only when a command runs,
+ * not for `--help`) and turns every failure into one line and an exit code.
+ *
+ * @since 0.2.0
+ */
+import { CliConfig, Command, ValidationError } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Data, Effect, Layer } from "effect"
+import * as Commands from "./commands.js"
+import { CliInputError, ExitCode } from "./errors.js"
+import type { Environment, RunFailure } from "./run.js"
+
+// eslint-disable-next-line no-control-regex
+const ansi = /\u001b\[[0-9;]*m/g
+const oneLine = (text: string) => text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim()
+
+// @effect/cli says "'many' is not a integer" without the flag: the flag is
+// the argument before the value
+const nameTheFlag = (text: string, argv: ReadonlyArray<string>): string => {
+  const m = /^'(.*)' is not an? (integer|float|date|boolean)$/.exec(text)
+  if (m === null) return text
+  const at = argv.indexOf(m[1]!)
+  const flag = at > 0 && argv[at - 1]!.startsWith("--") ? argv[at - 1] : undefined
+  const expected = m[2] === "integer" ? "an integer" : m[2] === "float" ? "a number" : `a ${m[2]}`
+  return flag === undefined ? text : `${flag}: expected ${expected}, got ${JSON.stringify(m[1])}`
+}
+
+// @effect/cli reports bad arguments on the console, as coloured help text:
+// here they become one plain line on stderr like every other input error
+const consoleFor = (env: Environment, argv: ReadonlyArray<string>) =>
+  Effect.consoleWith((current) =>
+    Effect.succeed({
+      ...current,
+      log: (...args: ReadonlyArray<unknown>) => Effect.sync(() => env.stdout(`${args.map(String).join(" ").replace(ansi, "")}\n`)),
+      error: (...args: ReadonlyArray<unknown>) =>
+        Effect.sync(() => {
+          // the first problem only, as for every other input error
+          const first = args.map(String).join(" ").replace(ansi, "").split("\n").find((l) => l.trim() !== "") ?? ""
+          const text = nameTheFlag(first.trim(), argv)
+          if (text !== "") env.stderr(`gepa: ${text}\n`)
+        })
+    })
+  )
+
+class Failed extends Data.TaggedError("Failed")<{ readonly failure: RunFailure }> {}
+
+/**
+ * Runs a command (not the help, see `main.ts`) and returns the exit code.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const runCommand = (argv: ReadonlyArray<string>, env: Environment, version: string): Effect.Effect<number> => {
+  const args = argv.slice(2)
+  const cli = Command.run(Commands.make(env), { name: "gepa", version })
+  return cli(argv).pipe(
+    Effect.mapError((e) => (e instanceof CliInputError || ValidationError.isValidationError(e) ? e : new Failed({ failure: e }))),
+    Effect.as<number>(ExitCode.ok),
+    Effect.catchAll((error): Effect.Effect<number> =>
+      Effect.sync(() => {
+        // @effect/cli has already printed what was wrong with the arguments
+        if (ValidationError.isValidationError(error)) return ExitCode.input
+        if (error instanceof CliInputError) {
+          env.stderr(`gepa: ${oneLine(error.message)}\n`)
+          return ExitCode.input
+        }
+        const { error: cause, runDir, started } = error.failure
+        if (cause._tag === "CliInputError" || cause._tag === "ResumeConflict" || cause._tag === "ConfigError") {
+          env.stderr(`gepa: ${oneLine(cause.message)}\n`)
+          return ExitCode.input
+        }
+        const hint = started ? ` (continue with "gepa resume ${runDir}" once fixed)` : ""
+        env.stderr(`gepa: ${oneLine(cause.message)}${hint}\n`)
+        return ExitCode.failure
+      })
+    ),
+    Effect.catchAllDefect((defect) =>
+      Effect.sync(() => {
+        env.stderr(`gepa: unexpected error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}\n`)
+        return ExitCode.failure
+      })
+    ),
+    Effect.provide(Layer.merge(NodeContext.layer, CliConfig.layer({ showBuiltIns: false }))),
+    (effect) => Effect.flatMap(consoleFor(env, args), (console) => Effect.withConsole(effect, console))
+  )
+}
