@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Option } from "effect"
 import fc from "fast-check"
 import { spawn, spawnSync } from "node:child_process"
@@ -14,6 +14,42 @@ const root = path.resolve(__dirname, "..")
 const bin = path.join(root, "bin", "gepa.js")
 
 const tmpDir = () => makeTmpDir("gepa-cli-")
+
+// The bin runs the compiled CLI when dist/ holds it (else the sources through
+// tsx). Tests of the bin build it first when a source is newer, so that they
+// never run a stale build.
+const distMain = path.join(root, "dist", "src", "cli", "main.js")
+const newestSource = (dir: string): number => {
+  let newest = 0
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(file) : fs.statSync(file).mtimeMs)
+  }
+  return newest
+}
+let built = false
+const ensureBuilt = () => {
+  if (built) return
+  if (!fs.existsSync(distMain) || fs.statSync(distMain).mtimeMs < newestSource(path.join(root, "src"))) {
+    const tsc = spawnSync(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], {
+      cwd: root,
+      encoding: "utf8"
+    })
+    if (tsc.status !== 0) throw new Error(`the build failed:\n${tsc.stdout}${tsc.stderr}`)
+  }
+  built = true
+}
+
+// runs the bin without blocking the test worker's event loop
+const gepa = (cwd: string, args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) =>
+  new Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, ...env } })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+  })
 
 const messageOf = <A>(either: Either.Either<A, Cli.CliInputError>): string => {
   if (Either.isRight(either)) throw new Error("expected an input error")
@@ -338,30 +374,130 @@ describe("gepa optimize / show / report / resume", () => {
 })
 
 describe("bin/gepa.js", () => {
-  it("prints help and exits 0", () => {
-    const r = spawnSync(process.execPath, [bin, "--help"], { cwd: root, encoding: "utf8" })
+  beforeAll(ensureBuilt, 180_000)
+
+  it("runs the compiled CLI", async () => {
+    expect(fs.existsSync(distMain)).toBe(true)
+    const r = await gepa(root, ["--version"])
     expect(r.status).toBe(0)
-    expect(r.stdout).toContain("optimize")
+    expect(r.stdout.trim()).toBe("0.1.0")
   })
 
-  it("exits 2 with one message naming the missing file, and writes nothing", () => {
+  it("prints plain help within 100 columns, marking what a run needs and the environment it reads", async () => {
+    const help: Record<string, string> = {}
+    for (const args of [[], ["--help"], ["optimize", "--help"], ["resume", "-h"], ["report", "--help"], ["show", "--help"]]) {
+      const r = await gepa(root, args)
+      expect(r.status, args.join(" ")).toBe(0)
+      expect(r.stderr).toBe("")
+      expect(r.stdout).not.toMatch(/\u001b\[/)
+      for (const line of r.stdout.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100)
+      help[args[0] ?? ""] = r.stdout
+    }
+    expect(help[""]).toBe(help["--help"])
+    const top = help["--help"]!
+    for (const command of ["optimize", "resume", "report", "show", "OPENAI_API_KEY", "OPENAI_BASE_URL"]) expect(top).toContain(command)
+    const optimize = help["optimize"]!
+    expect(optimize).toMatch(/--train FILE +\(required\)/)
+    expect(optimize).toMatch(/--task-model NAME +\(required\)/)
+    expect(optimize).toMatch(/--max-metric-calls N +budget/)
+    expect(optimize).toMatch(/--task-timeout DURATION +per request of the task model \(default 60s\)/)
+    expect(optimize).toContain("OPENAI_API_KEY")
+    expect(optimize).not.toContain("A user-defined piece of text")
+    expect(optimize.split("\n").length).toBeLessThan(80)
+    const resume = help["resume"]!
+    expect(resume).toContain("Settings that may change on resume: maxMetricCalls, maxIterations, timeout, scoreThreshold,")
+    expect(resume).toContain("--task-base-url URL")
+  })
+
+  it("decodes typed flags with the config file's rules: one line naming the flag, exit 2, nothing written", async () => {
     const dir = tmpDir()
-    const r = spawnSync(process.execPath, [
-      bin, "optimize", "--train", "missing.jsonl", "--seed-prompt", "Answer.", "--task-model", "t",
+    fs.writeFileSync(path.join(dir, "train.jsonl"), `{"input": "a", "expected": "A"}\n`)
+    const base = ["optimize", "--train", "train.jsonl", "--seed-prompt", "Answer.", "--task-model", "t", "--reflection-model", "r", "--run-dir", "run"]
+    const cases: ReadonlyArray<[ReadonlyArray<string>, string]> = [
+      [["--max-metric-calls", "0"], `--max-metric-calls: expected a positive integer, got 0`],
+      [["--max-metric-calls", "many"], `--max-metric-calls: expected an integer, got "many"`],
+      [["--max-metric-calls", "10", "--minibatch-size", "2.5"], `--minibatch-size: expected an integer, got "2.5"`],
+      [["--max-metric-calls", "10", "--score-threshold", "high"], `--score-threshold: expected a number, got "high"`],
+      [["--timeout", "soon"], `--timeout: expected a duration such as "90s", "15m" or "2h", got "soon"`],
+      [["--max-metric-calls", "10", "--task-timeout", "0s"], `--task-timeout: expected a duration such as "90s", "15m" or "2h", got "0s"`],
+      [["--max-metric-calls", "10", "--pattern", "("], `--pattern: invalid regular expression: Invalid regular expression: /(/: Unterminated group`],
+      [["--max-metric-calls", "10", "--merge", "--no-merge"], `--merge and --no-merge: give one of them, not both`],
+      [["--max-metric-calls", "10", "--frobnicate"], `Received unknown argument: '--frobnicate'`],
+      [[], `no budget: set "maxMetricCalls" (--max-metric-calls), "maxIterations" (--max-iterations) or "timeout" (--timeout)`]
+    ]
+    for (const [extra, message] of cases) {
+      const r = await gepa(dir, [...base, ...extra], { OPENAI_API_KEY: "" })
+      expect(r.stderr, extra.join(" ")).toBe(`gepa: ${message}\n`)
+      expect(r.status).toBe(2)
+    }
+    expect(fs.readdirSync(dir)).toEqual(["train.jsonl"])
+  })
+
+  it("loads metric modules in .ts, .mts, .js, .mjs and .cjs whatever the package type", async () => {
+    const root = tmpDir()
+    const args = (metric: string) => [
+      "optimize", "--train", "train.jsonl", "--seed-prompt", "x", "--task-model", "t", "--reflection-model", "r",
+      "--max-metric-calls", "5", "--metric", metric, "--run-dir", "run"
+    ]
+    const kinds = {
+      none: ["./metric.ts", "./metric.mts", "./metric.js", "./metric.mjs"],
+      commonjs: ["./metric.ts", "./metric.js", "./metric.cjs"],
+      module: ["./metric.ts"]
+    }
+    for (const [folder, pkg] of [["none", undefined], ["commonjs", { type: "commonjs" }], ["module", { type: "module" }]] as const) {
+      const dir = path.join(root, folder)
+      fs.mkdirSync(dir)
+      if (pkg !== undefined) fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(pkg))
+      fs.writeFileSync(path.join(dir, "train.jsonl"), `{"input": "a", "expected": "A"}\n`)
+      fs.writeFileSync(path.join(dir, "helper.ts"), `export const norm = (s: string): string => s.trim().toLowerCase()\n`)
+      const ts = (helper: string) =>
+        `import { norm } from "${helper}"\n` +
+        `export const metric = (example: { expected: unknown }, output: string) => ({ score: norm(output) === norm(String(example.expected)) ? 1 : 0 })\n`
+      fs.writeFileSync(path.join(dir, "metric.ts"), ts("./helper.js"))
+      fs.writeFileSync(path.join(dir, "metric.mts"), ts("./helper.ts"))
+      fs.writeFileSync(path.join(dir, "metric.mjs"), `export default (example, output) => (output === example.expected ? 1 : 0)\n`)
+      fs.writeFileSync(path.join(dir, "metric.cjs"), `exports.metric = (example, output) => (output === example.expected ? 1 : 0)\n`)
+      fs.writeFileSync(
+        path.join(dir, "metric.js"),
+        folder === "commonjs"
+          ? `exports.metric = (example, output) => (output === example.expected ? 1 : 0)\n`
+          : `export const metric = (example, output) => (output === example.expected ? 1 : 0)\n`
+      )
+      fs.writeFileSync(path.join(dir, "broken.ts"), `export const metric = (: number) => 1\n`)
+      fs.writeFileSync(path.join(dir, "nothing.mjs"), `export const value = 1\n`)
+      // the metric loads before the models: a loaded metric gets as far as the missing key
+      for (const metric of kinds[folder]) {
+        const r = await gepa(dir, args(metric), { OPENAI_API_KEY: "", OPENAI_BASE_URL: "" })
+        expect(r.stderr, `${folder}/${metric}`).toMatch(/^gepa: OPENAI_API_KEY is not set/)
+        expect(r.status).toBe(2)
+      }
+      expect(fs.existsSync(path.join(dir, "run"))).toBe(false)
+    }
+    const dir = path.join(root, "commonjs")
+    const broken = await gepa(dir, args("./broken.ts"), { OPENAI_API_KEY: "" })
+    expect(broken.stderr).toMatch(new RegExp(`^gepa: ${path.join(dir, "broken.ts").replace(/[.\\/]/g, "\\$&")}: cannot load the metric module: .+\\n$`))
+    const nothing = await gepa(dir, args("./nothing.mjs"), { OPENAI_API_KEY: "" })
+    expect(nothing.stderr).toContain(`nothing.mjs: the module must export a function named "metric"`)
+  })
+
+  it("exits 2 with one message naming the missing file, and writes nothing", async () => {
+    const dir = tmpDir()
+    const r = await gepa(dir, [
+      "optimize", "--train", "missing.jsonl", "--seed-prompt", "Answer.", "--task-model", "t",
       "--reflection-model", "r", "--max-metric-calls", "10", "--run-dir", "run"
-    ], { cwd: dir, encoding: "utf8", env: { ...process.env, OPENAI_API_KEY: "" } })
+    ], { OPENAI_API_KEY: "" })
     expect(r.status).toBe(2)
     expect(r.stderr.trim()).toBe(`gepa: ${path.join(fs.realpathSync(dir), "missing.jsonl")}: file not found`)
     expect(fs.readdirSync(dir)).toEqual([])
   })
 
-  it("exits 2 on a bad line of the config's data file", () => {
+  it("exits 2 on a bad line of the config's data file", async () => {
     const dir = tmpDir()
     fs.writeFileSync(path.join(dir, "train.jsonl"), `{"input": "a", "expected": "b"}\n{"input": "a" "expected": "b"}\n`)
     fs.writeFileSync(path.join(dir, "gepa.json"), JSON.stringify({
       train: "train.jsonl", seedPrompt: "Answer.", taskModel: "t", reflectionModel: "r", maxMetricCalls: 10
     }))
-    const r = spawnSync(process.execPath, [bin, "optimize", "--config", "gepa.json"], { cwd: dir, encoding: "utf8" })
+    const r = await gepa(dir, ["optimize", "--config", "gepa.json"])
     expect(r.status).toBe(2)
     expect(r.stderr).toContain(`train.jsonl:2: invalid JSON on line 2`)
     expect(r.stderr.trim().split("\n")).toHaveLength(1)
@@ -387,22 +523,34 @@ const spawnCli = (cwd: string, args: ReadonlyArray<string>, onOutput?: (soFar: s
   })
 
 describe("gepa optimize against an OpenAI-compatible server", () => {
-  it.scoped("runs over HTTP, stops gracefully on Ctrl-C, and resumes", () =>
+  beforeAll(ensureBuilt, 180_000)
+
+  it.scoped("runs over HTTP with a TypeScript metric in a CommonJS package, stops on Ctrl-C, resumes on another server", () =>
     Effect.gen(function*() {
-      const server = yield* FakeOpenAi.make
-      server.setFallback((request) => {
+      const respond = (request: FakeOpenAi.RecordedRequest) => {
         const body = request.body as { messages: ReadonlyArray<{ role: string; content: string }> }
         const system = body.messages.find((m) => m.role === "system")?.content
         const user = body.messages[body.messages.length - 1]!.content
         // the reflection prompt comes as one user message; task calls have a system prompt
         if (system === undefined) return FakeOpenAi.ok("```\nRepeat the text in uppercase.\n```", { delayMillis: 20 })
         return FakeOpenAi.ok(/uppercase/i.test(system) ? user.toUpperCase() : user, { delayMillis: 20 })
-      })
+      }
+      const server = yield* FakeOpenAi.make
+      server.setFallback(respond)
       const dir = tmpDir()
       const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
       fs.writeFileSync(path.join(dir, "data.jsonl"), words.map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
+      // the README's metric.ts, in a folder whose package is CommonJS
+      fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "commonjs" }))
+      fs.writeFileSync(path.join(dir, "compare.ts"), `export const same = (a: string, b: string): boolean => a === b\n`)
+      fs.writeFileSync(
+        path.join(dir, "metric.ts"),
+        `import { same } from "./compare"\n` +
+          `export const metric = (example: { expected: unknown }, output: string) =>\n` +
+          `  same(output, String(example.expected)) ? { score: 1 } : { score: 0, feedback: \`expected \${String(example.expected)}\` }\n`
+      )
       const args = [
-        "optimize", "--train", "data.jsonl", "--seed-prompt", "Repeat the text.",
+        "optimize", "--train", "data.jsonl", "--seed-prompt", "Repeat the text.", "--metric", "./metric.ts",
         "--task-model", "fake-task", "--task-base-url", server.baseURL,
         "--reflection-model", "fake-reflection", "--reflection-base-url", server.baseURL,
         "--max-metric-calls", "60", "--minibatch-size", "2", "--max-concurrency", "2", "--run-dir", "run"
@@ -421,14 +569,29 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
       const stopped = JSON.parse(fs.readFileSync(path.join(dir, "run", "result.json"), "utf8")) as { totalMetricCalls: number }
       expect(stopped.totalMetricCalls).toBeLessThan(60)
 
-      const resumed = yield* spawnCli(dir, ["resume", "run"])
+      // the models moved: resume takes the new server and request timeout without a conflict
+      const moved = yield* FakeOpenAi.make
+      moved.setFallback(respond)
+      const before = server.requests.length
+      const resumed = yield* spawnCli(dir, [
+        "resume", "run", "--task-base-url", moved.baseURL, "--reflection-base-url", moved.baseURL, "--task-timeout", "30s"
+      ])
       expect(resumed.err).toBe("")
       expect(resumed.code).toBe(0)
       expect(resumed.out).toContain("Resuming")
+      expect(server.requests.length).toBe(before)
+      expect(moved.requests.length).toBeGreaterThan(0)
+      const saved = JSON.parse(fs.readFileSync(path.join(dir, "run", "config.json"), "utf8")) as {
+        taskModel: { baseUrl: string; timeout: string }
+        reflectionModel: { baseUrl: string; timeout?: string }
+      }
+      expect(saved.taskModel).toMatchObject({ baseUrl: moved.baseURL, timeout: "30s" })
+      expect(saved.reflectionModel.baseUrl).toBe(moved.baseURL)
+      expect(saved.reflectionModel.timeout).toBeUndefined()
       const result = JSON.parse(fs.readFileSync(path.join(dir, "run", "result.json"), "utf8")) as { bestScore: number; seedScore: number }
       expect(result.seedScore).toBe(0)
       expect(result.bestScore).toBe(1)
-      const auth = server.requests.map((r) => r.headers["authorization"])
+      const auth = [...server.requests, ...moved.requests].map((r) => r.headers["authorization"])
       expect(auth.every((a) => a === "Bearer test-key")).toBe(true)
       // the key reached the server, and nowhere else: not the output, not a file of the run directory
       for (const text of [first.out, first.err, resumed.out, resumed.err]) expect(text).not.toContain("test-key")
