@@ -380,6 +380,45 @@ describe("gepa optimize / show / report / resume", () => {
     }))
 })
 
+describe("a run that fails once started", () => {
+  it.effect("exits 1 with one line naming the failure, and says how to continue", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      writeTickets(dir)
+      const runDir = path.join(dir, "run")
+      const io = capture(dir)
+      // the first reflection makes the state file unwritable: the save after it fails
+      const reflection = Task.makeReflectionModel(0)
+      let broken = false
+      const env: Cli.Environment = {
+        ...io.env,
+        makeModel: (role) =>
+          Effect.succeed(role === "task" ? Task.makeTaskModel(0) : {
+            complete: (prompt) =>
+              Effect.suspend(() => {
+                if (!broken) {
+                  broken = true
+                  fs.rmSync(path.join(runDir, "gepa_state.json"), { force: true })
+                  fs.mkdirSync(path.join(runDir, "gepa_state.json"))
+                }
+                return reflection.complete(prompt)
+              })
+          })
+      }
+      const code = yield* Cli.run([
+        "node", "gepa", "optimize", "--train", "train.jsonl", "--input-field", "text", "--expected-field", "queue",
+        "--seed-prompt-file", "prompt.txt", "--metric", "./metric.ts", "--task-model", "t", "--reflection-model", "r",
+        "--max-metric-calls", "200", "--run-dir", "run"
+      ], env)
+      expect(code).toBe(1)
+      const err = io.err()
+      expect(err.split("\n").filter((l) => l !== "")).toHaveLength(1)
+      expect(err).toMatch(/^gepa: Could not save ".*gepa_state\.json": .+ \(continue with "gepa resume .*run" once fixed\)\n$/)
+      expect(fs.existsSync(path.join(runDir, "config.json"))).toBe(true)
+      expect(fs.existsSync(path.join(runDir, "report.html"))).toBe(false)
+    }))
+})
+
 describe("bin/gepa.js", () => {
   beforeAll(ensureBuilt, 180_000)
 
