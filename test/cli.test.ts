@@ -254,7 +254,8 @@ describe("settings", () => {
       [{ metric: "contains" }, `"metric" differs`],
       [{ merge: true }, `"merge" differs`],
       [{ seed: 3 }, `"seed" differs`],
-      [{ taskModel: { model: "m", temperature: 1 } }, `"taskModel.temperature" differs`]
+      [{ taskModel: { model: "m", temperature: 1 } }, `"taskModel.temperature" differs`],
+      [{ validation: "/data/val.jsonl" }, `"validation" differs from the saved run (saved: null; now: "/data/val.jsonl")`]
     ]
     for (const [change, message] of refused) {
       expect(Option.getOrThrow(Cli.resumeConflict(saved, { ...saved, ...change }))).toContain(message)

@@ -6,97 +6,19 @@
  *
  * @since 0.1.0
  */
-import { Duration, Either, Option, ParseResult, Schema } from "effect"
+import { Either, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { firstIssue } from "../internal/issue.js"
 import { builtInMetrics, changeableOnResume, defaults } from "./constants.js"
 import { CliInputError, errorText, inputError, show } from "./errors.js"
+import { Bool, DurationText, expecting, Int, Num, Pattern, PositiveInt, Text } from "./fields.js"
 
-// ---------------------------------------------------------------------------
-// Field schemas
-// ---------------------------------------------------------------------------
-
-// one-line messages naming what was expected and what came
-const expecting = (what: string, override = true) => ({
-  message: (issue: ParseResult.ParseIssue) => ({ message: `expected ${what}, got ${show(issue.actual)}`, override })
-})
-
-/**
- * Parses a duration: a number of seconds, or a number followed by ms, s, m
- * or h. `undefined` when it is not one.
- *
- * @since 0.1.0
- * @category parsing
- */
-export const parseDuration = (value: string | number): Duration.Duration | undefined => {
-  if (typeof value === "number") return Number.isFinite(value) && value > 0 ? Duration.seconds(value) : undefined
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min|minutes?|h|hours?)?\s*$/i.exec(value)
-  if (m === null) return undefined
-  const n = Number(m[1])
-  if (!(n > 0)) return undefined
-  const unit = (m[2] ?? "s").toLowerCase()
-  if (unit === "ms") return Duration.millis(n)
-  if (unit.startsWith("h")) return Duration.hours(n)
-  if (unit === "m" || unit.startsWith("min")) return Duration.minutes(n)
-  return Duration.seconds(n)
-}
-
-/**
- * The text of a duration as `parseDuration` reads it back ("90s", "250ms").
- *
- * @since 0.2.0
- * @category parsing
- */
-export const formatDuration = (duration: Duration.Duration): string => {
-  const millis = Duration.toMillis(duration)
-  return millis % 1000 === 0 ? `${millis / 1000}s` : `${millis}ms`
-}
-
-const durationMessage = `a duration such as "90s", "15m" or "2h"`
-
-/**
- * A duration written as text ("90s", "15m", "2h") or a number of seconds.
- *
- * @since 0.2.0
- * @category schemas
- */
-export const DurationText = Schema.transformOrFail(
-  Schema.Union(Schema.String, Schema.Number).annotations(expecting(durationMessage)),
-  Schema.DurationFromSelf,
-  {
-    strict: true,
-    decode: (value, _, ast) => {
-      const duration = parseDuration(value)
-      return duration === undefined
-        ? ParseResult.fail(new ParseResult.Type(ast, value, `expected ${durationMessage}, got ${show(value)}`))
-        : ParseResult.succeed(duration)
-    },
-    encode: (duration) => ParseResult.succeed(formatDuration(duration))
-  }
-)
-
-/** @since 0.2.0 @category schemas */
-export const Text = Schema.String.pipe(Schema.minLength(1)).annotations(expecting("a non-empty string"))
-/** @since 0.2.0 @category schemas */
-export const PositiveInt = Schema.Number.pipe(Schema.int(), Schema.positive()).annotations(expecting("a positive integer"))
-/** @since 0.2.0 @category schemas */
-export const Int = Schema.Number.pipe(Schema.int()).annotations(expecting("an integer"))
-/** @since 0.2.0 @category schemas */
-export const Num = Schema.Number.pipe(Schema.finite()).annotations(expecting("a number"))
-/** @since 0.2.0 @category schemas */
-export const Bool = Schema.Boolean.annotations(expecting("true or false"))
-/** @since 0.2.0 @category schemas */
-export const Pattern = Text.pipe(Schema.filter((s) => {
-  try {
-    new RegExp(s)
-    return true
-  } catch (e) {
-    return `invalid regular expression: ${errorText(e)}`
-  }
-}))
+export { Bool, DurationText, formatDuration, Int, Num, parseDuration, Pattern, PositiveInt, Text } from "./fields.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
+
+const modelExpected = `a model name or an object such as {"model": "gpt-4.1-mini"}`
 
 /**
  * An OpenAI-compatible model. The API key always comes from
@@ -114,7 +36,7 @@ export const ModelSpec = Schema.Struct({
   maxOutputTokens: opt(PositiveInt),
   /** per request, e.g. "60s"; see `defaults.requestTimeout` */
   timeout: opt(DurationText)
-}).annotations(expecting(`a model name or an object such as {"model": "gpt-4.1-mini"}`, false))
+}).annotations(expecting(modelExpected, false))
 
 /**
  * @since 0.1.0
@@ -124,7 +46,7 @@ export type ModelSpec = Schema.Schema.Type<typeof ModelSpec>
 
 // a bare name stands for { model: name }
 const ModelSetting = Schema.Union(
-  Schema.transform(Text.annotations(expecting(`a model name or an object such as {"model": "gpt-4.1-mini"}`)), Schema.typeSchema(ModelSpec), {
+  Schema.transform(Text.annotations(expecting(modelExpected)), Schema.typeSchema(ModelSpec), {
     strict: true,
     decode: (model) => ({ model }),
     encode: (spec) => spec.model
@@ -353,7 +275,7 @@ export const resolveSettings = (
     const taskModel = yield* completeModel("task", raw.taskModel)
     const reflectionModel = yield* completeModel("reflection", raw.reflectionModel)
     const metric = raw.metric ?? defaults.metric
-    if (!(builtInMetrics as ReadonlyArray<string>).includes(metric) && !looksLikePath(metric)) {
+    if (!builtInMetrics.some((name) => name === metric) && !looksLikePath(metric)) {
       return yield* Either.left(inputError(
         `unknown metric ${show(metric)}: expected one of ${builtInMetrics.join(", ")}, ` +
           `or the path of a module exporting a metric (e.g. ./metric.ts)`
@@ -428,18 +350,20 @@ const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON
 export const resumeConflict = (saved: Settings, next: Settings): Option.Option<string> => {
   const a = encodeSettings(saved)
   const b = encodeSettings(next)
-  const fixed = (key: string) => !(changeableOnResume.run as ReadonlyArray<string>).includes(key)
-  for (const key of Object.keys(Settings.fields) as ReadonlyArray<keyof typeof a>) {
-    if (key === "taskModel" || key === "reflectionModel") {
-      for (const field of ["temperature", "maxOutputTokens"] as const) {
-        if (!sameJson(a[key][field], b[key][field])) {
-          return Option.some(`"${key}.${field}" differs from the saved run (saved: ${show(a[key][field])}; now: ${show(b[key][field])})`)
-        }
-      }
-    } else if (fixed(key) && !sameJson(a[key], b[key])) {
-      const what = key === "seedPrompt" ? ["a different text", "this text"] : [show(a[key]), show(b[key])]
-      return Option.some(`"${key}" differs from the saved run (saved: ${what[0]}; now: ${what[1]})`)
-    }
+  const differs = (field: string, was: unknown, now: unknown) => {
+    if (sameJson(was, now)) return Option.none()
+    const [x, y] = field === "seedPrompt" ? ["a different text", "this text"] : [show(was ?? null), show(now ?? null)]
+    return Option.some(`"${field}" differs from the saved run (saved: ${x}; now: ${y})`)
   }
-  return Option.none()
+  const valueOf = (o: object, key: string): unknown => Object.entries(o).find(([k]) => k === key)?.[1]
+  const changeable: ReadonlyArray<string> = [...changeableOnResume.run, "taskModel", "reflectionModel"]
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((key) => !changeable.includes(key))
+  return Option.firstSomeOf([
+    ...keys.map((key) => differs(key, valueOf(a, key), valueOf(b, key))),
+    // of a model, only where and how long it is called may change
+    differs("taskModel.temperature", a.taskModel.temperature, b.taskModel.temperature),
+    differs("taskModel.maxOutputTokens", a.taskModel.maxOutputTokens, b.taskModel.maxOutputTokens),
+    differs("reflectionModel.temperature", a.reflectionModel.temperature, b.reflectionModel.temperature),
+    differs("reflectionModel.maxOutputTokens", a.reflectionModel.maxOutputTokens, b.reflectionModel.maxOutputTokens)
+  ])
 }
