@@ -5,13 +5,23 @@
 // the fly with tsx (a dev dependency): slower to start, same behaviour.
 import { existsSync } from "node:fs"
 
-const compiled = new URL("../dist/src/cli/main.js", import.meta.url)
+// where the build puts the CLI: dist/src/ when the build's rootDir is the
+// package, dist/ when it is src/
+const compiled = ["../dist/src/cli/main.js", "../dist/cli/main.js"]
+  .map((file) => new URL(file, import.meta.url))
+  .find((url) => existsSync(url))
+
 let cli
-if (existsSync(compiled)) {
+if (compiled !== undefined) {
   cli = await import(compiled.href)
 } else {
-  const { register } = await import("tsx/esm/api")
-  register()
-  cli = await import("../src/cli/main.ts")
+  const source = new URL("../src/cli/main.ts", import.meta.url)
+  const tsx = existsSync(source) ? await import("tsx/esm/api").catch(() => undefined) : undefined
+  if (tsx === undefined) {
+    process.stderr.write("gepa: the compiled CLI is missing (dist/src/cli/main.js); run `npm run build`\n")
+    process.exit(1)
+  }
+  tsx.register()
+  cli = await import(source.href)
 }
 await cli.main()

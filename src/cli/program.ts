@@ -32,7 +32,8 @@ const consoleFor = (env: Environment, argv: ReadonlyArray<string>) =>
   Effect.consoleWith((current) =>
     Effect.succeed({
       ...current,
-      log: (...args: ReadonlyArray<unknown>) => Effect.sync(() => env.stdout(`${args.map(String).join(" ").replace(ansi, "")}\n`)),
+      log: (...args: ReadonlyArray<unknown>) =>
+        Effect.sync(() => env.stdout(`${args.map(String).join(" ").replace(ansi, "").replace(/\n+$/, "")}\n`)),
       error: (...args: ReadonlyArray<unknown>) =>
         Effect.sync(() => {
           // the first problem only, as for every other input error
