@@ -363,6 +363,18 @@ describe("gepa optimize / show / report / resume", () => {
       expect(shown.out).toContain("lineage of best  0 (")
       expect(shown.out).toContain("Routing rules")
 
+      const json = yield* runCli(dir, "show", "runs/one", "--format", "json")
+      expect(json.code).toBe(0)
+      expect(JSON.parse(json.out)).toMatchObject({ finished: true, result: { bestScore: result1.bestScore, totalMetricCalls: result1.totalMetricCalls } })
+      const badFormat = yield* runCli(dir, "show", "runs/one", "--format", "yaml")
+      expect(badFormat.code).toBe(2)
+      expect(badFormat.err.trim().split("\n")).toHaveLength(1)
+      const elsewhere = path.join(dir, "elsewhere.html")
+      const reportedElsewhere = yield* runCli(dir, "report", "runs/one", "--out", "elsewhere.html")
+      expect(reportedElsewhere.code).toBe(0)
+      expect(reportedElsewhere.out).toBe(`Report written to ${elsewhere}\n`)
+      expect(fs.readFileSync(elsewhere, "utf8").startsWith("<!DOCTYPE html>")).toBe(true)
+
       fs.rmSync(path.join(runDir, "report.html"))
       const reported = yield* runCli(dir, "report", "runs/one")
       expect(reported.code).toBe(0)
