@@ -368,7 +368,7 @@ describe("gepa optimize / show / report / resume", () => {
       expect(JSON.parse(json.out)).toMatchObject({ finished: true, result: { bestScore: result1.bestScore, totalMetricCalls: result1.totalMetricCalls } })
       const badFormat = yield* runCli(dir, "show", "runs/one", "--format", "yaml")
       expect(badFormat.code).toBe(2)
-      expect(badFormat.err.trim().split("\n")).toHaveLength(1)
+      expect(badFormat.err).toBe(`gepa: --format: expected text or json, got "yaml"\n`)
       const elsewhere = path.join(dir, "elsewhere.html")
       const reportedElsewhere = yield* runCli(dir, "report", "runs/one", "--out", "elsewhere.html")
       expect(reportedElsewhere.code).toBe(0)
@@ -484,6 +484,7 @@ describe("bin/gepa.js", () => {
       [["--max-metric-calls", "10", "--pattern", "("], `--pattern: invalid regular expression: Invalid regular expression: /(/: Unterminated group`],
       [["--max-metric-calls", "10", "--merge", "--no-merge"], `--merge and --no-merge: give one of them, not both`],
       [["--max-metric-calls", "10", "--frobnicate"], `Received unknown argument: '--frobnicate'`],
+      [["--max-metric-calls"], `--max-metric-calls: expected a value (N)`],
       [[], `no budget: set "maxMetricCalls" (--max-metric-calls), "maxIterations" (--max-iterations) or "timeout" (--timeout)`]
     ]
     const results = await inBatches(cases, ([extra]) => gepa(dir, [...base, ...extra], { OPENAI_API_KEY: "" }))

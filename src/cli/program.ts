@@ -8,6 +8,7 @@ import { CliConfig, Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Data, Effect, Layer } from "effect"
 import * as Commands from "./commands.js"
+import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
 import type { Environment, RunFailure } from "./run.js"
 
@@ -15,15 +16,30 @@ import type { Environment, RunFailure } from "./run.js"
 const ansi = /\u001b\[[0-9;]*m/g
 const oneLine = (text: string) => text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim()
 
-// @effect/cli says "'many' is not a integer" without the flag: the flag is
-// the argument before the value
+const flagDocs: ReadonlyArray<FlagDoc> = Object.values(docs)
+
+// @effect/cli's messages about a flag's value do not name the flag ("'many'
+// is not a integer"): the flag is the argument before the value
 const nameTheFlag = (text: string, argv: ReadonlyArray<string>): string => {
-  const m = /^'(.*)' is not an? (integer|float|date|boolean)$/.exec(text)
-  if (m === null) return text
-  const at = argv.indexOf(m[1]!)
-  const flag = at > 0 && argv[at - 1]!.startsWith("--") ? argv[at - 1] : undefined
-  const expected = m[2] === "integer" ? "an integer" : m[2] === "float" ? "a number" : `a ${m[2]}`
-  return flag === undefined ? text : `${flag}: expected ${expected}, got ${JSON.stringify(m[1])}`
+  const typed = /^'(.*)' is not an? (integer|float|date|boolean)$/.exec(text)
+  if (typed !== null) {
+    const at = argv.indexOf(typed[1]!)
+    const flag = at > 0 && argv[at - 1]!.startsWith("--") ? argv[at - 1] : undefined
+    const expected = typed[2] === "integer" ? "an integer" : typed[2] === "float" ? "a number" : `a ${typed[2]}`
+    return flag === undefined ? text : `${flag}: expected ${expected}, got ${JSON.stringify(typed[1])}`
+  }
+  const choice = /^Expected one of the following cases: (.*)$/.exec(text)
+  if (choice !== null) {
+    const cases = choice[1]!.split(", ")
+    const isChoiceFlag = (arg: string | undefined) => flagDocs.some((d) => `--${d.flag}` === arg && d.arg?.includes("|") === true)
+    const at = argv.findIndex((arg, i) => i > 0 && isChoiceFlag(argv[i - 1]) && !cases.includes(arg))
+    return at < 0 ? text : `${argv[at - 1]}: expected ${cases.join(" or ")}, got ${JSON.stringify(argv[at])}`
+  }
+  // a flag given without its value comes back as an unknown argument
+  const unknown = /^Received unknown argument: '(--[^']+)'$/.exec(text)
+  const doc = unknown === null ? undefined : flagDocs.find((d) => `--${d.flag}` === unknown[1])
+  if (doc?.arg !== undefined) return `--${doc.flag}: expected a value (${doc.arg})`
+  return text
 }
 
 // @effect/cli reports bad arguments on the console, as coloured help text:
