@@ -39,14 +39,18 @@ export const importModule = (file: string): Effect.Effect<unknown, CliInputError
   Effect.tryPromise({
     try: async () => {
       const url = pathToFileURL(file).href
-      if (!isTypeScript(file)) return (await import(url)) as unknown
+      if (!isTypeScript(file)) {
+        const mod: unknown = await import(url)
+        return mod
+      }
       const tsx = await import("tsx/esm/api").catch((e: unknown) => {
         throw new Error(`loading a TypeScript metric needs the "tsx" package (npm install tsx): ${errorText(e)}`)
       })
       // a namespaced ESM loader for this import only: the module is compiled
       // as ESM or CJS by its own package type, and its imports resolve as
       // Node resolves them
-      return (await tsx.tsImport(url, { parentURL: import.meta.url })) as unknown
+      const mod: unknown = await tsx.tsImport(url, { parentURL: import.meta.url })
+      return mod
     },
     catch: (e) => inputError(`${file}: cannot load the metric module: ${errorText(e).split("\n")[0]}`)
   })
