@@ -446,7 +446,7 @@ describe("bin/gepa.js", () => {
 
   it("prints plain help within 100 columns, marking what a run needs and the environment it reads", async () => {
     const help: Record<string, string> = {}
-    for (const args of [[], ["--help"], ["optimize", "--help"], ["resume", "-h"], ["report", "--help"], ["show", "--help"]]) {
+    for (const args of [[], ["--help"], ["optimize", "--help"], ["resume", "-h"], ["report", "--help"], ["show", "--help"], ["anything", "--help"]]) {
       const r = await gepa(root, args)
       expect(r.status, args.join(" ")).toBe(0)
       expect(r.stderr).toBe("")
@@ -468,6 +468,9 @@ describe("bin/gepa.js", () => {
     const resume = help["resume"]!
     expect(resume).toContain("Settings that may change on resume: maxMetricCalls, maxIterations, timeout, scoreThreshold,")
     expect(resume).toContain("--task-base-url URL")
+    // OptimizeAnything's command, with its own flags' descriptions
+    expect(help["anything"]).toMatch(/--evaluator \w+ +module exporting evaluate/)
+    expect(help["anything"]).not.toContain("A user-defined piece of text")
   })
 
   it("decodes typed flags with the config file's rules: one line naming the flag, exit 2, nothing written", async () => {
@@ -492,6 +495,9 @@ describe("bin/gepa.js", () => {
       expect(results[i]!.stderr, extra.join(" ")).toBe(`gepa: ${message}\n`)
       expect(results[i]!.status).toBe(2)
     }
+    const anything = await gepa(dir, ["anything", "--objective", "x", "--reflection-model", "r", "--max-metric-calls", "5"])
+    expect(anything.stderr).toBe(`gepa: Invalid configuration "--evaluator": required: the module exporting evaluate(candidate, example)\n`)
+    expect(anything.status).toBe(2)
     expect(fs.readdirSync(dir)).toEqual(["train.jsonl"])
   })
 

@@ -8,6 +8,7 @@ import { Effect, Either, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { PersistenceError } from "../Errors.js"
+import * as OptimizeAnything from "../OptimizeAnything.js"
 import * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import { CliInputError, errorText, fromEither, inputError } from "./errors.js"
@@ -168,5 +169,13 @@ export const make = (env: Environment) => {
       )
     })).pipe(Command.withDescription(commands.show))
 
-  return Command.make("gepa").pipe(Command.withSubcommands([optimize, resume, report, show]))
+  // `gepa anything` belongs to OptimizeAnything; its reflection model comes from this CLI's factory
+  const anything = OptimizeAnything.cliCommand({
+    cwd: env.cwd,
+    stdout: env.stdout,
+    makeReflectionModel: (spec) =>
+      env.makeModel("reflection", spec.baseUrl === undefined ? { model: spec.model } : { model: spec.model, baseUrl: spec.baseUrl })
+  })
+
+  return Command.make("gepa").pipe(Command.withSubcommands([optimize, resume, report, show, anything]))
 }

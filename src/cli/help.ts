@@ -41,11 +41,14 @@ const row = (doc: FlagDoc): string => {
     : `${head}\n${wrap(text, column, " ".repeat(column))}`
 }
 
-const section = (title: string, rows: ReadonlyArray<FlagDoc>): string => [title, ...rows.map(row)].join("\n")
+/** A titled list of flags. @internal */
+export const section = (title: string, rows: ReadonlyArray<FlagDoc>): string => [title, ...rows.map(row)].join("\n")
 
-const paragraph = (text: string): string => wrap(text, 0)
+/** A paragraph wrapped at `width`. @internal */
+export const paragraph = (text: string): string => wrap(text, 0)
 
-const environment = (): string =>
+/** The environment variables the CLI reads. @internal */
+export const environment = (): string =>
   ["Environment", ...environmentVariables.map(([name, text]) => wrap(text, column, `  ${name}`.padEnd(column)))].join("\n")
 
 const resumeRule = (): string =>
@@ -149,7 +152,8 @@ export const commands = {
   optimize: "optimize a system prompt",
   resume: "continue a stopped or failed run",
   report: "write the HTML report of a run",
-  show: "print the best candidate, the scores and the lineage of a run"
+  show: "print the best candidate, the scores and the lineage of a run",
+  anything: "optimize any text artifact with an evaluator module"
 } as const
 
 /**
@@ -168,7 +172,7 @@ export const isCommand = (name: string | undefined): name is CommandName =>
  * @since 0.2.0
  * @category help
  */
-export const helpText = (command?: CommandName): string => {
+export const helpText = (command?: Exclude<CommandName, "anything">): string => {
   if (command !== undefined) return `${helps[command]().join("\n\n")}\n`
   return [
     "Usage: gepa <command> [flags]\n\n" +

@@ -68,10 +68,15 @@ export const run = (
 ): Effect.Effect<number> => {
   const args = argv.slice(2)
   if (wantsHelp(args)) {
-    return Effect.sync(() => {
-      env.stdout(helpText(isCommand(args[0]) ? args[0] : undefined))
-      return ExitCode.ok
-    })
+    const command = isCommand(args[0]) ? args[0] : undefined
+    return (command === "anything"
+      ? Effect.promise(() => import("./anythingHelp.js")).pipe(Effect.map((h) => h.anythingHelp()))
+      : Effect.succeed(helpText(command))).pipe(
+        Effect.map((text) => {
+          env.stdout(text)
+          return ExitCode.ok
+        })
+      )
   }
   return Effect.promise(() => import("./program.js")).pipe(
     Effect.flatMap((program) => program.runCommand(argv, env, version))

@@ -60,7 +60,20 @@ const consoleFor = (env: Environment, argv: ReadonlyArray<string>) =>
     })
   )
 
-class Failed extends Data.TaggedError("Failed")<{ readonly failure: RunFailure }> {}
+// A command's failure: from `optimize`, `resume` and `report` a RunFailure,
+// from `anything` (OptimizeAnything's) the tagged error itself.
+class Failed extends Data.TaggedError("Failed")<{
+  readonly cause: { readonly _tag: string; readonly message: string }
+  /** set when `gepa resume` can continue the run */
+  readonly resumable: string | undefined
+}> {}
+
+const isRunFailure = (e: object): e is RunFailure => "started" in e && "error" in e
+
+const failed = (e: RunFailure | { readonly _tag: string; readonly message: string }): Failed =>
+  isRunFailure(e)
+    ? new Failed({ cause: e.error, resumable: e.started ? e.runDir : undefined })
+    : new Failed({ cause: e, resumable: undefined })
 
 /**
  * Runs a command (not the help, see `main.ts`) and returns the exit code.
@@ -72,7 +85,7 @@ export const runCommand = (argv: ReadonlyArray<string>, env: Environment, versio
   const args = argv.slice(2)
   const cli = Command.run(Commands.make(env), { name: "gepa", version })
   return cli(argv).pipe(
-    Effect.mapError((e) => (e instanceof CliInputError || ValidationError.isValidationError(e) ? e : new Failed({ failure: e }))),
+    Effect.mapError((e) => (e instanceof CliInputError || ValidationError.isValidationError(e) ? e : failed(e))),
     Effect.as<number>(ExitCode.ok),
     Effect.catchAll((error): Effect.Effect<number> =>
       Effect.sync(() => {
@@ -82,12 +95,12 @@ export const runCommand = (argv: ReadonlyArray<string>, env: Environment, versio
           env.stderr(`gepa: ${oneLine(error.message)}\n`)
           return ExitCode.input
         }
-        const { error: cause, runDir, started } = error.failure
+        const { cause, resumable } = error
         if (cause._tag === "CliInputError" || cause._tag === "ResumeConflict" || cause._tag === "ConfigError") {
           env.stderr(`gepa: ${oneLine(cause.message)}\n`)
           return ExitCode.input
         }
-        const hint = started ? ` (continue with "gepa resume ${runDir}" once fixed)` : ""
+        const hint = resumable === undefined ? "" : ` (continue with "gepa resume ${resumable}" once fixed)`
         env.stderr(`gepa: ${oneLine(cause.message)}${hint}\n`)
         return ExitCode.failure
       })
