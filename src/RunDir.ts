@@ -38,6 +38,7 @@ import * as Candidate from "./Candidate.js"
 import { ConfigError, PersistenceError } from "./Errors.js"
 import * as EvaluationCache from "./EvaluationCache.js"
 import type { GepaEvent } from "./Event.js"
+import { firstIssue } from "./internal/issue.js"
 import * as Result from "./Result.js"
 import type { RunStore } from "./RunStore.js"
 import * as State from "./State.js"
@@ -58,8 +59,20 @@ export const FILES = {
   bestOutputs: "best_outputs.json",
   result: "result.json",
   lock: "gepa.lock",
-  stop: "gepa.stop"
+  stop: "gepa.stop",
+  /** the settings of a run started by the `gepa` command */
+  config: "config.json",
+  /** the HTML report written by the `gepa` command */
+  report: "report.html"
 } as const
+
+/**
+ * The name of a file of a run directory.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type FileName = (typeof FILES)[keyof typeof FILES]
 
 /**
  * Converts a saved state of an older layout version to the next version:
@@ -305,7 +318,7 @@ const readStateFile = (
     }
     const decoded = decodeState(state)
     if (decoded._tag === "Left") {
-      return { _tag: "corrupt", detail: `not a valid state: ${decoded.left.message.slice(0, 2000)}` } as const
+      return { _tag: "corrupt", detail: `not a valid state: ${firstIssue(decoded.left)}` } as const
     }
     const generation = typeof envelope.generation === "number" && Number.isInteger(envelope.generation)
       ? envelope.generation
@@ -686,7 +699,10 @@ export const make = <O>(
 
 /**
  * Reads the saved state of a run directory without locking it (for
- * inspection while a run is going on).
+ * inspection while a run is going on): the current generation, else the
+ * previous one. `None` when the directory holds no state file; fails with a
+ * `PersistenceError` naming the file and its first problem when state files
+ * are there but none of them is readable.
  *
  * @since 0.1.0
  * @category utils
@@ -699,9 +715,84 @@ export const readState = (
     const root = path.resolve(dir)
     const candidates = yield* attempt(path.join(root, FILES.candidates), "read", () =>
       parseCandidateLog(fs.existsSync(path.join(root, FILES.candidates)) ? fs.readFileSync(path.join(root, FILES.candidates), "utf8") : ""))
+    let corrupt: { readonly file: string; readonly detail: string } | undefined
     for (const name of [FILES.state, FILES.prev]) {
       const r = yield* readStateFile(path.join(root, name), options?.migrations ?? {}, candidates)
       if (r._tag === "ok") return Option.some(r.state)
+      if (r._tag === "corrupt" && corrupt === undefined) corrupt = { file: path.join(root, name), detail: r.detail }
+    }
+    if (corrupt !== undefined) {
+      return yield* Effect.fail(new PersistenceError({ path: corrupt.file, operation: "read", detail: corrupt.detail }))
     }
     return Option.none()
+  })
+
+/**
+ * Writes a file of a run directory atomically (readers see the old or the
+ * new content, never a mix), creating the directory if needed. For files
+ * the run itself does not write, such as `config.json` and `report.html`.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const writeFile = (dir: string, name: FileName, content: string): Effect.Effect<void, PersistenceError> =>
+  attempt(path.join(path.resolve(dir), name), "write", () => {
+    const root = path.resolve(dir)
+    fs.mkdirSync(root, { recursive: true })
+    writeAtomic(root, name, content)
+  })
+
+/**
+ * Reads a file of a run directory; `None` when it does not exist.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const readFile = (dir: string, name: FileName): Effect.Effect<Option.Option<string>, PersistenceError> => {
+  const file = path.join(path.resolve(dir), name)
+  return attempt(file, "read", () => {
+    try {
+      return Option.some(fs.readFileSync(file, "utf8"))
+    } catch (e) {
+      if (isCode(e, "ENOENT")) return Option.none()
+      throw e
+    }
+  })
+}
+
+/**
+ * Whether a directory already holds a run (a saved state, a result or the
+ * settings of a `gepa` run): starting a new run there would mix two.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const holdsRun = (dir: string): Effect.Effect<boolean> =>
+  Effect.sync(() => [FILES.state, FILES.prev, FILES.result, FILES.config].some((name) => fs.existsSync(path.join(path.resolve(dir), name))))
+
+const decodeResult = Schema.decodeUnknownEither(Result.GepaResult)
+
+/**
+ * Reads `result.json`; `None` when the run has not finished. Fails with a
+ * `PersistenceError` naming the file and its first problem when it is not
+ * JSON or not a result.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const readResult = (dir: string): Effect.Effect<Option.Option<Result.GepaResult>, PersistenceError> =>
+  Effect.gen(function*() {
+    const file = path.join(path.resolve(dir), FILES.result)
+    const text = yield* readFile(dir, FILES.result)
+    if (Option.isNone(text)) return Option.none()
+    const fail = (detail: string) => Effect.fail(new PersistenceError({ path: file, operation: "read", detail }))
+    let json: unknown
+    try {
+      json = JSON.parse(text.value)
+    } catch (e) {
+      return yield* fail(`not valid JSON (${errorText(e)})`)
+    }
+    const decoded = decodeResult(json)
+    if (decoded._tag === "Left") return yield* fail(`not a GEPA result: ${firstIssue(decoded.left)}`)
+    return Option.some(decoded.right)
   })

@@ -1,7 +1,9 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Either, Option } from "effect"
+import fc from "fast-check"
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import * as Task from "../examples/demo/task.js"
 import * as Cli from "../src/Cli.js"
@@ -12,6 +14,51 @@ const root = path.resolve(__dirname, "..")
 const bin = path.join(root, "bin", "gepa.js")
 
 const tmpDir = () => makeTmpDir("gepa-cli-")
+
+// The bin runs the compiled CLI when dist/ holds it (else the sources through
+// tsx). Tests of the bin build it first when a source is newer, so that they
+// never run a stale build.
+const distMain = () => [path.join(root, "dist", "src", "cli", "main.js"), path.join(root, "dist", "cli", "main.js")]
+  .find((file) => fs.existsSync(file)) ?? path.join(root, "dist", "src", "cli", "main.js")
+const newestSource = (dir: string): number => {
+  let newest = 0
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(file) : fs.statSync(file).mtimeMs)
+  }
+  return newest
+}
+let built = false
+const ensureBuilt = () => {
+  if (built) return
+  const main = distMain()
+  if (!fs.existsSync(main) || fs.statSync(main).mtimeMs < newestSource(path.join(root, "src"))) {
+    const tsc = spawnSync(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], {
+      cwd: root,
+      encoding: "utf8"
+    })
+    if (tsc.status !== 0) throw new Error(`the build failed:\n${tsc.stdout}${tsc.stderr}`)
+  }
+  built = true
+}
+
+// a few processes at a time: the tests share the machine
+const inBatches = async <A, B>(items: ReadonlyArray<A>, f: (a: A) => Promise<B>, size = 3): Promise<ReadonlyArray<B>> => {
+  const out: Array<B> = []
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(f))))
+  return out
+}
+
+// runs the bin without blocking the test worker's event loop
+const gepa = (cwd: string, args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) =>
+  new Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, ...env } })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+  })
 
 const messageOf = <A>(either: Either.Either<A, Cli.CliInputError>): string => {
   if (Either.isRight(either)) throw new Error("expected an input error")
@@ -109,15 +156,23 @@ describe("settings", () => {
     expect(message).toContain("exact, contains, regex, json-field")
   })
 
-  it("rejects invalid numbers in flags and in the config file, naming the flag or field", () => {
-    expect(messageOf(Cli.parseFlags({ maxMetricCalls: "lots" }, "/"))).toBe(`--max-metric-calls: expected a positive integer, got "lots"`)
-    expect(messageOf(Cli.parseFlags({ parallelProposals: "1.5" }, "/"))).toBe(`--parallel-proposals: expected a positive integer, got "1.5"`)
-    expect(messageOf(Cli.parseFlags({ scoreThreshold: "high" }, "/"))).toBe(`--score-threshold: expected a number, got "high"`)
-    expect(messageOf(Cli.parseFlags({ timeout: "soon" }, "/"))).toContain(`--timeout: expected a duration`)
+  it("rejects invalid values in the config file, naming the field", () => {
     expect(messageOf(Cli.parseConfigFile(`{"maxMetricCalls": -3}`, "/x/gepa.json")))
       .toBe(`/x/gepa.json: field "maxMetricCalls": expected a positive integer, got -3`)
+    expect(messageOf(Cli.parseConfigFile(`{"parallelProposals": 1.5}`, "gepa.json")))
+      .toBe(`gepa.json: field "parallelProposals": expected a positive integer, got 1.5`)
     expect(messageOf(Cli.parseConfigFile(`{"taskModel": {"model": "m", "temperature": "warm"}}`, "gepa.json")))
-      .toBe(`gepa.json: field "taskModel".temperature: expected a number, got "warm"`)
+      .toBe(`gepa.json: field "taskModel.temperature": expected a number, got "warm"`)
+    expect(messageOf(Cli.parseConfigFile(`{"taskModel": {"model": "m", "timeout": "soon"}}`, "gepa.json")))
+      .toBe(`gepa.json: field "taskModel.timeout": expected a duration such as "90s", "15m" or "2h", got "soon"`)
+    expect(messageOf(Cli.parseConfigFile(`{"taskModel": {"temperature": 0}}`, "gepa.json")))
+      .toBe(`gepa.json: missing field "taskModel.model"`)
+    expect(messageOf(Cli.parseConfigFile(`{"taskModel": {"model": "m", "url": "x"}}`, "gepa.json")))
+      .toMatch(/^gepa\.json: unknown field "taskModel\.url" \(known: model, baseUrl, temperature, maxOutputTokens, timeout\)$/)
+    expect(messageOf(Cli.parseConfigFile(`{"pattern": "("}`, "gepa.json"))).toMatch(/^gepa\.json: field "pattern": invalid regular expression/)
+    for (const text of [`{"maxMetricCalls": -3}`, `{"taskModel": 5}`, `{"ignoreCase": "yes"}`]) {
+      expect(messageOf(Cli.parseConfigFile(text, "gepa.json")).split("\n")).toHaveLength(1)
+    }
   })
 
   it("rejects unknown fields and invalid JSON in the config file", () => {
@@ -127,21 +182,86 @@ describe("settings", () => {
 
   it("resolves paths against the config file, lets flags win, and needs a budget", () => {
     const file = Either.getOrThrow(Cli.parseConfigFile(
-      JSON.stringify({ train: "data/train.jsonl", seedPrompt: "Answer.", taskModel: "m", reflectionModel: { model: "r", baseUrl: "http://x/v1" }, maxMetricCalls: 100, metric: "./m.ts" }),
+      JSON.stringify({
+        train: "data/train.jsonl",
+        seedPrompt: "Answer.",
+        taskModel: { model: "m", baseUrl: "http://t/v1", temperature: 0.2 },
+        reflectionModel: { model: "r", baseUrl: "http://x/v1" },
+        maxMetricCalls: 100,
+        timeout: "15m",
+        metric: "./m.ts"
+      }),
       "/proj/gepa.json"
     ))
-    const flags = Either.getOrThrow(Cli.parseFlags({ maxMetricCalls: "50", taskModel: "m2", merge: true }, "/cwd"))
+    const flags: Cli.Input = { maxMetricCalls: 50, taskModel: { model: "m2" }, merge: true }
     const s = Either.getOrThrow(Cli.resolveSettings(file, flags, { cwd: "/cwd", now: new Date("2026-01-02T03:04:05Z") }))
     expect(s.train).toBe("/proj/data/train.jsonl")
     expect(s.metric).toBe("/proj/m.ts")
     expect(s.maxMetricCalls).toBe(50)
-    expect(s.taskModel).toEqual({ model: "m2" })
+    expect(s.timeout).toEqual(Duration.minutes(15))
+    // a model name from a flag keeps the file's other model fields
+    expect(s.taskModel).toEqual({ model: "m2", baseUrl: "http://t/v1", temperature: 0.2 })
     expect(s.reflectionModel).toEqual({ model: "r", baseUrl: "http://x/v1" })
     expect(s.merge).toBe(true)
     expect(s.runDir).toBe("/cwd/.gepa-runs/run-2026-01-02T03-04-05Z")
     const { maxMetricCalls: _, ...noBudget } = base
     expect(messageOf(Cli.resolveSettings(noBudget, {}, { cwd: "/" }))).toMatch(/^no budget/)
-    expect(messageOf(Cli.resolveSettings({ ...base, seedPrompt: undefined }, {}, { cwd: "/" }))).toContain(`"seedPrompt"`)
+    const { seedPrompt: _s, ...noSeed } = base
+    expect(messageOf(Cli.resolveSettings(noSeed, {}, { cwd: "/" }))).toContain(`"seedPrompt"`)
+    const { taskModel: _t, ...noTask } = base
+    expect(messageOf(Cli.resolveSettings(noTask, {}, { cwd: "/" }))).toContain(`"taskModel"`)
+    expect(messageOf(Cli.resolveSettings(noTask, { taskModel: { baseUrl: "http://t" } }, { cwd: "/" })))
+      .toContain(`--task-model`)
+  })
+
+  it("saves settings as config.json and reads them back", () => {
+    const s = Either.getOrThrow(Cli.resolveSettings(
+      { ...base, timeout: Duration.seconds(90), taskModel: { model: "m", timeout: Duration.millis(1500) } },
+      {},
+      { cwd: "/cwd" }
+    ))
+    const text = Cli.settingsJson(s)
+    expect(JSON.parse(text)).toMatchObject({ timeout: "90s", taskModel: { model: "m", timeout: "1500ms" } })
+    expect(Either.getOrThrow(Cli.parseSettingsJson(text, "config.json"))).toEqual(s)
+    expect(messageOf(Cli.parseSettingsJson(`{"train": "x"}`, "/r/config.json"))).toMatch(/^\/r\/config\.json: missing field "/)
+  })
+
+  it("reads durations back as they were written", () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 10 ** 9 }), (millis) => {
+      const d = Duration.millis(millis)
+      expect(Duration.toMillis(Cli.parseDuration(Cli.formatDuration(d))!)).toBe(millis)
+    }))
+    expect(Cli.parseDuration("2h")).toEqual(Duration.hours(2))
+    expect(Cli.parseDuration(0)).toBeUndefined()
+    expect(Cli.parseDuration("soon")).toBeUndefined()
+  })
+
+  it("lets budget, concurrency and where the models run change on resume, and nothing else", () => {
+    const saved = Either.getOrThrow(Cli.resolveSettings(base, {}, { cwd: "/cwd", now: new Date(0) }))
+    const allowed: Cli.Settings = {
+      ...saved,
+      maxMetricCalls: 500,
+      maxIterations: 3,
+      timeout: Duration.hours(1),
+      scoreThreshold: 0.9,
+      maxConcurrency: 2,
+      taskModel: { model: "m-renamed", baseUrl: "http://elsewhere/v1", timeout: Duration.seconds(5) },
+      reflectionModel: { model: "r2", timeout: Duration.minutes(5) }
+    }
+    expect(Option.isNone(Cli.resumeConflict(saved, allowed))).toBe(true)
+    const refused: ReadonlyArray<[Partial<Cli.Settings>, string]> = [
+      [{ seedPrompt: "Other." }, `"seedPrompt" differs`],
+      [{ train: "/data/other.jsonl" }, `"train" differs`],
+      [{ minibatchSize: 7 }, `"minibatchSize" differs`],
+      [{ metric: "contains" }, `"metric" differs`],
+      [{ merge: true }, `"merge" differs`],
+      [{ seed: 3 }, `"seed" differs`],
+      [{ taskModel: { model: "m", temperature: 1 } }, `"taskModel.temperature" differs`],
+      [{ validation: "/data/val.jsonl" }, `"validation" differs from the saved run (saved: null; now: "/data/val.jsonl")`]
+    ]
+    for (const [change, message] of refused) {
+      expect(Option.getOrThrow(Cli.resumeConflict(saved, { ...saved, ...change }))).toContain(message)
+    }
   })
 })
 
@@ -160,8 +280,13 @@ describe("gepa optimize / show / report / resume", () => {
       expect(badMetric.err).toContain(`unknown metric "fuzzy"`)
       const badNumber = yield* runCli(dir, "optimize", "--train", "train.jsonl", ...common, "--max-metric-calls", "many", "--run-dir", "out3")
       expect(badNumber.code).toBe(2)
-      expect(badNumber.err).toContain(`--max-metric-calls: expected a positive integer, got "many"`)
-      for (const out of ["out1", "out2", "out3", ".gepa-runs"]) expect(fs.existsSync(path.join(dir, out))).toBe(false)
+      expect(badNumber.err).toBe(`gepa: --max-metric-calls: expected an integer, got "many"\n`)
+      // the engine's own check (the budget cannot score the seed on the validation set) comes before any write
+      const smallBudget = yield* runCli(dir, "optimize", "--train", "train.jsonl", "--validation", "val.jsonl", ...common, "--max-metric-calls", "3", "--run-dir", "out4")
+      expect(smallBudget.code).toBe(2)
+      expect(smallBudget.err).toContain("maxMetricCalls")
+      expect(smallBudget.err.trim().split("\n")).toHaveLength(1)
+      for (const out of ["out1", "out2", "out3", "out4", ".gepa-runs"]) expect(fs.existsSync(path.join(dir, out))).toBe(false)
     }))
 
   it.effect("optimizes, then shows, reports and resumes the run", () =>
@@ -201,11 +326,54 @@ describe("gepa optimize / show / report / resume", () => {
       expect(again.code).toBe(2)
       expect(again.err).toContain("already holds a run")
 
+      // --resume with a setting that changes the run's meaning is refused, and config.json stays
+      const configBefore = fs.readFileSync(path.join(runDir, "config.json"), "utf8")
+      const changed = yield* runCli(dir, "optimize", "--config", "gepa.json", "--resume", "--minibatch-size", "5")
+      expect(changed.code).toBe(2)
+      expect(changed.err).toBe(`gepa: cannot resume ${runDir}: "minibatchSize" differs from the saved run (saved: 3; now: 5); use another --run-dir\n`)
+      // a live run holds the directory: nothing is written into it
+      const lock = path.join(runDir, "gepa.lock")
+      fs.writeFileSync(lock, JSON.stringify({ pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString() }))
+      const locked = yield* runCli(dir, "optimize", "--config", "gepa.json", "--resume", "--max-metric-calls", "400")
+      fs.rmSync(lock)
+      expect(locked.code).toBe(1)
+      expect(locked.err).toContain(`in use by process ${process.pid}`)
+      expect(locked.err.trim().split("\n")).toHaveLength(1)
+      expect(fs.readFileSync(path.join(runDir, "config.json"), "utf8")).toBe(configBefore)
+
+      // show names the broken file and its first problem, in one line
+      const badResult = path.join(dir, "runs", "bad-result")
+      fs.cpSync(runDir, badResult, { recursive: true })
+      fs.writeFileSync(path.join(badResult, "result.json"), JSON.stringify({ ...result1, bestScore: "high" }))
+      const shownBadResult = yield* runCli(dir, "show", "runs/bad-result")
+      expect(shownBadResult.code).toBe(2)
+      expect(shownBadResult.err).toBe(`gepa: ${path.join(badResult, "result.json")}: not a GEPA result: "bestScore": Expected number, actual "high"\n`)
+      const badState = path.join(dir, "runs", "bad-state")
+      fs.cpSync(runDir, badState, { recursive: true })
+      fs.writeFileSync(path.join(badState, "gepa_state.json"), "{\"schemaVersion\": 1, \"state\": ")
+      fs.rmSync(path.join(badState, "gepa_state.prev.json"), { force: true })
+      fs.rmSync(path.join(badState, "result.json"))
+      const shownBadState = yield* runCli(dir, "show", "runs/bad-state")
+      expect(shownBadState.code).toBe(2)
+      expect(shownBadState.err).toMatch(new RegExp(`^gepa: ${path.join(badState, "gepa_state.json").replace(/[.\\/]/g, "\\$&")}: not valid JSON \\(.+\\)\\n$`))
+
       const shown = yield* runCli(dir, "show", "runs/one")
       expect(shown.code).toBe(0)
       expect(shown.out).toContain(`best score       ${result1.bestScore.toFixed(3)}`)
       expect(shown.out).toContain("lineage of best  0 (")
       expect(shown.out).toContain("Routing rules")
+
+      const json = yield* runCli(dir, "show", "runs/one", "--format", "json")
+      expect(json.code).toBe(0)
+      expect(JSON.parse(json.out)).toMatchObject({ finished: true, result: { bestScore: result1.bestScore, totalMetricCalls: result1.totalMetricCalls } })
+      const badFormat = yield* runCli(dir, "show", "runs/one", "--format", "yaml")
+      expect(badFormat.code).toBe(2)
+      expect(badFormat.err).toBe(`gepa: --format: expected text or json, got "yaml"\n`)
+      const elsewhere = path.join(dir, "elsewhere.html")
+      const reportedElsewhere = yield* runCli(dir, "report", "runs/one", "--out", "elsewhere.html")
+      expect(reportedElsewhere.code).toBe(0)
+      expect(reportedElsewhere.out).toBe(`Report written to ${elsewhere}\n`)
+      expect(fs.readFileSync(elsewhere, "utf8").startsWith("<!DOCTYPE html>")).toBe(true)
 
       fs.rmSync(path.join(runDir, "report.html"))
       const reported = yield* runCli(dir, "report", "runs/one")
@@ -227,31 +395,177 @@ describe("gepa optimize / show / report / resume", () => {
     }))
 })
 
+describe("a run that fails once started", () => {
+  it.effect("exits 1 with one line naming the failure, and says how to continue", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      writeTickets(dir)
+      const runDir = path.join(dir, "run")
+      const io = capture(dir)
+      // the first reflection makes the state file unwritable: the save after it fails
+      const reflection = Task.makeReflectionModel(0)
+      let broken = false
+      const env: Cli.Environment = {
+        ...io.env,
+        makeModel: (role) =>
+          Effect.succeed(role === "task" ? Task.makeTaskModel(0) : {
+            complete: (prompt) =>
+              Effect.suspend(() => {
+                if (!broken) {
+                  broken = true
+                  fs.rmSync(path.join(runDir, "gepa_state.json"), { force: true })
+                  fs.mkdirSync(path.join(runDir, "gepa_state.json"))
+                }
+                return reflection.complete(prompt)
+              })
+          })
+      }
+      const code = yield* Cli.run([
+        "node", "gepa", "optimize", "--train", "train.jsonl", "--input-field", "text", "--expected-field", "queue",
+        "--seed-prompt-file", "prompt.txt", "--metric", "./metric.ts", "--task-model", "t", "--reflection-model", "r",
+        "--max-metric-calls", "200", "--run-dir", "run"
+      ], env)
+      expect(code).toBe(1)
+      const err = io.err()
+      expect(err.split("\n").filter((l) => l !== "")).toHaveLength(1)
+      expect(err).toMatch(/^gepa: Could not save ".*gepa_state\.json": .+ \(continue with "gepa resume .*run" once fixed\)\n$/)
+      expect(fs.existsSync(path.join(runDir, "config.json"))).toBe(true)
+      expect(fs.existsSync(path.join(runDir, "report.html"))).toBe(false)
+    }))
+})
+
 describe("bin/gepa.js", () => {
-  it("prints help and exits 0", () => {
-    const r = spawnSync(process.execPath, [bin, "--help"], { cwd: root, encoding: "utf8" })
+  beforeAll(ensureBuilt, 180_000)
+
+  it("runs the compiled CLI", async () => {
+    expect(fs.existsSync(distMain())).toBe(true)
+    const r = await gepa(root, ["--version"])
     expect(r.status).toBe(0)
-    expect(r.stdout).toContain("optimize")
+    expect(r.stdout.trim()).toBe("0.1.0")
   })
 
-  it("exits 2 with one message naming the missing file, and writes nothing", () => {
+  it("prints plain help within 100 columns, marking what a run needs and the environment it reads", async () => {
+    const help: Record<string, string> = {}
+    for (const args of [[], ["--help"], ["optimize", "--help"], ["resume", "-h"], ["report", "--help"], ["show", "--help"], ["anything", "--help"]]) {
+      const r = await gepa(root, args)
+      expect(r.status, args.join(" ")).toBe(0)
+      expect(r.stderr).toBe("")
+      expect(r.stdout).not.toMatch(/\u001b\[/)
+      for (const line of r.stdout.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100)
+      help[args[0] ?? ""] = r.stdout
+    }
+    expect(help[""]).toBe(help["--help"])
+    const top = help["--help"]!
+    for (const command of ["optimize", "resume", "report", "show", "OPENAI_API_KEY", "OPENAI_BASE_URL"]) expect(top).toContain(command)
+    const optimize = help["optimize"]!
+    expect(optimize).toMatch(/--train FILE +\(required\)/)
+    expect(optimize).toMatch(/--task-model NAME +\(required\)/)
+    expect(optimize).toMatch(/--max-metric-calls N +budget/)
+    expect(optimize).toMatch(/--task-timeout DURATION +per request of the task model \(default 60s\)/)
+    expect(optimize).toContain("OPENAI_API_KEY")
+    expect(optimize).not.toContain("A user-defined piece of text")
+    expect(optimize.split("\n").length).toBeLessThan(80)
+    const resume = help["resume"]!
+    expect(resume).toContain("Settings that may change on resume: maxMetricCalls, maxIterations, timeout, scoreThreshold,")
+    expect(resume).toContain("--task-base-url URL")
+    // OptimizeAnything's command, with its own flags' descriptions
+    expect(help["anything"]).toMatch(/--evaluator \w+ +module exporting evaluate/)
+    expect(help["anything"]).not.toContain("A user-defined piece of text")
+  })
+
+  it("decodes typed flags with the config file's rules: one line naming the flag, exit 2, nothing written", async () => {
     const dir = tmpDir()
-    const r = spawnSync(process.execPath, [
-      bin, "optimize", "--train", "missing.jsonl", "--seed-prompt", "Answer.", "--task-model", "t",
+    fs.writeFileSync(path.join(dir, "train.jsonl"), `{"input": "a", "expected": "A"}\n`)
+    const base = ["optimize", "--train", "train.jsonl", "--seed-prompt", "Answer.", "--task-model", "t", "--reflection-model", "r", "--run-dir", "run"]
+    const cases: ReadonlyArray<[ReadonlyArray<string>, string]> = [
+      [["--max-metric-calls", "0"], `--max-metric-calls: expected a positive integer, got 0`],
+      [["--max-metric-calls", "many"], `--max-metric-calls: expected an integer, got "many"`],
+      [["--max-metric-calls", "10", "--minibatch-size", "2.5"], `--minibatch-size: expected an integer, got "2.5"`],
+      [["--max-metric-calls", "10", "--score-threshold", "high"], `--score-threshold: expected a number, got "high"`],
+      [["--timeout", "soon"], `--timeout: expected a duration such as "90s", "15m" or "2h", got "soon"`],
+      [["--max-metric-calls", "10", "--task-timeout", "0s"], `--task-timeout: expected a duration such as "90s", "15m" or "2h", got "0s"`],
+      [["--max-metric-calls", "10", "--pattern", "("], `--pattern: invalid regular expression: Invalid regular expression: /(/: Unterminated group`],
+      [["--max-metric-calls", "10", "--merge", "--no-merge"], `--merge and --no-merge: give one of them, not both`],
+      [["--max-metric-calls", "10", "--frobnicate"], `Received unknown argument: '--frobnicate'`],
+      [["--max-metric-calls"], `--max-metric-calls: expected a value (N)`],
+      [[], `no budget: set "maxMetricCalls" (--max-metric-calls), "maxIterations" (--max-iterations) or "timeout" (--timeout)`]
+    ]
+    const results = await inBatches(cases, ([extra]) => gepa(dir, [...base, ...extra], { OPENAI_API_KEY: "" }))
+    for (const [i, [extra, message]] of cases.entries()) {
+      expect(results[i]!.stderr, extra.join(" ")).toBe(`gepa: ${message}\n`)
+      expect(results[i]!.status).toBe(2)
+    }
+    const anything = await gepa(dir, ["anything", "--objective", "x", "--reflection-model", "r", "--max-metric-calls", "5"])
+    expect(anything.stderr).toBe(`gepa: Invalid configuration "--evaluator": required: the module exporting evaluate(candidate, example)\n`)
+    expect(anything.status).toBe(2)
+    expect(fs.readdirSync(dir)).toEqual(["train.jsonl"])
+  })
+
+  it("loads metric modules in .ts, .mts, .js, .mjs and .cjs whatever the package type", async () => {
+    const root = tmpDir()
+    const args = (metric: string) => [
+      "optimize", "--train", "train.jsonl", "--seed-prompt", "x", "--task-model", "t", "--reflection-model", "r",
+      "--max-metric-calls", "5", "--metric", metric, "--run-dir", "run"
+    ]
+    const kinds = {
+      none: ["./metric.ts", "./metric.mts", "./metric.js", "./metric.mjs"],
+      commonjs: ["./metric.ts", "./metric.js", "./metric.cjs"],
+      module: ["./metric.ts"]
+    }
+    for (const [folder, pkg] of [["none", undefined], ["commonjs", { type: "commonjs" }], ["module", { type: "module" }]] as const) {
+      const dir = path.join(root, folder)
+      fs.mkdirSync(dir)
+      if (pkg !== undefined) fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(pkg))
+      fs.writeFileSync(path.join(dir, "train.jsonl"), `{"input": "a", "expected": "A"}\n`)
+      fs.writeFileSync(path.join(dir, "helper.ts"), `export const norm = (s: string): string => s.trim().toLowerCase()\n`)
+      const ts = (helper: string) =>
+        `import { norm } from "${helper}"\n` +
+        `export const metric = (example: { expected: unknown }, output: string) => ({ score: norm(output) === norm(String(example.expected)) ? 1 : 0 })\n`
+      fs.writeFileSync(path.join(dir, "metric.ts"), ts("./helper.js"))
+      fs.writeFileSync(path.join(dir, "metric.mts"), ts("./helper.ts"))
+      fs.writeFileSync(path.join(dir, "metric.mjs"), `export default (example, output) => (output === example.expected ? 1 : 0)\n`)
+      fs.writeFileSync(path.join(dir, "metric.cjs"), `exports.metric = (example, output) => (output === example.expected ? 1 : 0)\n`)
+      fs.writeFileSync(
+        path.join(dir, "metric.js"),
+        folder === "commonjs"
+          ? `exports.metric = (example, output) => (output === example.expected ? 1 : 0)\n`
+          : `export const metric = (example, output) => (output === example.expected ? 1 : 0)\n`
+      )
+      fs.writeFileSync(path.join(dir, "broken.ts"), `export const metric = (: number) => 1\n`)
+      fs.writeFileSync(path.join(dir, "nothing.mjs"), `export const value = 1\n`)
+      // the metric loads before the models: a loaded metric gets as far as the missing key
+      const results = await inBatches(kinds[folder], (metric) => gepa(dir, args(metric), { OPENAI_API_KEY: "", OPENAI_BASE_URL: "" }))
+      for (const [i, metric] of kinds[folder].entries()) {
+        expect(results[i]!.stderr, `${folder}/${metric}`).toMatch(/^gepa: OPENAI_API_KEY is not set/)
+        expect(results[i]!.status).toBe(2)
+      }
+      expect(fs.existsSync(path.join(dir, "run"))).toBe(false)
+    }
+    const dir = path.join(root, "commonjs")
+    const broken = await gepa(dir, args("./broken.ts"), { OPENAI_API_KEY: "" })
+    expect(broken.stderr).toMatch(new RegExp(`^gepa: ${path.join(dir, "broken.ts").replace(/[.\\/]/g, "\\$&")}: cannot load the metric module: .+\\n$`))
+    const nothing = await gepa(dir, args("./nothing.mjs"), { OPENAI_API_KEY: "" })
+    expect(nothing.stderr).toContain(`nothing.mjs: the module must export a function named "metric"`)
+  })
+
+  it("exits 2 with one message naming the missing file, and writes nothing", async () => {
+    const dir = tmpDir()
+    const r = await gepa(dir, [
+      "optimize", "--train", "missing.jsonl", "--seed-prompt", "Answer.", "--task-model", "t",
       "--reflection-model", "r", "--max-metric-calls", "10", "--run-dir", "run"
-    ], { cwd: dir, encoding: "utf8", env: { ...process.env, OPENAI_API_KEY: "" } })
+    ], { OPENAI_API_KEY: "" })
     expect(r.status).toBe(2)
     expect(r.stderr.trim()).toBe(`gepa: ${path.join(fs.realpathSync(dir), "missing.jsonl")}: file not found`)
     expect(fs.readdirSync(dir)).toEqual([])
   })
 
-  it("exits 2 on a bad line of the config's data file", () => {
+  it("exits 2 on a bad line of the config's data file", async () => {
     const dir = tmpDir()
     fs.writeFileSync(path.join(dir, "train.jsonl"), `{"input": "a", "expected": "b"}\n{"input": "a" "expected": "b"}\n`)
     fs.writeFileSync(path.join(dir, "gepa.json"), JSON.stringify({
       train: "train.jsonl", seedPrompt: "Answer.", taskModel: "t", reflectionModel: "r", maxMetricCalls: 10
     }))
-    const r = spawnSync(process.execPath, [bin, "optimize", "--config", "gepa.json"], { cwd: dir, encoding: "utf8" })
+    const r = await gepa(dir, ["optimize", "--config", "gepa.json"])
     expect(r.status).toBe(2)
     expect(r.stderr).toContain(`train.jsonl:2: invalid JSON on line 2`)
     expect(r.stderr.trim().split("\n")).toHaveLength(1)
@@ -277,22 +591,34 @@ const spawnCli = (cwd: string, args: ReadonlyArray<string>, onOutput?: (soFar: s
   })
 
 describe("gepa optimize against an OpenAI-compatible server", () => {
-  it.scoped("runs over HTTP, stops gracefully on Ctrl-C, and resumes", () =>
+  beforeAll(ensureBuilt, 180_000)
+
+  it.scoped("runs over HTTP with a TypeScript metric in a CommonJS package, stops on Ctrl-C, resumes on another server", () =>
     Effect.gen(function*() {
-      const server = yield* FakeOpenAi.make
-      server.setFallback((request) => {
+      const respond = (request: FakeOpenAi.RecordedRequest) => {
         const body = request.body as { messages: ReadonlyArray<{ role: string; content: string }> }
         const system = body.messages.find((m) => m.role === "system")?.content
         const user = body.messages[body.messages.length - 1]!.content
         // the reflection prompt comes as one user message; task calls have a system prompt
         if (system === undefined) return FakeOpenAi.ok("```\nRepeat the text in uppercase.\n```", { delayMillis: 20 })
         return FakeOpenAi.ok(/uppercase/i.test(system) ? user.toUpperCase() : user, { delayMillis: 20 })
-      })
+      }
+      const server = yield* FakeOpenAi.make
+      server.setFallback(respond)
       const dir = tmpDir()
       const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
       fs.writeFileSync(path.join(dir, "data.jsonl"), words.map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
+      // the README's metric.ts, in a folder whose package is CommonJS
+      fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "commonjs" }))
+      fs.writeFileSync(path.join(dir, "compare.ts"), `export const same = (a: string, b: string): boolean => a === b\n`)
+      fs.writeFileSync(
+        path.join(dir, "metric.ts"),
+        `import { same } from "./compare"\n` +
+          `export const metric = (example: { expected: unknown }, output: string) =>\n` +
+          `  same(output, String(example.expected)) ? { score: 1 } : { score: 0, feedback: \`expected \${String(example.expected)}\` }\n`
+      )
       const args = [
-        "optimize", "--train", "data.jsonl", "--seed-prompt", "Repeat the text.",
+        "optimize", "--train", "data.jsonl", "--seed-prompt", "Repeat the text.", "--metric", "./metric.ts",
         "--task-model", "fake-task", "--task-base-url", server.baseURL,
         "--reflection-model", "fake-reflection", "--reflection-base-url", server.baseURL,
         "--max-metric-calls", "60", "--minibatch-size", "2", "--max-concurrency", "2", "--run-dir", "run"
@@ -311,14 +637,29 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
       const stopped = JSON.parse(fs.readFileSync(path.join(dir, "run", "result.json"), "utf8")) as { totalMetricCalls: number }
       expect(stopped.totalMetricCalls).toBeLessThan(60)
 
-      const resumed = yield* spawnCli(dir, ["resume", "run"])
+      // the models moved: resume takes the new server and request timeout without a conflict
+      const moved = yield* FakeOpenAi.make
+      moved.setFallback(respond)
+      const before = server.requests.length
+      const resumed = yield* spawnCli(dir, [
+        "resume", "run", "--task-base-url", moved.baseURL, "--reflection-base-url", moved.baseURL, "--task-timeout", "30s"
+      ])
       expect(resumed.err).toBe("")
       expect(resumed.code).toBe(0)
       expect(resumed.out).toContain("Resuming")
+      expect(server.requests.length).toBe(before)
+      expect(moved.requests.length).toBeGreaterThan(0)
+      const saved = JSON.parse(fs.readFileSync(path.join(dir, "run", "config.json"), "utf8")) as {
+        taskModel: { baseUrl: string; timeout: string }
+        reflectionModel: { baseUrl: string; timeout?: string }
+      }
+      expect(saved.taskModel).toMatchObject({ baseUrl: moved.baseURL, timeout: "30s" })
+      expect(saved.reflectionModel.baseUrl).toBe(moved.baseURL)
+      expect(saved.reflectionModel.timeout).toBeUndefined()
       const result = JSON.parse(fs.readFileSync(path.join(dir, "run", "result.json"), "utf8")) as { bestScore: number; seedScore: number }
       expect(result.seedScore).toBe(0)
       expect(result.bestScore).toBe(1)
-      const auth = server.requests.map((r) => r.headers["authorization"])
+      const auth = [...server.requests, ...moved.requests].map((r) => r.headers["authorization"])
       expect(auth.every((a) => a === "Bearer test-key")).toBe(true)
       // the key reached the server, and nowhere else: not the output, not a file of the run directory
       for (const text of [first.out, first.err, resumed.out, resumed.err]) expect(text).not.toContain("test-key")

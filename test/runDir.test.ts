@@ -501,3 +501,36 @@ describe("RunDir crash safety", () => {
       }
     }), 90_000)
 })
+
+describe("RunDir files for tools (the gepa command)", () => {
+  it.effect("writes, reads and recognizes the files of a run directory", () =>
+    Effect.gen(function*() {
+      const dir = path.join(tmpDir(), "run")
+      expect(Option.isNone(yield* RunDir.readFile(dir, RunDir.FILES.config))).toBe(true)
+      expect(yield* RunDir.holdsRun(dir)).toBe(false)
+      yield* RunDir.writeFile(dir, RunDir.FILES.config, `{"a": 1}\n`)
+      expect(Option.getOrThrow(yield* RunDir.readFile(dir, RunDir.FILES.config))).toBe(`{"a": 1}\n`)
+      expect(yield* RunDir.holdsRun(dir)).toBe(true)
+      // the write left no temporary file behind
+      expect(fs.readdirSync(dir)).toEqual(["config.json"])
+      expect(Option.isNone(yield* RunDir.readResult(dir))).toBe(true)
+      expect(Option.isNone(yield* RunDir.readState(dir))).toBe(true)
+    }))
+
+  it.effect("names the file and its first problem when a result or state file is unreadable", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      fs.writeFileSync(path.join(dir, RunDir.FILES.result), `{"bestScore": "high"}`)
+      const result = yield* Effect.flip(RunDir.readResult(dir))
+      expect(result.path).toBe(path.join(dir, "result.json"))
+      expect(result.detail).toMatch(/^not a GEPA result: /)
+      expect(result.detail).not.toContain("\n")
+      fs.writeFileSync(path.join(dir, RunDir.FILES.result), `{"bestScore": `)
+      expect((yield* Effect.flip(RunDir.readResult(dir))).detail).toMatch(/^not valid JSON/)
+      fs.writeFileSync(path.join(dir, RunDir.FILES.state), JSON.stringify({ schemaVersion: State.SCHEMA_VERSION, savedAt: "", state: { iteration: "x" } }))
+      const state = yield* Effect.flip(RunDir.readState(dir))
+      expect(state.path).toBe(path.join(dir, "gepa_state.json"))
+      expect(state.detail).toMatch(/^not a valid state: /)
+      expect(state.detail).not.toContain("\n")
+    }))
+})

@@ -1,0 +1,181 @@
+/**
+ * The `gepa` commands: optimize, resume, report and show.
+ *
+ * @since 0.2.0
+ */
+import { Args, Command, type Options } from "@effect/cli"
+import { Effect, Either, Option, Schema } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { PersistenceError } from "../Errors.js"
+import * as OptimizeAnything from "../OptimizeAnything.js"
+import * as Result from "../Result.js"
+import * as RunDir from "../RunDir.js"
+import { CliInputError, errorText, fromEither, inputError } from "./errors.js"
+import { commands } from "./help.js"
+import { budgetOptions, modelOptions, optimizeOptions, reportOptions, showOptions } from "./options.js"
+import { type Environment, prepare, type RunFailure, runPrepared } from "./run.js"
+import { describeRun, readRun, readSavedSettings, renderReport } from "./saved.js"
+import { type Input, type ModelSpec, parseConfigFile, readText, resolvePaths, resolveSettings, type Settings } from "./settings.js"
+
+// the values of a record of options
+type ValuesOf<O> = { readonly [K in keyof O]: O[K] extends Options.Options<infer A> ? A : never }
+
+// `{ key: value }` when the option was given, `{}` otherwise
+const given = <A, B extends object>(option: Option.Option<A>, f: (a: A) => B): B | {} =>
+  Option.isSome(option) ? f(option.value) : {}
+
+type ModelFlags = ValuesOf<typeof modelOptions>
+
+const modelFlags = (flags: ModelFlags, role: "task" | "reflection"): { readonly value?: Partial<ModelSpec> } => {
+  const spec: Partial<ModelSpec> = role === "task"
+    ? {
+      ...given(flags.taskModel, (model) => ({ model })),
+      ...given(flags.taskBaseUrl, (baseUrl) => ({ baseUrl })),
+      ...given(flags.taskTimeout, (timeout) => ({ timeout }))
+    }
+    : {
+      ...given(flags.reflectionModel, (model) => ({ model })),
+      ...given(flags.reflectionBaseUrl, (baseUrl) => ({ baseUrl })),
+      ...given(flags.reflectionTimeout, (timeout) => ({ timeout }))
+    }
+  return Object.keys(spec).length === 0 ? {} : { value: spec }
+}
+
+type BudgetFlags = ValuesOf<typeof budgetOptions>
+
+const budgetFlags = (flags: BudgetFlags) => ({
+  ...given(flags.maxMetricCalls, (maxMetricCalls) => ({ maxMetricCalls })),
+  ...given(flags.maxIterations, (maxIterations) => ({ maxIterations })),
+  ...given(flags.timeout, (timeout) => ({ timeout })),
+  ...given(flags.scoreThreshold, (scoreThreshold) => ({ scoreThreshold })),
+  ...given(flags.maxConcurrency, (maxConcurrency) => ({ maxConcurrency }))
+})
+
+type OptimizeFlags = ValuesOf<typeof optimizeOptions>
+
+/**
+ * The settings of `gepa optimize`: the config file's, then the flags'. Pure
+ * apart from reading the config and seed prompt files.
+ *
+ * @since 0.2.0
+ * @category parsing
+ */
+export const optimizeSettings = (
+  flags: OptimizeFlags,
+  cwd: string,
+  now?: Date
+): Either.Either<{ readonly settings: Settings; readonly resume: boolean }, CliInputError> =>
+  Either.gen(function*() {
+    if (flags.merge && flags.noMerge) return yield* Either.left(inputError(`--merge and --no-merge: give one of them, not both`))
+    if (flags.ignoreCase && flags.noIgnoreCase) {
+      return yield* Either.left(inputError(`--ignore-case and --no-ignore-case: give one of them, not both`))
+    }
+    let file: Input = {}
+    if (Option.isSome(flags.config)) {
+      const configFile = path.resolve(cwd, flags.config.value)
+      file = yield* parseConfigFile(yield* readText(configFile), configFile)
+    }
+    const task = modelFlags(flags, "task")
+    const reflection = modelFlags(flags, "reflection")
+    const fromFlags: Input = resolvePaths({
+      ...given(flags.train, (train) => ({ train })),
+      ...given(flags.validation, (validation) => ({ validation })),
+      ...given(flags.inputField, (inputField) => ({ inputField })),
+      ...given(flags.expectedField, (expectedField) => ({ expectedField })),
+      ...given(flags.idField, (idField) => ({ idField })),
+      ...given(flags.component, (component) => ({ component })),
+      ...given(flags.seedPrompt, (seedPrompt) => ({ seedPrompt })),
+      ...given(flags.seedPromptFile, (seedPromptFile) => ({ seedPromptFile })),
+      ...given(flags.metric, (metric) => ({ metric })),
+      ...(flags.ignoreCase ? { ignoreCase: true } : flags.noIgnoreCase ? { ignoreCase: false } : {}),
+      ...given(flags.pattern, (pattern) => ({ pattern })),
+      ...given(flags.jsonPath, (jsonPath) => ({ jsonPath })),
+      ...(task.value === undefined ? {} : { taskModel: task.value }),
+      ...(reflection.value === undefined ? {} : { reflectionModel: reflection.value }),
+      ...budgetFlags(flags),
+      ...given(flags.parallelProposals, (parallelProposals) => ({ parallelProposals })),
+      ...given(flags.minibatchSize, (minibatchSize) => ({ minibatchSize })),
+      ...(flags.merge ? { merge: true } : flags.noMerge ? { merge: false } : {}),
+      ...given(flags.seed, (seed) => ({ seed })),
+      ...given(flags.runDir, (runDir) => ({ runDir }))
+    }, cwd)
+    const settings = yield* resolveSettings(file, fromFlags, { cwd, now })
+    return { settings, resume: flags.resume || file.resume === true }
+  })
+
+const encodeResult = Schema.encodeSync(Result.GepaResult)
+
+/**
+ * The `gepa` command tree, with `env` as its terminal and model factory.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
+export const make = (env: Environment) => {
+  const optimize = Command.make("optimize", optimizeOptions, (flags) =>
+    Effect.gen(function*() {
+      const { resume, settings } = yield* fromEither(optimizeSettings(flags, env.cwd))
+      const prepared = yield* prepare(settings, env, { resume })
+      return yield* runPrepared(prepared, env)
+    })).pipe(Command.withDescription(commands.optimize))
+
+  const runDirArg = Args.directory({ name: "run-dir" }).pipe(Args.withDescription("a run directory"))
+
+  const resume = Command.make("resume", { runDir: runDirArg, ...budgetOptions, ...modelOptions }, (flags) =>
+    Effect.gen(function*() {
+      const runDir = path.resolve(env.cwd, flags.runDir)
+      const saved = yield* readSavedSettings(runDir)
+      const task = modelFlags(flags, "task")
+      const reflection = modelFlags(flags, "reflection")
+      // only settings that may change on resume have flags here
+      const settings: Settings = {
+        ...saved,
+        ...budgetFlags(flags),
+        taskModel: { ...saved.taskModel, ...task.value },
+        reflectionModel: { ...saved.reflectionModel, ...reflection.value },
+        runDir
+      }
+      const prepared = yield* prepare(settings, env, { resume: true })
+      return yield* runPrepared(prepared, env)
+    })).pipe(Command.withDescription(commands.resume))
+
+  const report = Command.make("report", { runDir: runDirArg, ...reportOptions }, (flags) =>
+    Effect.gen(function*() {
+      const runDir = path.resolve(env.cwd, flags.runDir)
+      const run = yield* readRun(runDir)
+      const html = renderReport(run, runDir)
+      const out = Option.isNone(flags.out) ? path.join(runDir, RunDir.FILES.report) : path.resolve(env.cwd, flags.out.value)
+      yield* Option.isNone(flags.out)
+        ? RunDir.writeFile(runDir, RunDir.FILES.report, html).pipe(
+          Effect.mapError((error): RunFailure => ({ error, started: false, runDir }))
+        )
+        // a file of the user's, outside the run directory
+        : Effect.try({
+          try: () => fs.writeFileSync(out, html),
+          catch: (e) => new PersistenceError({ path: out, operation: "write", detail: errorText(e) })
+        }).pipe(Effect.mapError((error): RunFailure => ({ error, started: false, runDir })))
+      env.stdout(`Report written to ${out}\n`)
+    })).pipe(Command.withDescription(commands.report))
+
+  const show = Command.make("show", { runDir: runDirArg, ...showOptions }, (flags) =>
+    Effect.gen(function*() {
+      const runDir = path.resolve(env.cwd, flags.runDir)
+      const run = yield* readRun(runDir)
+      env.stdout(
+        flags.format === "json"
+          ? `${JSON.stringify({ finished: run.finished, result: encodeResult(run.result) }, null, 2)}\n`
+          : `${describeRun(run, runDir)}\n`
+      )
+    })).pipe(Command.withDescription(commands.show))
+
+  // `gepa anything` belongs to OptimizeAnything; its reflection model comes from this CLI's factory
+  const anything = OptimizeAnything.cliCommand({
+    cwd: env.cwd,
+    stdout: env.stdout,
+    makeReflectionModel: (spec) =>
+      env.makeModel("reflection", spec.baseUrl === undefined ? { model: spec.model } : { model: spec.model, baseUrl: spec.baseUrl })
+  })
+
+  return Command.make("gepa").pipe(Command.withSubcommands([optimize, resume, report, show, anything]))
+}

@@ -1,0 +1,65 @@
+/**
+ * The constants of the CLI: defaults, built-in metrics, the settings that may
+ * change on resume and the environment variables read. Kept apart from the
+ * rest so that `gepa --help` loads little.
+ *
+ * @since 0.2.0
+ */
+import { defaultComponent } from "../DefaultAdapter.js"
+
+/**
+ * The built-in metrics, by name.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const builtInMetrics = ["exact", "contains", "regex", "json-field"] as const
+
+/**
+ * The defaults of the CLI (the library's own defaults where they exist).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults = {
+  inputField: "input",
+  expectedField: "expected",
+  component: defaultComponent,
+  metric: "exact",
+  maxConcurrency: 8,
+  parallelProposals: 1,
+  minibatchSize: 3,
+  merge: false,
+  seed: 0,
+  runsRoot: ".gepa-runs",
+  /** per request of the task model */
+  taskTimeout: "60s",
+  /** per request of the reflection model (its answers are longer) */
+  reflectionTimeout: "120s"
+} as const
+
+/**
+ * The settings that may change when a run is resumed: they do not change
+ * what the run optimizes or how its scores compare (budget and stop
+ * conditions, concurrency, and where and how long the models are called).
+ * Every other setting must stay as saved.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const changeableOnResume = {
+  run: ["maxMetricCalls", "maxIterations", "timeout", "scoreThreshold", "maxConcurrency", "runDir"],
+  model: ["model", "baseUrl", "timeout"]
+} as const
+
+/**
+ * The environment variables the CLI reads, with what they are for.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const environmentVariables = [
+  ["OPENAI_API_KEY", "API key of both models; required for api.openai.com, optional for local servers"],
+  ["OPENAI_BASE_URL", "base URL of both models when the config gives none"]
+] as const
+

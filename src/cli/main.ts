@@ -1,0 +1,95 @@
+/**
+ * The `gepa` command line: optimizes a single system prompt with the
+ * `DefaultAdapter` against OpenAI-compatible models, and inspects run
+ * directories.
+ *
+ * - `gepa optimize --config gepa.json [flags]`: every config field is also a
+ *   flag; flags win over the file.
+ * - `gepa resume <runDir> [flags]`: continues a run from the configuration
+ *   saved in `<runDir>/config.json` (budget, concurrency and where the
+ *   models are served may change).
+ * - `gepa report <runDir>`: writes `<runDir>/report.html`.
+ * - `gepa show <runDir>`: the best candidate, scores and lineage.
+ *
+ * Every input problem (a missing file, a bad JSONL line, an unknown metric,
+ * an invalid number) is reported as one line naming the file, line or
+ * field, with exit code 2, before anything is written. A run that fails once
+ * started prints one line and exits 1, its state saved. Ctrl-C stops the run
+ * at the next safe point; it can then be resumed.
+ *
+ * @since 0.2.0
+ */
+import { Effect } from "effect"
+import { ExitCode } from "./errors.js"
+import { helpText, isCommand } from "./help.js"
+import type { Environment } from "./run.js"
+
+/**
+ * The version `gepa --version` prints.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const version = "0.1.0"
+
+/**
+ * The process's environment: the real terminal and OpenAI-compatible models
+ * (see `openAiModel`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const processEnvironment = (): Environment => ({
+  cwd: process.cwd(),
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  makeModel: (role, spec) =>
+    Effect.promise(() => import("./models.js")).pipe(Effect.flatMap((models) => models.openAiModel()(role, spec)))
+})
+
+const wantsHelp = (args: ReadonlyArray<string>): boolean => {
+  const end = args.indexOf("--")
+  const flags = end < 0 ? args : args.slice(0, end)
+  return args.length === 0 || flags.includes("--help") || flags.includes("-h")
+}
+
+/**
+ * Runs the CLI on `argv` (as `process.argv`: node, script, arguments) and
+ * returns the exit code (see `ExitCode`). Errors are printed to
+ * `env.stderr` as one line; it never fails. The help is plain text and
+ * loads nothing else, so `gepa --help` starts about as fast as Effect.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run = (
+  argv: ReadonlyArray<string>,
+  env: Environment = processEnvironment()
+): Effect.Effect<number> => {
+  const args = argv.slice(2)
+  if (wantsHelp(args)) {
+    const command = isCommand(args[0]) ? args[0] : undefined
+    return (command === "anything"
+      ? Effect.promise(() => import("./anythingHelp.js")).pipe(Effect.map((h) => h.anythingHelp()))
+      : Effect.succeed(helpText(command))).pipe(
+        Effect.map((text) => {
+          env.stdout(text)
+          return ExitCode.ok
+        })
+      )
+  }
+  return Effect.promise(() => import("./program.js")).pipe(
+    Effect.flatMap((program) => program.runCommand(argv, env, version))
+  )
+}
+
+/**
+ * The process entry: runs the CLI on `process.argv` and sets the exit code.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const main = (): Promise<void> =>
+  Effect.runPromise(run(process.argv)).then((code) => {
+    process.exitCode = code
+  })

@@ -1,0 +1,130 @@
+/**
+ * The metric of a CLI run: a built-in by name, or a module of the user's.
+ *
+ * A module may be `.ts`, `.mts`, `.cts`, `.js`, `.mjs` or `.cjs`, whatever
+ * the `type` of the package it sits in. JavaScript is loaded with a plain
+ * `import()`; TypeScript through tsx's ESM API (`tsImport`), which is
+ * loaded only when a TypeScript module is given, so a run with a built-in or
+ * JavaScript metric never pays for it and tsx need not be installed.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import { pathToFileURL } from "node:url"
+import * as Metric from "../Metric.js"
+import type { Example } from "./data.js"
+import { CliInputError, errorText, inputError, show } from "./errors.js"
+import type { Settings } from "./settings.js"
+
+const expectedText = (e: Example): string | ReadonlyArray<string> => {
+  const expected = e.expected
+  if (typeof expected === "string") return expected
+  if (Array.isArray(expected)) {
+    const texts = expected.filter((x): x is string => typeof x === "string")
+    if (texts.length === expected.length) return texts
+  }
+  return JSON.stringify(expected)
+}
+
+const isTypeScript = (file: string): boolean => /\.[cm]?tsx?$/i.test(file)
+
+/**
+ * Imports a metric module (see the module docs for the file kinds).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const importModule = (file: string): Effect.Effect<unknown, CliInputError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const url = pathToFileURL(file).href
+      if (!isTypeScript(file)) {
+        const mod: unknown = await import(url)
+        return mod
+      }
+      const tsx = await import("tsx/esm/api").catch((e: unknown) => {
+        throw new Error(`loading a TypeScript metric needs the "tsx" package (npm install tsx): ${errorText(e)}`)
+      })
+      // a namespaced ESM loader for this import only: the module is compiled
+      // as ESM or CJS by its own package type, and its imports resolve as
+      // Node resolves them
+      const mod: unknown = await tsx.tsImport(url, { parentURL: import.meta.url })
+      return mod
+    },
+    catch: (e) => inputError(`${file}: cannot load the metric module: ${errorText(e).split("\n")[0]}`)
+  })
+
+const isRecord = (u: unknown): u is Record<string, unknown> => u !== null && typeof u === "object"
+
+// a CommonJS module compiled by tsx or Node comes as { default: module.exports }
+const exportedFunction = (mod: unknown): Function | undefined => {
+  if (!isRecord(mod)) return undefined
+  const named = mod["metric"]
+  if (typeof named === "function") return named
+  const fallback = mod["default"]
+  if (typeof fallback === "function") return fallback
+  return isRecord(fallback) ? exportedFunction(fallback) : undefined
+}
+
+const asResult = (value: unknown): Effect.Effect<Metric.MetricResult, Error> => {
+  if (typeof value === "number") return Effect.succeed({ score: value })
+  if (isRecord(value) && typeof value["score"] === "number") {
+    const feedback = value["feedback"]
+    return Effect.succeed({ score: value["score"], feedback: typeof feedback === "string" ? feedback : undefined })
+  }
+  return Effect.fail(new Error(`the metric returned ${show(value)}, expected a number or { score, feedback }`))
+}
+
+/**
+ * The metric a settings object names: a built-in, or a module's `metric` or
+ * default export (a function `(example, output) => { score, feedback }`,
+ * possibly returning a Promise or an Effect). The module receives the CLI
+ * `Example` (with `input`, `expected` and the whole `record`).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const loadMetric = (
+  settings: Pick<Settings, "metric" | "ignoreCase" | "pattern" | "jsonPath">
+): Effect.Effect<Metric.Metric<Example, string, unknown>, CliInputError> => {
+  const text = { ignoreCase: settings.ignoreCase }
+  switch (settings.metric) {
+    case "exact":
+      return Effect.succeed(Metric.exactMatch(expectedText, text))
+    case "contains":
+      return Effect.succeed(Metric.contains(expectedText, text))
+    case "regex": {
+      const flags = settings.ignoreCase ? "i" : ""
+      const fixed = settings.pattern
+      return Effect.succeed(Metric.regex<Example>((e) => {
+        try {
+          return new RegExp(fixed ?? String(e.expected), flags)
+        } catch {
+          // an unusable per-example pattern can only match itself literally
+          return new RegExp(String(e.expected).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), flags)
+        }
+      }))
+    }
+    case "json-field":
+      return Effect.succeed(Metric.jsonField<Example>(settings.jsonPath ?? "", (e) => e.expected, text))
+  }
+  const file = settings.metric
+  return Effect.gen(function*() {
+    if (!fs.existsSync(file)) return yield* Effect.fail(inputError(`${file}: metric module not found`))
+    const user = exportedFunction(yield* importModule(file))
+    if (user === undefined) {
+      return yield* Effect.fail(
+        inputError(`${file}: the module must export a function named "metric" (or a default export) taking (example, output)`)
+      )
+    }
+    return (example: Example, output: string) =>
+      Effect.suspend((): Effect.Effect<unknown, unknown> => {
+        const out: unknown = Reflect.apply(user, undefined, [example, output])
+        // an Effect from a metric module cannot require services: the CLI provides none
+        if (Effect.isEffect(out)) return out as Effect.Effect<unknown, unknown>
+        if (out instanceof Promise) return Effect.tryPromise({ try: (): Promise<unknown> => out, catch: (e) => e })
+        return Effect.succeed(out)
+      }).pipe(Effect.flatMap(asResult))
+  })
+}

@@ -1,0 +1,117 @@
+/**
+ * Runs a `gepa` command with @effect/cli (loaded only when a command runs,
+ * not for `--help`) and turns every failure into one line and an exit code.
+ *
+ * @since 0.2.0
+ */
+import { CliConfig, Command, ValidationError } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Data, Effect, Layer } from "effect"
+import * as Commands from "./commands.js"
+import { docs, type FlagDoc } from "./docs.js"
+import { CliInputError, ExitCode } from "./errors.js"
+import type { Environment, RunFailure } from "./run.js"
+
+// eslint-disable-next-line no-control-regex
+const ansi = /\u001b\[[0-9;]*m/g
+const oneLine = (text: string) => text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim()
+
+const flagDocs: ReadonlyArray<FlagDoc> = Object.values(docs)
+
+// @effect/cli's messages about a flag's value do not name the flag ("'many'
+// is not a integer"): the flag is the argument before the value
+const nameTheFlag = (text: string, argv: ReadonlyArray<string>): string => {
+  const typed = /^'(.*)' is not an? (integer|float|date|boolean)$/.exec(text)
+  if (typed !== null) {
+    const at = argv.indexOf(typed[1]!)
+    const flag = at > 0 && argv[at - 1]!.startsWith("--") ? argv[at - 1] : undefined
+    const expected = typed[2] === "integer" ? "an integer" : typed[2] === "float" ? "a number" : `a ${typed[2]}`
+    return flag === undefined ? text : `${flag}: expected ${expected}, got ${JSON.stringify(typed[1])}`
+  }
+  const choice = /^Expected one of the following cases: (.*)$/.exec(text)
+  if (choice !== null) {
+    const cases = choice[1]!.split(", ")
+    const isChoiceFlag = (arg: string | undefined) => flagDocs.some((d) => `--${d.flag}` === arg && d.arg?.includes("|") === true)
+    const at = argv.findIndex((arg, i) => i > 0 && isChoiceFlag(argv[i - 1]) && !cases.includes(arg))
+    return at < 0 ? text : `${argv[at - 1]}: expected ${cases.join(" or ")}, got ${JSON.stringify(argv[at])}`
+  }
+  // a flag given without its value comes back as an unknown argument
+  const unknown = /^Received unknown argument: '(--[^']+)'$/.exec(text)
+  const doc = unknown === null ? undefined : flagDocs.find((d) => `--${d.flag}` === unknown[1])
+  if (doc?.arg !== undefined) return `--${doc.flag}: expected a value (${doc.arg})`
+  return text
+}
+
+// @effect/cli reports bad arguments on the console, as coloured help text:
+// here they become one plain line on stderr like every other input error
+const consoleFor = (env: Environment, argv: ReadonlyArray<string>) =>
+  Effect.consoleWith((current) =>
+    Effect.succeed({
+      ...current,
+      log: (...args: ReadonlyArray<unknown>) =>
+        Effect.sync(() => env.stdout(`${args.map(String).join(" ").replace(ansi, "").replace(/\n+$/, "")}\n`)),
+      error: (...args: ReadonlyArray<unknown>) =>
+        Effect.sync(() => {
+          // the first problem only, as for every other input error
+          const first = args.map(String).join(" ").replace(ansi, "").split("\n").find((l) => l.trim() !== "") ?? ""
+          const text = nameTheFlag(first.trim(), argv)
+          if (text !== "") env.stderr(`gepa: ${text}\n`)
+        })
+    })
+  )
+
+// A command's failure: from `optimize`, `resume` and `report` a RunFailure,
+// from `anything` (OptimizeAnything's) the tagged error itself.
+class Failed extends Data.TaggedError("Failed")<{
+  readonly cause: { readonly _tag: string; readonly message: string }
+  /** set when `gepa resume` can continue the run */
+  readonly resumable: string | undefined
+}> {}
+
+const isRunFailure = (e: object): e is RunFailure => "started" in e && "error" in e
+
+const failed = (e: RunFailure | { readonly _tag: string; readonly message: string }): Failed =>
+  isRunFailure(e)
+    ? new Failed({ cause: e.error, resumable: e.started ? e.runDir : undefined })
+    : new Failed({ cause: e, resumable: undefined })
+
+/**
+ * Runs a command (not the help, see `main.ts`) and returns the exit code.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const runCommand = (argv: ReadonlyArray<string>, env: Environment, version: string): Effect.Effect<number> => {
+  const args = argv.slice(2)
+  const cli = Command.run(Commands.make(env), { name: "gepa", version })
+  return cli(argv).pipe(
+    Effect.mapError((e) => (e instanceof CliInputError || ValidationError.isValidationError(e) ? e : failed(e))),
+    Effect.as<number>(ExitCode.ok),
+    Effect.catchAll((error): Effect.Effect<number> =>
+      Effect.sync(() => {
+        // @effect/cli has already printed what was wrong with the arguments
+        if (ValidationError.isValidationError(error)) return ExitCode.input
+        if (error instanceof CliInputError) {
+          env.stderr(`gepa: ${oneLine(error.message)}\n`)
+          return ExitCode.input
+        }
+        const { cause, resumable } = error
+        if (cause._tag === "CliInputError" || cause._tag === "ResumeConflict" || cause._tag === "ConfigError") {
+          env.stderr(`gepa: ${oneLine(cause.message)}\n`)
+          return ExitCode.input
+        }
+        const hint = resumable === undefined ? "" : ` (continue with "gepa resume ${resumable}" once fixed)`
+        env.stderr(`gepa: ${oneLine(cause.message)}${hint}\n`)
+        return ExitCode.failure
+      })
+    ),
+    Effect.catchAllDefect((defect) =>
+      Effect.sync(() => {
+        env.stderr(`gepa: unexpected error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}\n`)
+        return ExitCode.failure
+      })
+    ),
+    Effect.provide(Layer.merge(NodeContext.layer, CliConfig.layer({ showBuiltIns: false }))),
+    (effect) => Effect.flatMap(consoleFor(env, args), (console) => Effect.withConsole(effect, console))
+  )
+}

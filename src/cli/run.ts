@@ -1,0 +1,286 @@
+/**
+ * Running a CLI run: checks everything first, then optimizes with the
+ * `DefaultAdapter`, printing progress. The run directory belongs to
+ * `RunDir`: `config.json` is written through it once the run has started
+ * (every check passed and the directory's lock is held), so a refused run
+ * never touches a directory, and a live run's settings are never replaced.
+ *
+ * @since 0.2.0
+ */
+import { Effect, Option } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { Candidate } from "../Candidate.js"
+import * as DataLoader from "../DataLoader.js"
+import * as DefaultAdapter from "../DefaultAdapter.js"
+import { PersistenceError } from "../Errors.js"
+import type { GepaEvent } from "../Event.js"
+import * as Gepa from "../Gepa.js"
+import type { LanguageModel } from "../LanguageModel.js"
+import type * as Metric from "../Metric.js"
+import * as Report from "../Report.js"
+import * as RunDir from "../RunDir.js"
+import * as StopCondition from "../StopCondition.js"
+import { type Example, loadExamples } from "./data.js"
+import { CliInputError, inputError } from "./errors.js"
+import { loadMetric } from "./metric.js"
+import type { ModelFactory } from "./models.js"
+import { fmt, readSavedSettings } from "./saved.js"
+import { resumeConflict, type Settings, settingsJson } from "./settings.js"
+
+/**
+ * Where the CLI writes and how it builds models. Tests swap these.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Environment {
+  readonly cwd: string
+  readonly stdout: (text: string) => void
+  readonly stderr: (text: string) => void
+  readonly makeModel: ModelFactory
+}
+
+/**
+ * Everything a run needs, checked; building it writes nothing.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Prepared {
+  readonly settings: Settings
+  readonly train: ReadonlyArray<Example>
+  readonly validation: ReadonlyArray<Example> | undefined
+  readonly metric: Metric.Metric<Example, string, unknown>
+  readonly taskModel: LanguageModel
+  readonly reflectionModel: LanguageModel
+}
+
+/**
+ * Loads the data, the metric and the models of `settings`, and checks the
+ * run directory. `resume` says whether a directory that already holds a run
+ * may be continued; it then must hold the same run: settings other than
+ * those listed in `changeableOnResume` must match its `config.json`.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const prepare = (
+  settings: Settings,
+  env: Pick<Environment, "makeModel">,
+  options: { readonly resume: boolean }
+): Effect.Effect<Prepared, CliInputError> =>
+  Effect.gen(function*() {
+    const expectedRequired = settings.metric === "exact" || settings.metric === "contains" ||
+      settings.metric === "json-field" || (settings.metric === "regex" && settings.pattern === undefined)
+    const fieldsOf = {
+      inputField: settings.inputField,
+      expectedField: settings.expectedField,
+      idField: settings.idField,
+      expectedRequired
+    }
+    const train = yield* loadExamples(settings.train, fieldsOf)
+    const validation = settings.validation === undefined ? undefined : yield* loadExamples(settings.validation, fieldsOf)
+    const metric = yield* loadMetric(settings)
+    const taskModel = yield* env.makeModel("task", settings.taskModel)
+    const reflectionModel = yield* env.makeModel("reflection", settings.reflectionModel)
+    const dir = settings.runDir
+    if (fs.existsSync(dir)) {
+      if (!fs.statSync(dir).isDirectory()) return yield* Effect.fail(inputError(`${dir}: the run directory is a file`))
+      if (yield* RunDir.holdsRun(dir)) {
+        if (!options.resume) {
+          return yield* Effect.fail(inputError(
+            `${dir}: the run directory already holds a run; continue it with "gepa resume ${dir}" ` +
+              `(or --resume), or choose another --run-dir`
+          ))
+        }
+        if (fs.existsSync(path.join(dir, RunDir.FILES.config))) {
+          const saved = yield* readSavedSettings(dir)
+          const conflict = resumeConflict(saved, settings)
+          if (Option.isSome(conflict)) {
+            return yield* Effect.fail(inputError(`cannot resume ${dir}: ${conflict.value}; use another --run-dir`))
+          }
+        }
+      }
+    }
+    return { settings, train, validation, metric, taskModel, reflectionModel }
+  })
+
+/**
+ * The `Gepa.Config` of a prepared run.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Effect.Effect<void>) =>
+  Effect.gen(function*() {
+    const s = prepared.settings
+    const adapter = yield* DefaultAdapter.make<Example, unknown>({
+      model: prepared.taskModel,
+      component: s.component,
+      input: (e) => e.input,
+      metric: prepared.metric,
+      concurrency: s.maxConcurrency
+    }).pipe(Effect.mapError((e) => inputError(`${e.field}: ${e.detail}`)))
+    // a `gepa.stop` file in the run directory also stops the run (RunDir)
+    const stop: Array<StopCondition.StopCondition> = [StopCondition.onSignal()]
+    if (s.maxIterations !== undefined) stop.push(StopCondition.maxIterations(s.maxIterations))
+    if (s.timeout !== undefined) stop.push(StopCondition.timeout(s.timeout))
+    if (s.scoreThreshold !== undefined) stop.push(StopCondition.scoreThreshold(s.scoreThreshold))
+    const seedCandidate: Candidate = { [s.component]: s.seedPrompt }
+    const idOf = (e: Example) => e.id
+    return {
+      seedCandidate,
+      trainset: DataLoader.fromArray(prepared.train, { name: path.basename(s.train), idOf }),
+      ...(prepared.validation === undefined || s.validation === undefined
+        ? {}
+        : { valset: DataLoader.fromArray(prepared.validation, { name: path.basename(s.validation), idOf }) }),
+      adapter,
+      reflectionModel: prepared.reflectionModel,
+      ...(s.maxMetricCalls === undefined ? {} : { maxMetricCalls: s.maxMetricCalls }),
+      stop,
+      seed: s.seed,
+      minibatchSize: s.minibatchSize,
+      maxConcurrency: s.maxConcurrency,
+      parallelProposals: s.parallelProposals,
+      merge: s.merge,
+      // state, events, cache and resume live in the run directory (RunDir)
+      runDir: s.runDir,
+      onEvent
+    }
+  })
+
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
+
+const progressPrinter = (write: (text: string) => void) => {
+  let best: number | undefined
+  return (event: GepaEvent): void => {
+    switch (event._tag) {
+      case "OptimizationStarted":
+        write(`${event.resumed ? "Resuming" : "Starting"}: ${event.trainSize} training and ${event.valSize} validation examples, ` +
+          `budget ${event.budget ?? "none"} metric calls\n`)
+        break
+      case "ValsetEvaluated":
+        if (best === undefined || event.score > best) {
+          best = event.score
+          write(event.candidate === 0 && event.iteration === 0
+            ? `seed candidate: ${fmt(event.score)}\n`
+            : `iteration ${event.iteration}: new best ${fmt(event.score)} (candidate ${event.candidate})\n`)
+        }
+        break
+      case "IterationEnded":
+        if (event.iteration % 10 === 0) {
+          write(`iteration ${event.iteration}: ${event.state.metricCalls} metric calls, ${event.state.candidates.length} candidates, ` +
+            `best ${fmt(best)}\n`)
+        }
+        break
+      case "Error":
+        write(`iteration ${event.iteration}: ${oneLine(event.message)}${event.willContinue ? " (continuing)" : ""}\n`)
+        break
+    }
+  }
+}
+
+// A second Ctrl-C quits at once; the first one is left to the run's
+// `onSignal` stop condition, which stops at the next safe point. The counter
+// tells the summary whether the run was stopped by hand.
+const watchInterrupts = (stderr: (text: string) => void) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const seen = { count: 0 }
+      const handler = () => {
+        seen.count++
+        if (seen.count === 1) stderr("\nstopping after the current iteration (Ctrl-C again to quit now)...\n")
+        else process.exit(130)
+      }
+      process.on("SIGINT", handler)
+      process.on("SIGTERM", handler)
+      return { seen, handler }
+    }),
+    ({ handler }) =>
+      Effect.sync(() => {
+        process.off("SIGINT", handler)
+        process.off("SIGTERM", handler)
+      })
+  ).pipe(Effect.map(({ seen }) => seen))
+
+/**
+ * A run that failed after it started: the error, and whether the run
+ * directory holds a state that `gepa resume` continues from.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export interface RunFailure {
+  readonly error: Gepa.OptimizeError | PersistenceError | CliInputError
+  /** true once `config.json` was written: `gepa resume` can continue the run */
+  readonly started: boolean
+  readonly runDir: string
+}
+
+/**
+ * Runs a prepared run: optimizes (writing `config.json` once the run has
+ * started), writes the report, prints a summary. The result files belong to
+ * the run directory (`RunDir`).
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const runPrepared = (
+  prepared: Prepared,
+  env: Pick<Environment, "stdout" | "stderr">
+): Effect.Effect<Gepa.OptimizeResult<string>, RunFailure> => {
+  const s = prepared.settings
+  const print = progressPrinter(env.stdout)
+  let started = false
+  // The engine emits OptimizationStarted once its checks passed, the lock
+  // is held and a saved state matched: only then is config.json written.
+  // Event handlers cannot fail, so a write error travels as a defect and is
+  // turned back into a failure below.
+  const onEvent = (event: GepaEvent): Effect.Effect<void> =>
+    event._tag !== "OptimizationStarted"
+      ? Effect.sync(() => print(event))
+      : RunDir.writeFile(s.runDir, RunDir.FILES.config, settingsJson(s)).pipe(
+        Effect.orDie,
+        Effect.zipRight(Effect.sync(() => {
+          started = true
+          print(event)
+        }))
+      )
+  return Effect.scoped(Effect.gen(function*() {
+    const config = yield* gepaConfig(prepared, onEvent)
+    const interrupts = yield* watchInterrupts(env.stderr)
+    const result = yield* Gepa.optimize(config).pipe(
+      Effect.catchSomeDefect((d) => (d instanceof PersistenceError ? Option.some(Effect.fail(d)) : Option.none()))
+    )
+    const reportFile = path.join(s.runDir, RunDir.FILES.report)
+    yield* RunDir.writeFile(
+      s.runDir,
+      RunDir.FILES.report,
+      Report.render({
+        result,
+        trace: result.state.trace,
+        seedCandidate: config.seedCandidate,
+        title: `GEPA run ${path.basename(s.runDir)}`,
+        generatedAt: new Date().toISOString()
+      })
+    )
+    const stopped = interrupts.count > 0 || /stop requested/.test(result.stopReason)
+    env.stdout([
+      "",
+      `${stopped ? "Stopped" : "Done"}: ${result.stopReason}`,
+      `  seed score    ${fmt(result.seedScore)}`,
+      `  best score    ${fmt(result.bestScore)} (candidate ${result.bestIndex} of ${result.candidates.length})`,
+      `  metric calls  ${result.totalMetricCalls}, iterations ${result.iterations}`,
+      "",
+      `Best ${s.component}:`,
+      result.bestCandidate[s.component] ?? "",
+      "",
+      `Run directory: ${s.runDir}`,
+      `Report:        ${reportFile}`,
+      ...(stopped ? [`Resume with:   gepa resume ${s.runDir}`] : []),
+      ""
+    ].join("\n"))
+    return result
+  })).pipe(Effect.mapError((error): RunFailure => ({ error, started, runDir: s.runDir })))
+}

@@ -1,0 +1,369 @@
+/**
+ * The settings of a CLI run: one Schema per field, shared by the config file
+ * (decoded with them) and the flags (each flag's value is decoded with the
+ * same field Schema), so the two cannot drift apart. `Settings` is also the
+ * layout of `<runDir>/config.json`.
+ *
+ * @since 0.1.0
+ */
+import { Either, Option, Schema } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { firstIssue } from "../internal/issue.js"
+import { builtInMetrics, changeableOnResume, defaults } from "./constants.js"
+import { CliInputError, errorText, inputError, show } from "./errors.js"
+import { Bool, DurationText, expecting, Int, Num, Pattern, PositiveInt, Text } from "./fields.js"
+
+export { Bool, DurationText, formatDuration, Int, Num, parseDuration, Pattern, PositiveInt, Text } from "./fields.js"
+
+const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
+
+const modelExpected = `a model name or an object such as {"model": "gpt-4.1-mini"}`
+
+/**
+ * An OpenAI-compatible model. The API key always comes from
+ * `OPENAI_API_KEY`, never from a file. `model`, `baseUrl` and `timeout` may
+ * change when a run is resumed; `temperature` and `maxOutputTokens` may not.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ModelSpec = Schema.Struct({
+  model: Text,
+  /** default `OPENAI_BASE_URL`, else the OpenAI API */
+  baseUrl: opt(Text),
+  temperature: opt(Num),
+  maxOutputTokens: opt(PositiveInt),
+  /** per request, e.g. "60s"; see `defaults.requestTimeout` */
+  timeout: opt(DurationText)
+}).annotations(expecting(modelExpected, false))
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ModelSpec = Schema.Schema.Type<typeof ModelSpec>
+
+// a bare name stands for { model: name }
+const ModelSetting = Schema.Union(
+  Schema.transform(Text.annotations(expecting(modelExpected)), Schema.typeSchema(ModelSpec), {
+    strict: true,
+    decode: (model) => ({ model }),
+    encode: (spec) => spec.model
+  }),
+  ModelSpec
+)
+
+// The fields of the file and of config.json. Each field's Schema is the one
+// its flag is decoded with (see options.ts).
+const commonFields = {
+  validation: opt(Text),
+  idField: opt(Text),
+  pattern: opt(Pattern),
+  jsonPath: opt(Text),
+  maxMetricCalls: opt(PositiveInt),
+  maxIterations: opt(PositiveInt),
+  timeout: opt(DurationText),
+  scoreThreshold: opt(Num)
+}
+
+/**
+ * The resolved configuration of a run, as saved in `<runDir>/config.json`.
+ * Paths are absolute; the seed prompt is the text itself (a resumed run
+ * must start from the same text even if its file changed).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Settings = Schema.Struct({
+  train: Text,
+  ...commonFields,
+  inputField: Text,
+  expectedField: Text,
+  component: Text,
+  seedPrompt: Text,
+  /** a built-in name or the absolute path of a module */
+  metric: Text,
+  ignoreCase: Bool,
+  taskModel: ModelSpec,
+  reflectionModel: ModelSpec,
+  maxConcurrency: PositiveInt,
+  parallelProposals: PositiveInt,
+  minibatchSize: PositiveInt,
+  merge: Bool,
+  seed: Int,
+  runDir: Text
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Settings = Schema.Schema.Type<typeof Settings>
+
+/**
+ * A config file (`gepa optimize --config gepa.json`): every field of
+ * `Settings` is optional, a model may be just its name, the seed prompt may
+ * come from a file, and `resume` continues the run in `runDir`. Unknown
+ * fields are errors.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const ConfigFile = Schema.Struct({
+  $schema: opt(Schema.String),
+  train: opt(Text),
+  ...commonFields,
+  inputField: opt(Text),
+  expectedField: opt(Text),
+  component: opt(Text),
+  seedPrompt: opt(Text),
+  seedPromptFile: opt(Text),
+  metric: opt(Text),
+  ignoreCase: opt(Bool),
+  taskModel: opt(ModelSetting),
+  reflectionModel: opt(ModelSetting),
+  maxConcurrency: opt(PositiveInt),
+  parallelProposals: opt(PositiveInt),
+  minibatchSize: opt(PositiveInt),
+  merge: opt(Bool),
+  seed: opt(Int),
+  runDir: opt(Text),
+  resume: opt(Bool)
+})
+
+/**
+ * One layer of settings before they are merged: the config file's, or the
+ * flags' (which may give a model's fields one at a time).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Input =
+  & Omit<Schema.Schema.Type<typeof ConfigFile>, "$schema" | "taskModel" | "reflectionModel">
+  & {
+    readonly taskModel?: Partial<ModelSpec>
+    readonly reflectionModel?: Partial<ModelSpec>
+  }
+
+const knownFields = Object.keys(ConfigFile.fields).filter((k) => k !== "$schema")
+
+const looksLikePath = (metric: string): boolean => /[\\/]/.test(metric) || /\.(?:[cm]?[jt]s)$/i.test(metric)
+
+/**
+ * Resolves the relative paths of a layer (data, seed prompt file, run
+ * directory, metric module) against `base`.
+ *
+ * @since 0.2.0
+ * @category parsing
+ */
+export const resolvePaths = (input: Input, base: string): Input => {
+  const abs = (p: string | undefined) => (p === undefined ? {} : { value: path.resolve(base, p) })
+  const out: { -readonly [K in keyof Input]: Input[K] } = { ...input }
+  for (const key of ["train", "validation", "seedPromptFile", "runDir"] as const) {
+    const resolved = abs(input[key])
+    if ("value" in resolved) out[key] = resolved.value
+  }
+  if (input.metric !== undefined && looksLikePath(input.metric)) out.metric = path.resolve(base, input.metric)
+  return out
+}
+
+/** @internal */
+export const readText = (file: string): Either.Either<string, CliInputError> => {
+  try {
+    return Either.right(fs.readFileSync(file, "utf8"))
+  } catch (e) {
+    const code = e instanceof Error && "code" in e ? e.code : undefined
+    if (code === "ENOENT") return Either.left(inputError(`${file}: file not found`))
+    if (code === "EISDIR") return Either.left(inputError(`${file}: is a directory, expected a file`))
+    return Either.left(inputError(`${file}: cannot read the file: ${errorText(e)}`))
+  }
+}
+
+const decodeConfigFile = Schema.decodeUnknownEither(ConfigFile, { onExcessProperty: "error", errors: "all" })
+
+/**
+ * Parses the text of a config file (JSON). `file` names it in messages.
+ * Unknown fields and values of the wrong kind are errors; relative paths are
+ * resolved against the file's directory.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseConfigFile = (text: string, file: string): Either.Either<Input, CliInputError> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (e) {
+    return Either.left(inputError(`${file}: invalid JSON: ${errorText(e)}`))
+  }
+  if (json === null || typeof json !== "object" || Array.isArray(json)) {
+    return Either.left(inputError(`${file}: expected a JSON object with the run's settings`))
+  }
+  const decoded = decodeConfigFile(json)
+  if (Either.isLeft(decoded)) {
+    const problem = firstIssue(decoded.left)
+    const hint = !problem.startsWith("unknown field")
+      ? ""
+      : problem.includes(".")
+      ? ` (known: ${Object.keys(ModelSpec.fields).join(", ")})`
+      : ` (known: ${knownFields.join(", ")})`
+    return Either.left(inputError(`${file}: ${problem.startsWith("\"") ? `field ${problem}` : problem}${hint}`))
+  }
+  const { $schema: _, ...input } = decoded.right
+  return Either.right(resolvePaths(input, path.dirname(path.resolve(file))))
+}
+
+const timestamp = (date: Date): string => date.toISOString().replace(/[:.]/g, "-").replace(/-\d{3}Z$/, "Z")
+
+const mergeModel = (
+  file: Partial<ModelSpec> | undefined,
+  flags: Partial<ModelSpec> | undefined
+): { readonly value?: Partial<ModelSpec> } => (file === undefined && flags === undefined ? {} : { value: { ...file, ...flags } })
+
+const completeModel = (role: "task" | "reflection", spec: Partial<ModelSpec> | undefined): Either.Either<ModelSpec, CliInputError> => {
+  if (spec?.model === undefined) {
+    return Either.left(
+      spec === undefined
+        ? inputError(`missing setting "${role}Model": set it in the config file or pass --${role}-model`)
+        : inputError(`--${role}-base-url and --${role}-timeout need the model name too (--${role}-model or "${role}Model" in the config)`)
+    )
+  }
+  const { model, ...rest } = spec
+  return Either.right({ ...rest, model })
+}
+
+/**
+ * Merges the config file's values with the flags' (flags win) and checks
+ * that a run can start: data, seed prompt, models and a stop condition.
+ * Does not touch the file system except to read the seed prompt file.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const resolveSettings = (
+  file: Input,
+  flags: Input,
+  options: { readonly cwd: string; readonly now?: Date | undefined }
+): Either.Either<Settings, CliInputError> =>
+  Either.gen(function*() {
+    const task = mergeModel(file.taskModel, flags.taskModel)
+    const reflection = mergeModel(file.reflectionModel, flags.reflectionModel)
+    const raw: Input = {
+      ...file,
+      ...flags,
+      ...(task.value === undefined ? {} : { taskModel: task.value }),
+      ...(reflection.value === undefined ? {} : { reflectionModel: reflection.value })
+    }
+    const missing = (field: string, flag: string) =>
+      Either.left(inputError(`missing setting "${field}": set it in the config file or pass --${flag}`))
+    if (raw.train === undefined) return yield* missing("train", "train")
+    // the file's seed prompt gives way to a flag's, in either form
+    const seedFromFlags = flags.seedPrompt !== undefined || flags.seedPromptFile !== undefined
+    const seedLayer = seedFromFlags ? flags : file
+    if (seedLayer.seedPrompt !== undefined && seedLayer.seedPromptFile !== undefined) {
+      return yield* Either.left(inputError(
+        `give the seed prompt once: "seedPrompt" (--seed-prompt) or "seedPromptFile" (--seed-prompt-file), not both`
+      ))
+    }
+    let seedPrompt = seedLayer.seedPrompt
+    if (seedPrompt === undefined && seedLayer.seedPromptFile !== undefined) {
+      seedPrompt = yield* readText(seedLayer.seedPromptFile)
+      if (seedPrompt.trim() === "") return yield* Either.left(inputError(`${seedLayer.seedPromptFile}: the seed prompt file is empty`))
+    }
+    if (seedPrompt === undefined) return yield* missing("seedPrompt", "seed-prompt")
+    const taskModel = yield* completeModel("task", raw.taskModel)
+    const reflectionModel = yield* completeModel("reflection", raw.reflectionModel)
+    const metric = raw.metric ?? defaults.metric
+    if (!builtInMetrics.some((name) => name === metric) && !looksLikePath(metric)) {
+      return yield* Either.left(inputError(
+        `unknown metric ${show(metric)}: expected one of ${builtInMetrics.join(", ")}, ` +
+          `or the path of a module exporting a metric (e.g. ./metric.ts)`
+      ))
+    }
+    if (raw.maxMetricCalls === undefined && raw.maxIterations === undefined && raw.timeout === undefined) {
+      return yield* Either.left(inputError(
+        `no budget: set "maxMetricCalls" (--max-metric-calls), "maxIterations" (--max-iterations) or "timeout" (--timeout)`
+      ))
+    }
+    const { resume: _resume, seedPromptFile: _file, ...rest } = raw
+    const settings: Settings = {
+      ...rest,
+      train: raw.train,
+      inputField: raw.inputField ?? defaults.inputField,
+      expectedField: raw.expectedField ?? defaults.expectedField,
+      component: raw.component ?? defaults.component,
+      seedPrompt,
+      metric,
+      ignoreCase: raw.ignoreCase ?? false,
+      taskModel,
+      reflectionModel,
+      maxConcurrency: raw.maxConcurrency ?? defaults.maxConcurrency,
+      parallelProposals: raw.parallelProposals ?? defaults.parallelProposals,
+      minibatchSize: raw.minibatchSize ?? defaults.minibatchSize,
+      merge: raw.merge ?? defaults.merge,
+      seed: raw.seed ?? defaults.seed,
+      runDir: raw.runDir ?? path.resolve(options.cwd, defaults.runsRoot, `run-${timestamp(options.now ?? new Date())}`)
+    }
+    return settings
+  })
+
+const encodeSettings = Schema.encodeSync(Settings)
+const decodeSettings = Schema.decodeUnknownEither(Settings, { onExcessProperty: "error", errors: "all" })
+
+/**
+ * The text of `config.json` for `settings`.
+ *
+ * @since 0.2.0
+ * @category parsing
+ */
+export const settingsJson = (settings: Settings): string => `${JSON.stringify(encodeSettings(settings), null, 2)}\n`
+
+/**
+ * Parses the text of a run's `config.json` (see `settingsJson`).
+ *
+ * @since 0.2.0
+ * @category parsing
+ */
+export const parseSettingsJson = (text: string, file: string): Either.Either<Settings, CliInputError> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (e) {
+    return Either.left(inputError(`${file}: invalid JSON: ${errorText(e)}`))
+  }
+  return Either.mapLeft(decodeSettings(json), (e) => {
+    const problem = firstIssue(e)
+    return inputError(`${file}: ${problem.startsWith("\"") ? `field ${problem}` : problem}`)
+  })
+}
+
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * The first setting of `next` that differs from the `saved` run's and may
+ * not change on resume, as a one-line message; none when they agree.
+ *
+ * @since 0.2.0
+ * @category parsing
+ */
+export const resumeConflict = (saved: Settings, next: Settings): Option.Option<string> => {
+  const a = encodeSettings(saved)
+  const b = encodeSettings(next)
+  const differs = (field: string, was: unknown, now: unknown) => {
+    if (sameJson(was, now)) return Option.none()
+    const [x, y] = field === "seedPrompt" ? ["a different text", "this text"] : [show(was ?? null), show(now ?? null)]
+    return Option.some(`"${field}" differs from the saved run (saved: ${x}; now: ${y})`)
+  }
+  const valueOf = (o: object, key: string): unknown => Object.entries(o).find(([k]) => k === key)?.[1]
+  const changeable: ReadonlyArray<string> = [...changeableOnResume.run, "taskModel", "reflectionModel"]
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((key) => !changeable.includes(key))
+  return Option.firstSomeOf([
+    ...keys.map((key) => differs(key, valueOf(a, key), valueOf(b, key))),
+    // of a model, only where and how long it is called may change
+    differs("taskModel.temperature", a.taskModel.temperature, b.taskModel.temperature),
+    differs("taskModel.maxOutputTokens", a.taskModel.maxOutputTokens, b.taskModel.maxOutputTokens),
+    differs("reflectionModel.temperature", a.reflectionModel.temperature, b.reflectionModel.temperature),
+    differs("reflectionModel.maxOutputTokens", a.reflectionModel.maxOutputTokens, b.reflectionModel.maxOutputTokens)
+  ])
+}
