@@ -63,3 +63,5 @@ export * as RunStore from "./RunStore.js"
 export * as State from "./State.js"
 /** @since 0.1.0 */
 export * as StopCondition from "./StopCondition.js"
+/** @since 0.2.0 */
+export * as Telemetry from "./Telemetry.js"
