@@ -49,6 +49,7 @@ describe("optional peer dependencies", () => {
     const rel = [...files].map((f) => f.slice(root.length + 1))
     expect(rel).not.toContain("src/AiLanguageModel.ts")
     expect(rel).toContain("src/Telemetry.ts")
+    expect(rel).toContain("src/ModelString.ts")
   })
 
   it("the @effect/ai entry point does import @effect/ai (the walker sees it)", () => {
