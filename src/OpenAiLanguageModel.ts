@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schema, SynchronizedRef } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
@@ -36,6 +36,7 @@ import {
   TaskModel,
   type Usage
 } from "./LanguageModel.js"
+import { makeRateLimiter, parseRetryAfter, retrySchedule } from "./internal/modelCall.js"
 
 /**
  * Prices per million tokens, used to fill `Completion.cost`.
@@ -272,20 +273,8 @@ const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
 export const retryAfterMillis = (
   headers: { readonly get: (name: string) => string | null } | undefined,
   nowMillis: number
-): Option.Option<number> => {
-  if (headers === undefined) return Option.none()
-  const ms = headers.get("retry-after-ms")
-  if (ms !== null && ms.trim() !== "") {
-    const n = Number(ms)
-    if (Number.isFinite(n) && n >= 0) return Option.some(n)
-  }
-  const value = headers.get("retry-after")?.trim()
-  if (value === undefined || value === "") return Option.none()
-  const seconds = Number(value)
-  if (Number.isFinite(seconds)) return seconds >= 0 ? Option.some(seconds * 1000) : Option.none()
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? Option.none() : Option.some(Math.max(0, date - nowMillis))
-}
+): Option.Option<number> =>
+  headers === undefined ? Option.none() : parseRetryAfter((name) => headers.get(name), nowMillis)
 
 /** An attempt's failure, before retries are decided. */
 interface AttemptFailure {
@@ -436,27 +425,6 @@ const toCompletion = (
 }
 
 /**
- * A sliding-window limiter: each acquisition reserves the earliest start
- * time that keeps at most `requests` starts in any `intervalMillis` window,
- * then sleeps until it. Reservations are handed out in order, so the window
- * holds even when many fibers wait at once.
- */
-const makeRateLimiter = (
-  requests: number,
-  intervalMillis: number
-): Effect.Effect<Effect.Effect<void>> =>
-  Effect.map(SynchronizedRef.make<ReadonlyArray<number>>([]), (ref) =>
-    Effect.flatMap(
-      SynchronizedRef.modifyEffect(ref, (starts) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          const recent = starts.filter((t) => t > now - intervalMillis)
-          const slot = recent.length < requests ? now : recent[recent.length - requests]! + intervalMillis
-          return [slot - now, [...recent, slot]] as const
-        })),
-      (wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)
-    ))
-
-/**
  * A chat-completions model. Fails with a `ConfigError` naming the field
  * when an option is invalid.
  *
@@ -518,34 +486,12 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
       return semaphore.withPermits(1)(Effect.zipRight(awaitSlot, call))
     }
 
-    const delayFor = (retry: number, failure: AttemptFailure): number | undefined => {
-      if (failure.retryAfterMillis !== undefined) {
-        return failure.retryAfterMillis <= config.maxRetryDelayMillis ? failure.retryAfterMillis : undefined
-      }
-      const full = Math.min(config.maxRetryDelayMillis, config.retryBaseDelayMillis * 2 ** retry)
-      return full / 2 + Math.random() * (full / 2)
-    }
-
-    const withRetries = (prompt: Prompt, retry: number): Effect.Effect<Completion, AttemptFailure> =>
-      Effect.catchAll(attempt(prompt), (failure) => {
-        if (!failure.retryable || retry >= config.maxRetries) return Effect.fail(failure)
-        const delay = delayFor(retry, failure)
-        if (delay === undefined) return Effect.fail(failure)
-        return Effect.logDebug("retrying model call").pipe(
-          Effect.annotateLogs({
-            model,
-            error: failure.error.message,
-            retry: retry + 1,
-            maxRetries: config.maxRetries,
-            delayMillis: Math.round(delay)
-          }),
-          Effect.zipRight(Effect.sleep(Duration.millis(delay))),
-          Effect.zipRight(withRetries(prompt, retry + 1))
-        )
-      })
+    // retries of transient failures only, with backoff and jitter or the
+    // server's Retry-After (see internal/modelCall.ts)
+    const schedule = retrySchedule(config, model)
 
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
-      withRetries(prompt, 0).pipe(
+      Effect.retry(attempt(prompt), schedule).pipe(
         Effect.mapError((failure) => failure.error),
         Effect.withSpan("OpenAiLanguageModel.complete", { attributes: { model } })
       )
