@@ -2,11 +2,11 @@ import * as AiError from "@effect/ai/AiError"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import * as AiLanguageModel from "../src/AiLanguageModel.js"
-import * as DefaultAdapter from "../src/DefaultAdapter.js"
+import type * as DefaultAdapter from "../src/DefaultAdapter.js"
 import { ConfigError } from "../src/Errors.js"
 import * as Gepa from "../src/Gepa.js"
 import { ReflectionModel, TaskModel } from "../src/LanguageModel.js"
-import * as Metric from "../src/Metric.js"
+import { type Question, questionAdapter, questions as data, reflectionHandler, taskHandler } from "./fixtures/capitals.js"
 import * as FakeAi from "./fixtures/fakeAi.js"
 
 const SECRET = "sk-ant-SUPERSECRET-0123456789"
@@ -257,53 +257,6 @@ describe("AiLanguageModel", () => {
 // -------------------------------------------------------------------------
 // a full optimization with @effect/ai models as reflection and task models
 // -------------------------------------------------------------------------
-
-interface Question {
-  readonly country: string
-  readonly capital: string
-}
-
-const data: ReadonlyArray<Question> = [
-  ["France", "Paris"],
-  ["Japan", "Tokyo"],
-  ["Kenya", "Nairobi"],
-  ["Peru", "Lima"],
-  ["Norway", "Oslo"],
-  ["Egypt", "Cairo"],
-  ["Chile", "Santiago"],
-  ["Italy", "Rome"],
-  ["Spain", "Madrid"],
-  ["Cuba", "Havana"]
-].map(([country, capital]) => ({ country: country!, capital: capital! }))
-
-/** Answers with the capital in lower case unless the system prompt asks for upper case. */
-export const taskHandler: FakeAi.Handler = (messages) => {
-  const system = messages.find((m) => m.role === "system")?.content ?? ""
-  const user = messages.find((m) => m.role === "user")?.content ?? ""
-  const capital = data.find((q) => user.includes(q.country))?.capital ?? "unknown"
-  return Effect.succeed({
-    text: /upper ?case/i.test(system) ? capital.toUpperCase() : capital.toLowerCase(),
-    inputTokens: 20,
-    outputTokens: 2
-  })
-}
-
-/** Reads the feedback and adds the upper-case instruction to the current text. */
-export const reflectionHandler: FakeAi.Handler = (messages) => {
-  const prompt = messages.map((m) => m.content).join("\n")
-  const current = /```+\n([\s\S]*?)\n```+/.exec(prompt)?.[1] ?? "Answer the question."
-  const improved = /Expected "([A-Z]+)"/.test(prompt)
-    ? `${current}\nAnswer with the capital city only, in UPPER CASE.`
-    : current
-  return Effect.succeed({ text: "```\n" + improved + "\n```", inputTokens: 300, outputTokens: 30 })
-}
-
-export const questionAdapter = DefaultAdapter.layer<Question>({
-  input: (q) => `What is the capital of ${q.country}?`,
-  metric: Metric.exactMatch((q) => q.capital.toUpperCase())
-})
-
-export const questions = data
 
 describe("AiLanguageModel in a run", () => {
   it.effect("an @effect/ai model as reflection model and as the DefaultAdapter's task model improves the score", () =>
