@@ -251,7 +251,8 @@ export const instrumentModel = (
       yield* recordModelCall({ role: options.role, model: options.model, durationMillis: end - start, completion })
       if (completion !== undefined) {
         yield* Effect.annotateCurrentSpan({
-          "gen_ai.response.finish_reasons": [completion.finishReason],
+          // Effect exports arrays as JSON text, so the one reason goes as a string
+          "gen_ai.response.finish_reasons": completion.finishReason,
           ...(completion.model === undefined ? {} : { "gen_ai.response.model": completion.model }),
           ...(completion.usage === undefined ? {} : {
             "gen_ai.usage.input_tokens": completion.usage.inputTokens,
