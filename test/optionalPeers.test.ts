@@ -5,6 +5,7 @@
  * must not reach @effect/ai*, @effect/opentelemetry or @opentelemetry/*.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -70,5 +71,22 @@ describe("optional peer dependencies", () => {
       expect(pkg.dependencies[name]).toBeUndefined()
     }
     expect(pkg.exports["./AiLanguageModel"]).toBeDefined()
+  })
+
+  it("with the optional peers uninstalled, the main entry loads and works; naming a provider says what to install", () => {
+    const out = execFileSync(
+      process.execPath,
+      ["--import", "tsx", "--import", "./test/fixtures/hideOptionalPeers.mjs", "test/fixtures/withoutOptionalPeers.mts"],
+      { cwd: root, encoding: "utf8", env: { ...process.env, HIDE_OPTIONAL_PEERS_HOOK: "" } }
+    )
+    const report = JSON.parse(out.trim().split("\n").at(-1)!) as Record<string, unknown>
+    expect(report).toEqual({
+      exports: expect.any(Number),
+      answer: "ok",
+      missing: "Invalid configuration \"model\": install @effect/ai-anthropic to use anthropic: models " +
+        "(npm install @effect/ai@^0.37 @effect/ai-anthropic)",
+      // the hook does hide the packages: the @effect/ai entry point cannot load
+      subpath: "ERR_MODULE_NOT_FOUND"
+    })
   })
 })
