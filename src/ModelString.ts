@@ -117,6 +117,20 @@ export const parse = (text: string, field = "model"): Either.Either<Spec, Config
   return Either.right({ provider: provider as Provider, model: rest })
 }
 
+/**
+ * Whether `text` starts with a known provider prefix (`openai:`,
+ * `openai-compatible:`, `anthropic:`, `google:`). A caller that also
+ * accepts plain model names (such as `gpt-4.1-mini`, or Ollama's
+ * `qwen2.5:7b`) uses this to tell the two apart.
+ *
+ * @since 0.2.0
+ * @category parsing
+ */
+export const isModelString = (text: string): boolean => {
+  const colon = text.indexOf(":")
+  return colon > 0 && (providers as ReadonlyArray<string>).includes(text.slice(0, colon).trim().toLowerCase())
+}
+
 const defaultImporter = (specifier: string): Promise<unknown> => import(specifier)
 
 const packageOf: Record<"anthropic" | "google", string> = {

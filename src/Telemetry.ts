@@ -239,7 +239,11 @@ export const isInstrumented = (model: LanguageModel): boolean => InstrumentedId 
  */
 export const instrumentModel = (
   model: LanguageModel,
-  options: { readonly role: ModelRole; readonly model: string }
+  options: {
+    readonly role: ModelRole
+    /** the model's name in attributes and metric tags; default the name the answer reports, else "unknown" */
+    readonly model?: string | undefined
+  }
 ): LanguageModel => {
   if (isInstrumented(model)) return model
   const complete = (prompt: Prompt) =>
@@ -248,7 +252,9 @@ export const instrumentModel = (
       const exit = yield* Effect.exit(model.complete(prompt))
       const end = yield* Clock.currentTimeMillis
       const completion = Exit.isSuccess(exit) ? exit.value : undefined
-      yield* recordModelCall({ role: options.role, model: options.model, durationMillis: end - start, completion })
+      const name = options.model ?? completion?.model ?? "unknown"
+      if (options.model === undefined) yield* Effect.annotateCurrentSpan("gen_ai.request.model", name)
+      yield* recordModelCall({ role: options.role, model: name, durationMillis: end - start, completion })
       if (completion !== undefined) {
         yield* Effect.annotateCurrentSpan({
           // Effect exports arrays as JSON text, so the one reason goes as a string
@@ -266,7 +272,10 @@ export const instrumentModel = (
       Effect.withSpan("gepa.model", {
         kind: "client",
         captureStackTrace: false,
-        attributes: { "gepa.model.role": options.role, "gen_ai.request.model": options.model }
+        attributes: {
+          "gepa.model.role": options.role,
+          ...(options.model === undefined ? {} : { "gen_ai.request.model": options.model })
+        }
       })
     )
   return { complete, [InstrumentedId]: true } as LanguageModel

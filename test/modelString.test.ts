@@ -38,6 +38,15 @@ describe("ModelString.parse", () => {
     )
   })
 
+  it("isModelString tells model strings from plain model names", () => {
+    expect(ModelString.isModelString("openai:gpt-4.1-mini")).toBe(true)
+    expect(ModelString.isModelString("openai-compatible:http://h/v1#m")).toBe(true)
+    expect(ModelString.isModelString("Anthropic:claude-x")).toBe(true)
+    expect(ModelString.isModelString("gpt-4.1-mini")).toBe(false)
+    expect(ModelString.isModelString("qwen2.5:7b")).toBe(false)
+    expect(ModelString.isModelString("mistral:latest")).toBe(false)
+  })
+
   it("refuses malformed strings with one line naming the field", () => {
     const unknown = parseError("mistral:large", "reflectionModel")
     expect(unknown).toBeInstanceOf(ConfigError)

@@ -9,7 +9,7 @@ import { Effect, Logger, LogLevel, Metric } from "effect"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
-import { fromFunction, messages } from "../src/LanguageModel.js"
+import { fromFunction, LlmTimeout, messages, scripted } from "../src/LanguageModel.js"
 import * as GepaMetric from "../src/Metric.js"
 import * as Telemetry from "../src/Telemetry.js"
 
@@ -130,5 +130,41 @@ describe("Telemetry.observer", () => {
       yield* observe(GepaEvent.ValsetEvaluated({ iteration: 1, candidate: 1, score: 0.75, coverage: 1 }))
       yield* observe(GepaEvent.ValsetEvaluated({ iteration: 2, candidate: 2, score: 0.5, coverage: 1 }))
       expect((yield* Metric.value(Telemetry.bestScore)).value).toBe(0.75)
+    }))
+})
+
+describe("Telemetry.instrumentModel", () => {
+  it.effect("counts calls by outcome, tokens and cost once, even when wrapped twice", () =>
+    Effect.gen(function*() {
+      const tagged = (metric: typeof Telemetry.modelCalls, tags: Record<string, string>) =>
+        Object.entries(tags).reduce((m, [k, v]) => Metric.tagged(m, k, v), metric)
+      const count = (tags: Record<string, string>) => Effect.map(Metric.value(tagged(Telemetry.modelCalls, tags)), (s) => s.count)
+      const tokens = (direction: string) =>
+        Effect.map(
+          Metric.value(tagged(Telemetry.modelTokens, { role: "task", model: "answer-model", direction })),
+          (s) => s.count
+        )
+      const base = scripted([
+        { text: "a", finishReason: "stop", usage: { inputTokens: 7, outputTokens: 3 }, cost: 0.5, model: "answer-model" }
+      ])
+      const inner = yield* base
+      const once = Telemetry.instrumentModel(inner, { role: "task" })
+      const twice = Telemetry.instrumentModel(once, { role: "task", model: "other" })
+      expect(twice).toBe(once)
+      const okBefore = yield* count({ role: "task", model: "answer-model", outcome: "ok" })
+      const inBefore = yield* tokens("input")
+      yield* twice.complete("q")
+      yield* twice.complete("q")
+      expect((yield* count({ role: "task", model: "answer-model", outcome: "ok" })) - okBefore).toBe(2)
+      expect((yield* tokens("input")) - inBefore).toBe(14)
+
+      const failing = Telemetry.instrumentModel(
+        fromFunction(() => Effect.fail(new LlmTimeout({ model: "slow", millis: 5 }))),
+        { role: "reflection", model: "slow" }
+      )
+      const errBefore = yield* count({ role: "reflection", model: "slow", outcome: "error" })
+      const error = yield* Effect.flip(failing.complete("q"))
+      expect(error._tag).toBe("LlmTimeout")
+      expect((yield* count({ role: "reflection", model: "slow", outcome: "error" })) - errBefore).toBe(1)
     }))
 })
