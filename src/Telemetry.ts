@@ -462,8 +462,10 @@ export const observer = (
           counted = event.resumed ? undefined : 0
           return Effect.void
         case "IterationStarted":
-        case "BudgetUpdated":
           return countTo(event.metricCalls)
+        case "BudgetUpdated":
+          // emitted between iterations: the current span is the run's
+          return Effect.zipRight(countTo(event.metricCalls), annotate({ "gepa.metric_calls": event.metricCalls }))
         case "EvaluationStarted":
           return Effect.map(Clock.currentTimeMillis, (now) => {
             const key = `${event.iteration}/${event.purpose}`
@@ -521,7 +523,17 @@ export const observer = (
           )
         }
         case "OptimizationEnded":
-          return event.result.bestScore === null ? Effect.void : improve(event.result.bestScore, event.result.bestIndex)
+          return Effect.zipRight(
+            event.result.bestScore === null ? Effect.void : improve(event.result.bestScore, event.result.bestIndex),
+            annotate({
+              "gepa.iterations": event.result.iterations,
+              "gepa.metric_calls": event.result.totalMetricCalls,
+              "gepa.candidates": event.result.candidates.length,
+              "gepa.best_candidate": event.result.bestIndex,
+              ...(event.result.bestScore === null ? {} : { "gepa.best_score": event.result.bestScore }),
+              "gepa.stop_reason": event.result.stopReason
+            })
+          )
         default:
           return Effect.void
       }

@@ -142,6 +142,13 @@ describe("OpenTelemetry", () => {
       // span attributes set by the observer from the events [ENGINE HOOK]
       for (const it of iterations) expect(typeof it.attributes["gepa.parent"]).toBe("number")
       for (const p of proposes) expect(p.attributes).toMatchObject({ "gepa.components": "system_prompt" })
+      expect(root!.attributes).toMatchObject({
+        "gepa.iterations": result.iterations,
+        "gepa.metric_calls": result.totalMetricCalls,
+        "gepa.candidates": result.candidates.length,
+        "gepa.best_score": result.bestScore,
+        "gepa.stop_reason": result.stopReason
+      })
       expect(iterations.some((it) => it.attributes["gepa.proposal.outcome"] === "accepted")).toBe(true)
       const minibatchEval = evaluations.find((e) => e.attributes["purpose"] === "parent-minibatch")!
       expect(minibatchEval.attributes["gepa.examples"]).toBe(minibatchEval.attributes["size"])
