@@ -13,6 +13,7 @@
  */
 import { Clock, Effect, Exit, Metric, MetricBoundaries } from "effect"
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
+import * as eventLog from "./internal/eventLog.js"
 import type { Completion, LanguageModel, Prompt } from "./LanguageModel.js"
 
 // ---------------------------------------------------------------------------
@@ -300,8 +301,6 @@ export interface ObserverOptions {
   readonly spanAttributes?: boolean | undefined
 }
 
-const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(4))
-
 /**
  * The log line of an event, and its level: iteration summaries and the
  * start and end of a run at info, errors at warning, the rest at debug.
@@ -309,106 +308,10 @@ const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(4))
  * @since 0.2.0
  * @category observer
  */
-export const describeEvent = (
+export const describeEvent: (
   event: GepaEvent,
   best: { readonly score: number; readonly candidate: number } | undefined
-): { readonly level: "info" | "debug" | "warning"; readonly message: string } => {
-  switch (event._tag) {
-    case "OptimizationStarted":
-      return {
-        level: "info",
-        message: `${event.resumed ? "resuming" : "starting"} optimization: ${event.trainSize} training and ` +
-          `${event.valSize} validation examples, budget ${event.budget ?? "unlimited"} metric calls`
-      }
-    case "OptimizationEnded":
-      return {
-        level: "info",
-        message: `optimization ended after ${event.result.iterations} iterations: best score ` +
-          `${event.result.bestScore === null ? "n/a" : fmt(event.result.bestScore)} (candidate ${event.result.bestIndex}), ` +
-          `${event.result.totalMetricCalls} metric calls${event.result.stopReason ? `, ${event.result.stopReason}` : ""}`
-      }
-    case "IterationEnded":
-      return {
-        level: "info",
-        message: `iteration ${event.iteration}: ${event.accepted} accepted, ${event.state.candidates.length} candidates, ` +
-          `best score ${best === undefined ? "n/a" : `${fmt(best.score)} (candidate ${best.candidate})`}, ` +
-          `${event.state.metricCalls} metric calls`
-      }
-    case "Error":
-      return { level: "warning", message: `iteration ${event.iteration}: ${event.message}` }
-    case "IterationStarted":
-      return { level: "debug", message: `iteration ${event.iteration} started (${event.metricCalls} metric calls so far)` }
-    case "CandidateSelected":
-      return { level: "debug", message: `iteration ${event.iteration}: parent ${event.candidate} (score ${fmt(event.score)})` }
-    case "MinibatchSampled":
-      return { level: "debug", message: `iteration ${event.iteration}: minibatch of ${event.ids.length}` }
-    case "EvaluationStarted":
-      return { level: "debug", message: `iteration ${event.iteration}: evaluating ${event.size} examples (${event.purpose})` }
-    case "EvaluationEnded":
-      return {
-        level: "debug",
-        message: `iteration ${event.iteration}: ${event.purpose} evaluated, score sum ` +
-          `${fmt(event.scores.reduce((a, b) => a + b, 0))}/${event.scores.length}, ` +
-          `${event.failures} failed, ${event.cacheHits} from cache`
-      }
-    case "EvaluationSkipped":
-      return { level: "debug", message: `iteration ${event.iteration}: skipped candidate ${event.candidate}: ${event.reason}` }
-    case "ExampleFailed":
-      return { level: "debug", message: `iteration ${event.iteration}: example ${event.id} failed: ${event.error}` }
-    case "ValsetEvaluated":
-      return {
-        level: "debug",
-        message: `iteration ${event.iteration}: candidate ${event.candidate} scored ${fmt(event.score)} on validation ` +
-          `(coverage ${event.coverage})`
-      }
-    case "ReflectiveDatasetBuilt":
-      return {
-        level: "debug",
-        message: `iteration ${event.iteration}: reflective dataset of ${event.records} records for ${event.components.join(", ")}`
-      }
-    case "ProposalStarted":
-      return {
-        level: "debug",
-        message: `iteration ${event.iteration}: proposing ${event.components.join(", ")} from parent ${event.parent}`
-      }
-    case "ProposalEnded":
-      return {
-        level: "debug",
-        message: `iteration ${event.iteration}: proposal from parent ${event.parent} ${event.outcome}` +
-          (event.reason === undefined ? "" : `: ${event.reason}`)
-      }
-    case "CandidateAccepted":
-      return {
-        level: "debug",
-        message: `iteration ${event.iteration}: candidate ${event.candidate} accepted (score ${fmt(event.score)}, ` +
-          `parents ${event.parents.join(", ")})`
-      }
-    case "CandidateRejected":
-      return {
-        level: "debug",
-        message: `iteration ${event.iteration}: child of ${event.parents.join(", ")} rejected ` +
-          `(${fmt(event.after)} vs ${fmt(event.before)} on the minibatch)`
-      }
-    case "MergeAttempted":
-      return { level: "debug", message: `iteration ${event.iteration}: merging ${event.parents.join(" and ")}` }
-    case "MergeAccepted":
-      return { level: "debug", message: `iteration ${event.iteration}: merge accepted as candidate ${event.candidate}` }
-    case "MergeRejected":
-      return { level: "debug", message: `iteration ${event.iteration}: merge rejected: ${event.reason}` }
-    case "ParetoFrontUpdated":
-      return {
-        level: "debug",
-        message: `iteration ${event.iteration}: candidate ${event.candidate} joined ${event.frontsJoined} fronts`
-      }
-    case "StateSaved":
-      return { level: "debug", message: `iteration ${event.iteration}: state saved to ${event.path}` }
-    case "BudgetUpdated":
-      return {
-        level: "debug",
-        message: `${event.metricCalls}${event.budget === undefined ? "" : `/${event.budget}`} metric calls spent`
-      }
-  }
-}
+) => { readonly level: "info" | "debug" | "warning"; readonly message: string } = eventLog.describeEvent
 
 const logAt = (level: "info" | "debug" | "warning", message: string) =>
   level === "info" ? Effect.logInfo(message) : level === "warning" ? Effect.logWarning(message) : Effect.logDebug(message)
