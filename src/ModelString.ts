@@ -315,3 +315,78 @@ export const layerReflection = (text: string, options: Options = {}): Layer.Laye
  */
 export const layerTask = (text: string, options: Options = {}): Layer.Layer<TaskModel, ConfigError> =>
   Layer.effect(TaskModel, instrumented(text, "task", { field: "taskModel", ...options }))
+
+/**
+ * A model as the CLI and config files describe it: a model string
+ * (`anthropic:claude-sonnet-4-5`), or a plain model name for the OpenAI API
+ * or, with `baseUrl`, for an OpenAI-compatible server (Ollama's
+ * `qwen2.5:7b` is a plain name).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ModelSpec {
+  readonly model: string
+  /** for plain model names only; default `OPENAI_BASE_URL`, else the OpenAI API */
+  readonly baseUrl?: string | undefined
+  readonly temperature?: number | undefined
+  readonly maxOutputTokens?: number | undefined
+}
+
+/**
+ * The instrumented model of a role from a `ModelSpec`; errors name
+ * `taskModel` or `reflectionModel`. A plain name runs on the OpenAI API
+ * (key from `OPENAI_API_KEY`) unless `baseUrl` or `OPENAI_BASE_URL` names
+ * another server, where the key is optional.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const forRole = (
+  role: "task" | "reflection",
+  spec: ModelSpec,
+  options: Omit<Options, "field" | "temperature" | "maxOutputTokens"> = {}
+): Effect.Effect<LanguageModel, ConfigError> =>
+  Effect.gen(function*() {
+    const field = `${role}Model`
+    const env = options.env ?? process.env
+    const tuning = { temperature: spec.temperature, maxOutputTokens: spec.maxOutputTokens }
+    if (typeof spec.model !== "string" || spec.model.trim() === "") {
+      return yield* Effect.fail(new ConfigError({ field, detail: "a model name or model string is required" }))
+    }
+    const text = spec.model.trim()
+    if (isModelString(text)) {
+      if (spec.baseUrl !== undefined) {
+        return yield* Effect.fail(
+          new ConfigError({
+            field: `${field}.baseUrl`,
+            detail: `applies to plain model names only; write openai-compatible:<URL>#<model> instead of "${text}" with a base URL`
+          })
+        )
+      }
+      const parsed = yield* parse(text, field)
+      const model = yield* make(text, { ...options, ...tuning, field })
+      return instrumentModel(model, { role, model: `${parsed.provider}:${parsed.model}` })
+    }
+    const baseURL = spec.baseUrl ?? (env["OPENAI_BASE_URL"]?.trim() || undefined)
+    const key = keyFrom(env, ["OPENAI_API_KEY"])
+    if (key === undefined && baseURL === undefined) {
+      return yield* Effect.fail(
+        new ConfigError({
+          field,
+          detail: `OPENAI_API_KEY is not set: "${text}" runs on the OpenAI API, which needs a key ` +
+            `(or give a base URL for a local server, or a model string such as anthropic:${text})`
+        })
+      )
+    }
+    const model = yield* OpenAiLanguageModel.make({
+      ...policyOf(options),
+      ...tuning,
+      model: text,
+      // local servers (vLLM, Ollama) accept any key
+      apiKey: key ?? Redacted.make("unused"),
+      baseURL
+    }).pipe(Effect.mapError((e) => new ConfigError({ field: `${field}.${e.field}`, detail: e.detail })))
+    return instrumentModel(model, { role, model: text })
+  })
+

@@ -230,3 +230,52 @@ describe("ModelString.make", () => {
       expect(error).toMatchObject({ field: "taskModel" })
     }))
 })
+
+describe("ModelString.forRole", () => {
+  it.scopedLive("plain names run on the OpenAI API or the given server; model strings go through make", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeServer.make
+      const plain = yield* ModelString.forRole("task", { model: "qwen2.5:7b", baseUrl: server.baseURL, temperature: 0 }, {
+        env: {}
+      })
+      expect(Telemetry.isInstrumented(plain)).toBe(true)
+      yield* plain.complete("q")
+      expect(server.requests[0]!.body).toMatchObject({ model: "qwen2.5:7b", temperature: 0 })
+      expect(server.requests[0]!.headers.authorization).toBe("Bearer unused")
+
+      const fromEnv = yield* ModelString.forRole("reflection", { model: "gpt-4.1" }, {
+        env: { OPENAI_API_KEY: "sk-env-123456", OPENAI_BASE_URL: server.baseURL }
+      })
+      yield* fromEnv.complete("q")
+      expect(server.requests[1]!.headers.authorization).toBe("Bearer sk-env-123456")
+
+      const viaString = yield* ModelString.forRole("task", {
+        model: `openai-compatible:${server.baseURL}#served`,
+        maxOutputTokens: 32
+      }, { env: {} })
+      yield* viaString.complete("q")
+      expect(server.requests[2]!.body).toMatchObject({ model: "served", max_completion_tokens: 32 })
+    }))
+
+  it.effect("errors name the role's field", () =>
+    Effect.gen(function*() {
+      const noKey = yield* Effect.flip(ModelString.forRole("reflection", { model: "gpt-4.1" }, { env: {} }))
+      expect(noKey.message).toBe(
+        "Invalid configuration \"reflectionModel\": OPENAI_API_KEY is not set: \"gpt-4.1\" runs on the OpenAI API, " +
+          "which needs a key (or give a base URL for a local server, or a model string such as anthropic:gpt-4.1)"
+      )
+      const both = yield* Effect.flip(
+        ModelString.forRole("task", { model: "anthropic:claude-x", baseUrl: "http://127.0.0.1:1/v1" }, { env: {} })
+      )
+      expect(both.field).toBe("taskModel.baseUrl")
+      const missing = yield* Effect.flip(ModelString.forRole("task", { model: "google:gemini" }, {
+        env: { GEMINI_API_KEY: "g-key-123456" },
+        importer: (s) => Promise.reject(missingModule(s))
+      }))
+      expect(missing.message).toContain("taskModel\": install @effect/ai-google to use google: models")
+      const badTemperature = yield* Effect.flip(
+        ModelString.forRole("task", { model: "m", baseUrl: "http://127.0.0.1:1/v1", temperature: 7 }, { env: {} })
+      )
+      expect(badTemperature.field).toBe("taskModel.temperature")
+    }))
+})
