@@ -16,14 +16,14 @@
  * @example
  * ```ts
  * import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
- * import { NodeHttpClient } from "@effect/platform-node"
+ * import { FetchHttpClient } from "@effect/platform"
  * import { Config, Layer } from "effect"
  * import * as AiLanguageModel from "effect-gepa/AiLanguageModel"
  *
  * const Reflection = AiLanguageModel.layerReflection({ model: "claude-sonnet-4-5" }).pipe(
  *   Layer.provide(AnthropicLanguageModel.model("claude-sonnet-4-5")),
  *   Layer.provide(AnthropicClient.layerConfig({ apiKey: Config.redacted("ANTHROPIC_API_KEY") })),
- *   Layer.provide(NodeHttpClient.layerUndici)
+ *   Layer.provide(FetchHttpClient.layer)
  * )
  * ```
  *
