@@ -348,7 +348,8 @@ export const syntheticState = (n: number, m: number, options: { readonly fullSco
     rng: Rng.seeded(0).snapshot(),
     sampler: BatchSampler.initial,
     merge: Merge.initial,
-    trace: []
+    trace: [],
+  pending: []
   }
 }
 

@@ -35,6 +35,8 @@ export interface TaskOptions {
   readonly keywordsPerComponent: number
   readonly trainSize: number
   readonly valSize: number
+  /** held-out examples no run ever sees (default 0) */
+  readonly testSize?: number
   /** chance (per 1000 reflection calls) that a missing keyword is learned */
   readonly learnPermille: number
 }
@@ -65,6 +67,8 @@ export interface Task {
   readonly timers: Timers
   /** the mean score of `candidate` on the validation set, without any fault */
   readonly trueScore: (candidate: Candidate) => number
+  /** the mean score of `candidate` on the held-out test set */
+  readonly testScore: (candidate: Candidate) => number
 }
 
 export const makeTask = (options: TaskOptions): Task => {
@@ -76,6 +80,7 @@ export const makeTask = (options: TaskOptions): Task => {
   const example = (id: number): Example => ({ id, category: (Math.imul(id, 2654435761) >>> 0) % categories })
   const trainset = Array.from({ length: options.trainSize }, (_, i) => example(i))
   const valset = Array.from({ length: options.valSize }, (_, i) => example(options.trainSize + i))
+  const testset = Array.from({ length: options.testSize ?? 0 }, (_, i) => example(options.trainSize + options.valSize + i))
   const seedCandidate: Candidate = Object.fromEntries(
     Array.from({ length: components }, (_, c) => [`component_${c}`, `[c${c}] know: | v0`])
   )
@@ -142,11 +147,11 @@ export const makeTask = (options: TaskOptions): Task => {
     return out
   })
 
-  const trueScore = (candidate: Candidate) => {
+  const meanOn = (examples: ReadonlyArray<Example>) => (candidate: Candidate) => {
     let sum = 0
-    for (const ex of valset) sum += solve(ex, candidate).score
-    return valset.length === 0 ? 0 : sum / valset.length
+    for (const ex of examples) sum += solve(ex, candidate).score
+    return examples.length === 0 ? 0 : sum / examples.length
   }
 
-  return { seedCandidate, trainset, valset, adapter, reflectionModel, timers, trueScore }
+  return { seedCandidate, trainset, valset, adapter, reflectionModel, timers, trueScore: meanOn(valset), testScore: meanOn(testset) }
 }

@@ -107,6 +107,25 @@ export class AllEvaluationsFailed extends Schema.TaggedError<AllEvaluationsFaile
 }
 
 /**
+ * Proposals failed too many times in a row without an evaluation failure to
+ * blame: the reflection model (or a custom proposer, or the adapter's
+ * reflective dataset) failed on every try. Going on would only burn time and
+ * money; the state is saved, so the run can be resumed once the cause is
+ * fixed.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ProposalsFailed extends Schema.TaggedError<ProposalsFailed>()("ProposalsFailed", {
+  iterations: Schema.Number,
+  lastError: Schema.String
+}) {
+  override get message(): string {
+    return `${this.iterations} proposals in a row failed (last error: ${this.lastError})`
+  }
+}
+
+/**
  * The proposer could not produce new texts (for example the reflection model
  * failed after its retries).
  *

@@ -42,6 +42,12 @@ export interface CachedEvaluation<O> {
    * one does, without calling the adapter again.
    */
   readonly owed?: boolean | undefined
+  /**
+   * The iteration (proposal) that paid for it. A run directory marks entries
+   * of proposals still in flight at the last save as owed on resume: the
+   * saved state does not count them yet.
+   */
+  readonly iteration?: number | undefined
 }
 
 /**

@@ -24,18 +24,21 @@ import type {
   EvaluationTimeout,
   MissingObjectiveScores,
   PersistenceError,
+  ProposalsFailed,
   ResumeConflict
 } from "./Errors.js"
 import type { EvaluationCache } from "./EvaluationCache.js"
 import type * as EvaluationPolicy from "./EvaluationPolicy.js"
 import type { GepaEvent } from "./Event.js"
 import type { FrontierType } from "./Frontier.js"
-import * as engine from "./internal/engine.js"
+import * as loop from "./internal/engine/loop.js"
+import type { Resolved } from "./internal/engine/resolve.js"
 import { engineScheduler } from "./internal/scheduler.js"
 import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
 import type { Proposer } from "./Proposal.js"
 import type { ReflectionConfig } from "./Reflection.js"
 import type { GepaResult } from "./Result.js"
+import * as RunDir from "./RunDir.js"
 import type { RunStore } from "./RunStore.js"
 import type { GepaState } from "./State.js"
 import type { StopCondition } from "./StopCondition.js"
@@ -117,9 +120,30 @@ export interface Config<D, T = unknown, O = unknown> {
   readonly evaluationRetry?: Schedule.Schedule<unknown, AdapterError | EvaluationTimeout>
   /** score given to an example whose evaluation failed (default 0) */
   readonly fallbackScore?: number
-  /** reflective proposals generated and evaluated concurrently per iteration (default 1) */
+  /**
+   * proposals in flight at once: the depth of the proposal pipeline. Each
+   * proposal (reflective or merge) is planned from the freshest folded state;
+   * whenever one is folded, the next one is planned. An accepted child whose
+   * parent was superseded while it was in flight is rebased on the better
+   * descendant when their changes do not overlap. Default:
+   * `clamp(ceil(maxConcurrency / 4), 1, 4)`, so setting only `maxConcurrency`
+   * gives the pipeline measured fastest at equal quality. `1` is the
+   * sequential GEPA loop.
+   */
   readonly parallelProposals?: number
-  /** iterations in a row where every evaluation failed before the run fails (default 5) */
+  /**
+   * the order finished proposals are folded into the state (default `"plan"`).
+   * `"plan"`: in the order they were planned, through a reorder window, so a
+   * deterministic adapter and model give the same result for the same seed
+   * whatever the timing. `"completion"`: as they finish, so the next plan
+   * sees results a little sooner; the result then depends on timing.
+   */
+  readonly foldOrder?: "plan" | "completion"
+  /**
+   * proposals in a row that failed before the run fails (default 5): every
+   * evaluation of the proposal failed, or the reflection model (or proposer)
+   * failed
+   */
   readonly maxConsecutiveFailedIterations?: number
   /** the evaluation cache: `true` (default) in memory, `false` off, or a cache */
   readonly cache?: boolean | EvaluationCache<O>
@@ -162,9 +186,25 @@ export type OptimizeError =
   | AdapterContractError
   | MissingObjectiveScores
   | AllEvaluationsFailed
+  | ProposalsFailed
   | DataLoaderError
   | PersistenceError
   | ResumeConflict
+
+/**
+ * The composition root's choice of persistence: the caller's store, a run
+ * directory, or none. The engine itself knows only `RunStore`.
+ */
+const chooseStore = <D, T, O>(r: Resolved<D, T, O>) =>
+  r.config.store !== undefined
+    ? r.config.store
+    : r.config.runDir !== undefined
+    ? RunDir.make<O>(r.config.runDir, {
+      // a cache object of the caller's own replaces the persistent one
+      cache: r.config.cache === undefined || r.config.cache === true,
+      trackBestOutputs: r.trackBestOutputs
+    })
+    : Effect.succeed(undefined)
 
 /**
  * Runs GEPA and returns the best candidate. What the context must provide
@@ -195,7 +235,7 @@ export function optimize<D, T = unknown, O = unknown>(
 export function optimize<D, T, O>(
   config: Config<D, T, O>
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel> {
-  return Effect.scoped(engine.run(config, undefined)).pipe(
+  return Effect.scoped(loop.run(config, chooseStore, undefined)).pipe(
     Effect.withScheduler(engineScheduler),
     Effect.withSpan("gepa.optimize")
   )
@@ -226,7 +266,7 @@ export function stream<D, T, O>(
   config: Config<D, T, O>
 ): Stream.Stream<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel> {
   return Stream.asyncScoped<GepaEvent, OptimizeError, Adapter<D, T, O> | ReflectionModel>((emit) =>
-    Effect.scoped(engine.run(config, (event) => Effect.promise(() => emit.single(event)))).pipe(
+    Effect.scoped(loop.run(config, chooseStore, (event) => Effect.promise(() => emit.single(event)))).pipe(
       Effect.withScheduler(engineScheduler),
       Effect.matchCauseEffect({
         onSuccess: () => Effect.promise(() => emit.end()),

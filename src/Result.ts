@@ -80,7 +80,8 @@ export const fromState = (state: State.GepaState, stopReason: string): GepaResul
     seedScore: aggregate[0] ?? null,
     totalMetricCalls: state.metricCalls,
     fullValEvals: state.fullValEvals,
-    iterations: state.iteration,
+    // completed iterations: proposals still pending (a paused run) are not done
+    iterations: state.iteration - state.pending.length,
     reflectionCalls: state.reflectionCalls,
     acceptedProposals: state.acceptedProposals,
     rejectedProposals: state.rejectedProposals,

@@ -417,6 +417,8 @@ interface CacheLine {
   readonly objectiveScores?: Readonly<Record<string, number>>
   /** generation of the last save before this line was written */
   readonly g?: number
+  /** the iteration (proposal) that paid for it */
+  readonly i?: number
 }
 
 const isCacheLine = (u: unknown): u is CacheLine =>
@@ -484,6 +486,7 @@ export const make = <O>(
     let cacheFd: number | undefined
     const entries = new Map<string, EvaluationCache.CachedEvaluation<O>>()
     const generations = new Map<string, number>()
+    const paidBy = new Map<string, number>()
     // generation of the last save: of the loaded state, then of each save
     let generation = 0
     if (useCache) {
@@ -504,6 +507,7 @@ export const make = <O>(
           objectiveScores: parsed.objectiveScores
         })
         generations.set(parsed.k, parsed.g ?? 0)
+        if (parsed.i !== undefined) paidBy.set(parsed.k, parsed.i)
       }
     }
     let cacheDirty = false
@@ -520,13 +524,19 @@ export const make = <O>(
       set: (key, value) =>
         attempt(file(FILES.cache), "append to", () => {
           const k = EvaluationCache.keyString(key)
-          const line: CacheLine = value.objectiveScores === undefined
-            ? { k, output: value.output, score: value.score, g: generation }
-            : { k, output: value.output, score: value.score, objectiveScores: value.objectiveScores, g: generation }
+          const line: CacheLine = {
+            k,
+            output: value.output,
+            score: value.score,
+            ...(value.objectiveScores === undefined ? {} : { objectiveScores: value.objectiveScores }),
+            g: generation,
+            ...(value.iteration === undefined ? {} : { i: value.iteration })
+          }
           // written before the entry is visible, so a hit is always on disk too
           fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
           entries.set(k, { output: value.output, score: value.score, objectiveScores: value.objectiveScores })
           generations.set(k, generation)
+          if (value.iteration !== undefined) paidBy.set(k, value.iteration)
           cacheDirty = true
         }),
       size: Effect.sync(() => entries.size)
@@ -535,15 +545,17 @@ export const make = <O>(
     const migrations = options?.migrations ?? {}
 
     /**
-     * Continues from a saved generation: cached evaluations written after it
-     * were paid for but are not counted in its metric calls, so they are
-     * owed (see `CachedEvaluation.owed`).
+     * Continues from a saved generation: cached evaluations written after it,
+     * or paid for by proposals it still had in flight, are not counted in its
+     * metric calls, so they are owed (see `CachedEvaluation.owed`).
      */
     const resumeFrom = (loaded: { readonly state: State.GepaState; readonly generation: number }) =>
       Effect.gen(function*() {
         generation = loaded.generation
+        const inFlight = new Set(loaded.state.pending.map((p) => p.iteration))
         for (const [k, g] of generations) {
-          if (g >= generation) entries.set(k, { ...entries.get(k)!, owed: true })
+          const i = paidBy.get(k)
+          if (g >= generation || (i !== undefined && inFlight.has(i))) entries.set(k, { ...entries.get(k)!, owed: true })
         }
         yield* keepCandidates(loaded.state.candidates.length)
         return Option.some(loaded.state)

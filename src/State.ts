@@ -64,6 +64,47 @@ export const TraceEntry = Schema.Struct({
 export type TraceEntry = typeof TraceEntry.Type
 
 /**
+ * A proposal that was planned (its random draws made, its budget reserved)
+ * but not folded yet. The state carries these so that a resumed run
+ * re-launches exactly the proposals the interrupted run had in flight:
+ * `Reflective` from a parent on a training minibatch, `Merge` of two
+ * candidates on a validation subsample. `valIds` is absent when the child
+ * would be validated on the whole validation set.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const PendingProposal = Schema.Union(
+  Schema.TaggedStruct("Reflective", {
+    iteration: Schema.Number,
+    parent: Schema.Number,
+    ids: Schema.Array(Schema.String),
+    components: Schema.Array(Schema.String),
+    valIds: Schema.optional(Schema.Array(Schema.String)),
+    /** candidates in the pool when it was planned: later ones were found while it was in flight */
+    base: Schema.Number,
+    reserved: Schema.Number
+  }),
+  Schema.TaggedStruct("Merge", {
+    iteration: Schema.Number,
+    id1: Schema.Number,
+    id2: Schema.Number,
+    ancestor: Schema.Number,
+    candidate: Candidate,
+    ids: Schema.Array(Schema.String),
+    scoresBefore: Schema.Tuple(Schema.Number, Schema.Number),
+    valIds: Schema.optional(Schema.Array(Schema.String)),
+    reserved: Schema.Number
+  })
+)
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type PendingProposal = typeof PendingProposal.Type
+
+/**
  * The optimizer state.
  *
  * Per candidate (same index in every array): its components, parents,
@@ -105,7 +146,9 @@ export const GepaState = Schema.Struct({
   rng: RngState,
   sampler: BatchSampler.SamplerState,
   merge: Merge.MergeState,
-  trace: Schema.Array(TraceEntry)
+  trace: Schema.Array(TraceEntry),
+  /** proposals planned and not folded yet, in plan order (absent in states saved before 0.2) */
+  pending: Schema.optionalWith(Schema.Array(PendingProposal), { default: () => [] })
 })
 
 /**
@@ -180,7 +223,8 @@ export const initial = (options: {
         rng: Rng.seeded(options.seed).snapshot(),
         sampler: BatchSampler.initial,
         merge: Merge.initial,
-        trace: []
+        trace: [],
+        pending: []
       }
     }
   )

@@ -6,6 +6,7 @@ import * as path from "node:path"
 import * as Adapter from "../src/Adapter.js"
 import { AdapterError } from "../src/Errors.js"
 import type { GepaEvent } from "../src/Event.js"
+import * as CandidateSelector from "../src/CandidateSelector.js"
 import * as EvaluationCache from "../src/EvaluationCache.js"
 import * as FaultInjection from "../src/FaultInjection.js"
 import * as Gepa from "../src/Gepa.js"
@@ -333,9 +334,47 @@ describe("configuration", () => {
 })
 
 describe("stop conditions", () => {
+  // one proposal at a time, so a stop lands exactly where it holds; the
+  // pipeline's behaviour is tested below
   const run = (stop: StopCondition.StopCondition | ReadonlyArray<StopCondition.StopCondition>, maxMetricCalls = 2000) =>
     Effect.flatMap(Toy.makeAdapter(), ({ adapter }) =>
-      Gepa.optimize({ ...base(adapter), reflectionModel: Toy.reflectionModel(1), stop, maxMetricCalls, skipPerfectScore: false }))
+      Gepa.optimize({
+        ...base(adapter),
+        reflectionModel: Toy.reflectionModel(1),
+        stop,
+        maxMetricCalls,
+        skipPerfectScore: false,
+        parallelProposals: 1
+      }))
+
+  it.effect("with proposals in flight, no proposal starts once a condition holds; those in flight finish", () =>
+    Effect.gen(function*() {
+      for (const parallelProposals of [2, 4]) {
+        const { adapter } = yield* Toy.makeAdapter()
+        const events: Array<GepaEvent> = []
+        const result = yield* Gepa.optimize({
+          ...base(adapter),
+          reflectionModel: Toy.reflectionModel(1),
+          stop: StopCondition.maxCandidates(3),
+          maxMetricCalls: 2000,
+          skipPerfectScore: false,
+          parallelProposals,
+          onEvent: (e) => void events.push(e)
+        })
+        // the condition held after the fold that added the third candidate;
+        // every proposal planned after that fold would be a violation
+        const ends = events.flatMap((e) => (e._tag === "IterationEnded" ? [e] : []))
+        const holds = ends.findIndex((e) => e.state.candidates.length >= 3)
+        assert.isAtLeast(holds, 0)
+        const lastPlanned = Math.max(...events.flatMap((e) => (e._tag === "IterationStarted" ? [e.iteration] : [])))
+        assert.strictEqual(lastPlanned, ends[holds]!.state.iteration)
+        // every planned proposal was folded, and at most depth - 1 of them after the stop
+        assert.strictEqual(ends.length, lastPlanned)
+        assert.isAtMost(ends.length - 1 - holds, parallelProposals - 1)
+        assert.isAtMost(result.candidates.length, 3 + parallelProposals - 1)
+        assert.deepStrictEqual(result.state.pending, [])
+      }
+    }))
 
   it.effect("maxIterations", () =>
     Effect.map(run(StopCondition.maxIterations(4)), (r) => {
@@ -382,6 +421,7 @@ describe("stop conditions", () => {
       const result = yield* Gepa.optimize({
         ...base(adapter),
         maxMetricCalls: 2000,
+        parallelProposals: 1,
         stop: StopCondition.stopFile(file),
         onEvent: (e) => {
           if (e._tag === "IterationEnded" && ++iterations === 2) fs.writeFileSync(file, "")
@@ -403,6 +443,7 @@ describe("stop conditions", () => {
         reflectionModel: priced,
         skipPerfectScore: false,
         maxMetricCalls: 5000,
+        parallelProposals: 1,
         stop: StopCondition.maxReflectionCost(1)
       })
       assert.strictEqual(result.state.reflectionUsage.cost, 1)
@@ -418,6 +459,7 @@ describe("stop conditions", () => {
         ...base(adapter),
         maxMetricCalls: 2000,
         skipPerfectScore: false,
+        parallelProposals: 1,
         stop: StopCondition.onSignal(["SIGUSR2"]),
         onEvent: (e) => {
           if (e._tag === "IterationEnded" && ++iterations === 3) process.emit("SIGUSR2")
@@ -477,8 +519,8 @@ describe("supervision and observability", () => {
         Stream.take(3),
         Stream.runCollect
       )
-      const states = Array.from(steps).flatMap((e) => (e._tag === "IterationEnded" ? [e.state] : []))
-      assert.deepStrictEqual(states.map((s) => s.iteration), [1, 2, 3])
+      const folded = Array.from(steps).flatMap((e) => (e._tag === "IterationEnded" ? [e.iteration] : []))
+      assert.deepStrictEqual(folded, [1, 2, 3])
       const afterStop = yield* Ref.get(examplesEvaluated)
       // the run is gone: nothing evaluates after the stream ended
       yield* Effect.yieldNow()
@@ -531,13 +573,16 @@ describe("merge", () => {
       for (const maxInvocations of [1, 2]) {
         const { adapter } = yield* Toy.makeAdapter()
         const events: Array<GepaEvent> = []
-        // two parallel proposals from the seed improve different components
-        // (round robin), so two lineages diverge and a merge can combine them
+        // the first two proposals start from the seed and improve different
+        // components (round robin), so two lineages diverge and a merge can
+        // combine them (sequential proposals: the pipeline's rebase would
+        // combine them itself)
         const result = yield* Gepa.optimize({
           ...base(adapter),
           reflectionModel: Toy.reflectionModel(1),
           maxMetricCalls: 400,
-          parallelProposals: 2,
+          parallelProposals: 1,
+          candidateSelector: (state, rng) => state.candidates.length <= 2 ? 0 : CandidateSelector.pareto(state, rng),
           merge: { maxInvocations, overlapFloor: 3 },
           onEvent: (e) => void events.push(e)
         })

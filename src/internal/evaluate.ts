@@ -44,6 +44,23 @@ export interface Request {
   readonly captureTraces: boolean
   /** a short description of the call, used in contract errors */
   readonly call: string
+  /**
+   * counts metric calls as they are paid: an adapter call's examples when the
+   * call starts, owed cache hits when they are found. A proposal interrupted
+   * midway is charged what its meter shows.
+   */
+  readonly meter?: Meter | undefined
+  /** the iteration (proposal) paying for it, recorded with cached results */
+  readonly iteration?: number | undefined
+}
+
+/**
+ * A running count of metric calls paid, owned by one proposal.
+ *
+ * @internal
+ */
+export interface Meter {
+  paid: number
 }
 
 /** @internal */
@@ -108,7 +125,10 @@ export const evaluate = <D, T, O>(
       const hits = yield* Effect.forEach(request.ids, (id) => pool.cache!.get({ candidateHash: hash, split: request.split, id }))
       hits.forEach((hit, i) => {
         if (Option.isSome(hit)) {
-          if (hit.value.owed === true) owedHits++
+          if (hit.value.owed === true) {
+            owedHits++
+            if (request.meter !== undefined) request.meter.paid++
+          }
           results.set(i, {
             id: request.ids[i]!,
             score: hit.value.score,
@@ -152,6 +172,9 @@ export const evaluate = <D, T, O>(
         })
       }
       if (pool.retry !== undefined) call = Effect.retry(call, pool.retry)
+      const meter = request.meter
+      // paid once the call starts (retries of the same examples are not new metric calls)
+      if (meter !== undefined) call = Effect.zipRight(Effect.sync(() => { meter.paid += chunk.length }), call)
       // the permit is taken before the timeout starts: queueing time must not
       // count against the call
       return pool.withPermit(Effect.either(call)).pipe(
@@ -173,7 +196,8 @@ export const evaluate = <D, T, O>(
           pool.cache!.set({ candidateHash: cacheHash, split: request.split, id: request.ids[pos]! }, {
             output: batch.outputs[k]!,
             score: batch.scores[k]!,
-            objectiveScores: batch.objectiveScores?.[k]
+            objectiveScores: batch.objectiveScores?.[k],
+            iteration: request.iteration
           }), { discard: true })
 
     const chunkResults = yield* Effect.forEach(chunks, runChunk, { concurrency: "unbounded" })

@@ -1,0 +1,187 @@
+/**
+ * Folding a finished proposal into the state: its spending, the validated
+ * child (added to the candidate pool and the Pareto fronts), the trace line,
+ * the counters, the merge schedule, and the events that describe it.
+ *
+ * Pure: takes the state and the proposal's result, returns the next state.
+ * The loop is the only caller, and the only place that assigns the result.
+ *
+ * @internal
+ */
+import { Either } from "effect"
+import type { MissingObjectiveScores } from "../../Errors.js"
+import { GepaEvent } from "../../Event.js"
+import * as Merge from "../../Merge.js"
+import * as State from "../../State.js"
+import type { Outcome } from "../evaluate.js"
+import type { Finished } from "./propose.js"
+import type { Resolved } from "./resolve.js"
+import { valsetOf } from "./session.js"
+
+/** @internal */
+export interface Folded<T, O> {
+  readonly state: State.GepaState
+  readonly events: ReadonlyArray<GepaEvent>
+  /** the new candidate's index and its validation outcomes, when one was added */
+  readonly added: { readonly index: number; readonly outcomes: ReadonlyArray<Outcome<T, O>> } | undefined
+  /** the proposal failed (every evaluation, or the proposer itself) */
+  readonly failed: { readonly error: string; readonly allEvaluationsFailed: boolean } | undefined
+}
+
+const sumOf = (xs: ReadonlyArray<number>) => {
+  let t = 0
+  for (const x of xs) t += x
+  return t
+}
+
+/** Removes a plan from the pending list (the head in plan order). */
+const withoutPending = (state: State.GepaState, iteration: number): ReadonlyArray<State.PendingProposal> =>
+  state.pending[0]?.iteration === iteration ? state.pending.slice(1) : state.pending.filter((p) => p.iteration !== iteration)
+
+/** @internal */
+export const fold = <D, T, O>(
+  r: Resolved<D, T, O>,
+  state: State.GepaState,
+  f: Finished<T, O>,
+  listening: boolean
+): Either.Either<Folded<T, O>, MissingObjectiveScores> => {
+  const { plan, result, usage } = f
+  const iteration = plan.iteration
+  const parent = result.parents[0]!
+  const events: Array<GepaEvent> = []
+  let next: State.GepaState = {
+    ...state,
+    pending: withoutPending(state, iteration),
+    metricCalls: state.metricCalls + f.spent,
+    reflectionCalls: state.reflectionCalls + usage.calls,
+    reflectionUsage: usage.calls === 0 ? state.reflectionUsage : {
+      inputTokens: state.reflectionUsage.inputTokens + usage.inputTokens,
+      outputTokens: state.reflectionUsage.outputTokens + usage.outputTokens,
+      cost: state.reflectionUsage.cost + usage.cost
+    }
+  }
+  const rebased = f.rebasedOnto !== undefined && plan._tag === "Reflective"
+    ? { reason: `rebased on candidate ${f.rebasedOnto}, which superseded candidate ${plan.parent} while the proposal was in flight` }
+    : {}
+  const entry = { iteration, kind: result.kind, parents: result.parents, ...rebased }
+  let added: Folded<T, O>["added"]
+  let failed: Folded<T, O>["failed"]
+
+  switch (result._tag) {
+    case "Accepted": {
+      const discoveryBudget = next.metricCalls
+      const validation = f.validation!
+      next = { ...next, metricCalls: next.metricCalls + validation.spent }
+      const addedState = State.addCandidate(next, {
+        candidate: result.candidate,
+        parents: result.parents,
+        valset: valsetOf(validation.outcomes),
+        discoveryBudget
+      })
+      if (Either.isLeft(addedState)) return Either.left(addedState.left)
+      const [withChild, index] = addedState.right
+      const isMerge = result.kind === "merge"
+      next = {
+        ...withChild,
+        acceptedProposals: withChild.acceptedProposals + (isMerge ? 0 : 1),
+        merge: r.merge === undefined
+          ? withChild.merge
+          : isMerge
+          ? { ...withChild.merge, accepted: withChild.merge.accepted + 1 }
+          : Merge.schedule(withChild.merge, r.merge.maxInvocations),
+        trace: [...withChild.trace, {
+          ...entry,
+          outcome: "accepted",
+          candidate: index,
+          ...(isMerge ? {} : { components: result.components }),
+          subsampleIds: result.subsampleIds,
+          scoresBefore: result.scoresBefore,
+          scoresAfter: result.scoresAfter,
+          metricCalls: withChild.metricCalls
+        }]
+      }
+      added = { index, outcomes: validation.outcomes }
+      if (listening) {
+        let joined = 0
+        for (const key in next.fronts.instance.programs) if (next.fronts.instance.programs[key]!.includes(index)) joined++
+        events.push(
+          GepaEvent.ValsetEvaluated({ iteration, candidate: index, score: next.valAverages[index]!, coverage: next.valCoverage[index]! }),
+          GepaEvent.ParetoFrontUpdated({ iteration, candidate: index, frontsJoined: joined })
+        )
+        if (isMerge) events.push(GepaEvent.MergeAccepted({ iteration, candidate: index, parents: result.parents }))
+        events.push(GepaEvent.CandidateAccepted({
+          iteration,
+          candidate: index,
+          parents: result.parents,
+          score: next.valAverages[index]!,
+          components: result.candidate
+        }))
+        if (!isMerge) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "accepted" }))
+      }
+      break
+    }
+    case "Rejected": {
+      const isMerge = result.kind === "merge"
+      const reason = isMerge
+        ? `merged subsample score ${sumOf(result.scoresAfter)} is below both parents (${result.scoresBefore[0]}, ${result.scoresBefore[1]})`
+        : undefined
+      next = {
+        ...next,
+        rejectedProposals: next.rejectedProposals + (isMerge ? 0 : 1),
+        trace: [...next.trace, {
+          ...entry,
+          outcome: "rejected",
+          ...(isMerge ? { reason } : { components: result.components }),
+          ...rebased,
+          subsampleIds: result.subsampleIds,
+          scoresBefore: result.scoresBefore,
+          scoresAfter: result.scoresAfter,
+          metricCalls: next.metricCalls
+        }]
+      }
+      if (listening) {
+        if (isMerge) events.push(GepaEvent.MergeRejected({ iteration, parents: result.parents, reason: reason! }))
+        else {
+          events.push(
+            GepaEvent.CandidateRejected({
+              iteration,
+              parents: result.parents,
+              before: sumOf(result.scoresBefore),
+              after: sumOf(result.scoresAfter)
+            }),
+            GepaEvent.ProposalEnded({ iteration, parent, outcome: "rejected" })
+          )
+        }
+      }
+      break
+    }
+    case "Skipped": {
+      next = { ...next, trace: [...next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }] }
+      if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason }))
+      break
+    }
+    case "Failed": {
+      failed = { error: result.error, allEvaluationsFailed: result.allEvaluationsFailed }
+      next = { ...next, trace: [...next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls }] }
+      if (listening) {
+        events.push(
+          GepaEvent.Error({ iteration, message: result.error, willContinue: true }),
+          GepaEvent.ProposalEnded({ iteration, parent, outcome: "failed", reason: result.error })
+        )
+      }
+      break
+    }
+  }
+
+  // a proposal whose every evaluation failed counts as failed even if it was judged
+  const allFailed = f.failures.evaluated > 0 && f.failures.failed === f.failures.evaluated
+  if (failed === undefined && allFailed) failed = { error: f.failures.lastError ?? "unknown", allEvaluationsFailed: true }
+  next = { ...next, consecutiveFailedIterations: failed === undefined ? 0 : next.consecutiveFailedIterations + 1 }
+  if (listening) {
+    events.push(
+      GepaEvent.BudgetUpdated({ metricCalls: next.metricCalls, budget: r.budget }),
+      GepaEvent.IterationEnded({ iteration, accepted: added === undefined ? 0 : 1, state: next })
+    )
+  }
+  return Either.right({ state: next, events, added, failed })
+}

@@ -1,0 +1,48 @@
+/**
+ * The budget ledger. The strict budget is kept by reservation: a proposal is
+ * planned only when its worst-case cost (parent and child minibatches, and
+ * the validation of its child) fits in what is neither spent nor reserved by
+ * proposals still in flight. A proposal's reservation is released when it is
+ * folded, and replaced by what it really spent. Because reservations, not
+ * in-flight spending, decide what may start, the decision is the same
+ * whatever the timing, and the budget holds even if every in-flight proposal
+ * spends its worst case.
+ *
+ * @internal
+ */
+import type * as State from "../../State.js"
+
+/** @internal */
+export interface Ledger {
+  readonly budget: number | undefined
+  /** metric calls spent by folded work */
+  readonly spent: number
+  /** worst-case calls reserved by proposals in flight */
+  readonly reserved: number
+}
+
+/** @internal */
+export const ledger = (budget: number | undefined, state: State.GepaState): Ledger => {
+  let reserved = 0
+  for (const p of state.pending) reserved += p.reserved
+  return { budget, spent: state.metricCalls, reserved }
+}
+
+/** Calls still free to reserve. @internal */
+export const available = (l: Ledger): number =>
+  l.budget === undefined ? Number.POSITIVE_INFINITY : l.budget - l.spent - l.reserved
+
+/**
+ * The worst-case cost of a reflective proposal: parent and child minibatches,
+ * with proposals in flight the judging of a rebased child (the rebased child
+ * and the candidate it is rebased on, on the same minibatch), and the
+ * validation.
+ *
+ * @internal
+ */
+export const reflectiveCost = (minibatchSize: number, validation: number, pipelined: boolean): number =>
+  (pipelined ? 4 : 2) * minibatchSize + validation
+
+/** The worst-case cost of a merge proposal (its subsample evaluates each distinct id once). @internal */
+export const mergeCost = (subsample: ReadonlyArray<string>, validation: number): number =>
+  new Set(subsample).size + validation

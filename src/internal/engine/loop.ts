@@ -1,0 +1,241 @@
+/**
+ * The GEPA loop, as a pipeline of proposals. This is the only place that
+ * assigns the run's state:
+ *
+ *   start or resume
+ *   until a stop condition holds or nothing more fits in the budget:
+ *     plan (sequential, all random draws, budget reserved)
+ *     -> propose (reflective or merge) -> evaluate -> judge -> validate
+ *        (concurrently with the other proposals in flight)
+ *     -> fold (in plan order) -> save
+ *
+ * Up to `parallelProposals` proposals are in flight. Whenever one is folded,
+ * the next is planned from the freshest state. With `foldOrder: "plan"` a
+ * proposal is folded only after every proposal planned before it, and the
+ * k-th proposal is always planned right after the (k - depth)-th fold, so
+ * the sequence of states does not depend on timing: same seed, same result.
+ *
+ * When a stop condition holds, no new proposal starts and the proposals in
+ * flight finish and are folded: their budget is already reserved and their
+ * work is paid for. A stop file is a pause instead: the proposals in flight
+ * are interrupted and stay planned in the saved state, so the resumed run
+ * re-launches them and continues exactly as if it had never stopped.
+ *
+ * @internal
+ */
+import { Effect, Either, Exit, Fiber, Option, Queue, type Scope } from "effect"
+import type { Adapter } from "../../Adapter.js"
+import { AllEvaluationsFailed, ProposalsFailed } from "../../Errors.js"
+import { GepaEvent } from "../../Event.js"
+import type { Config, OptimizeError, OptimizeResult } from "../../Gepa.js"
+import type { ReflectionModel } from "../../LanguageModel.js"
+import * as Result from "../../Result.js"
+import type { RunStore } from "../../RunStore.js"
+import * as State from "../../State.js"
+import * as StopCondition from "../../StopCondition.js"
+import * as Accept from "./accept.js"
+import * as Budget from "./budget.js"
+import * as Plan from "./plan.js"
+import * as Propose from "./propose.js"
+import * as Rebase from "./rebase.js"
+import type { Proposed } from "./reflect.js"
+import { checkResume, type Resolved, resolve } from "./resolve.js"
+import * as Session from "./session.js"
+
+type Message<T, O> =
+  | { readonly stage: "proposed"; readonly plan: State.PendingProposal; readonly p: Proposed }
+  | { readonly stage: "finished"; readonly f: Propose.Finished<T, O> }
+type Done<T, O> = readonly [iteration: number, exit: Exit.Exit<Message<T, O>, OptimizeError>]
+
+/**
+ * One run. `store` is the run's persistence, chosen by the caller;
+ * `extraEmit` receives events in addition to the config's `onEvent`.
+ *
+ * @internal
+ */
+export const run = <D, T, O>(
+  config: Config<D, T, O>,
+  makeStore: ((r: Resolved<D, T, O>) => Effect.Effect<RunStore<O> | undefined, OptimizeError, Scope.Scope>) | undefined,
+  extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
+): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel | Scope.Scope> =>
+  Effect.gen(function*() {
+    const r = yield* resolve(config)
+    const store = makeStore === undefined ? undefined : yield* makeStore(r)
+    const s = yield* Session.make(r, store, extraEmit)
+    const best = new Map<string, { candidate: number; output: O; score: number }>()
+    const emitAll = (events: ReadonlyArray<GepaEvent>) =>
+      events.length === 0 ? Effect.void : Effect.forEach(events, (e) => s.emit(() => e), { discard: true })
+    const save = (state: State.GepaState) =>
+      store === undefined
+        ? Effect.void
+        : Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
+
+    // ---- start: resume, or score the seed ----
+    const loaded = store === undefined ? Option.none<State.GepaState>() : yield* store.load
+    const started = (resumed: boolean) =>
+      s.emit(() => GepaEvent.OptimizationStarted({ resumed, trainSize: r.trainIds.length, valSize: r.valIds.length, budget: r.budget }))
+    let state: State.GepaState
+    if (Option.isSome(loaded)) {
+      yield* checkResume(loaded.value, r as unknown as Resolved<unknown, unknown, unknown>)
+      state = loaded.value
+      yield* started(true)
+    } else {
+      yield* started(false)
+      const seedEval = yield* s.evaluate({
+        iteration: 0,
+        purpose: "seed-validation",
+        candidate: config.seedCandidate,
+        ids: r.valIds,
+        captureTraces: false,
+        call: "evaluate(seed candidate, valset)"
+      })
+      if (r.trackBestOutputs) Session.recordBest(best, 0, seedEval.outcomes)
+      state = yield* State.initial({
+        seed: config.seed ?? 0,
+        seedCandidate: config.seedCandidate,
+        frontierType: config.frontierType ?? "instance",
+        valset: Session.valsetOf(seedEval.outcomes),
+        metricCalls: seedEval.spent
+      })
+      if (seedEval.failures.evaluated > 0 && seedEval.failures.failed === seedEval.failures.evaluated) {
+        return yield* new AllEvaluationsFailed({ iterations: 0, lastError: seedEval.failures.lastError ?? "unknown" })
+      }
+      yield* s.emit(() => GepaEvent.ValsetEvaluated({ iteration: 0, candidate: 0, score: state.valAverages[0]!, coverage: state.valCoverage[0]! }))
+      yield* s.emit(() => GepaEvent.BudgetUpdated({ metricCalls: state.metricCalls, budget: r.budget }))
+      yield* save(state)
+    }
+
+    // ---- the pipeline ----
+    const done = yield* Queue.unbounded<Done<T, O>>()
+    /** stage 1 results waiting for their fold turn */
+    const proposed = new Map<number, Proposed>()
+    /** results ready to fold */
+    const finished = new Map<number, Propose.Finished<T, O>>()
+    const validating = new Set<number>()
+    const fibers = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+    // children of the loop's fiber: interrupted with the run, never outliving it
+    const forkReporting = <A>(iteration: number, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) =>
+      Effect.flatMap(
+        Effect.fork(
+          effect.pipe(
+            Effect.map(wrap),
+            Effect.exit,
+            Effect.flatMap((exit) => Queue.offer(done, [iteration, exit] as const))
+          )
+        ),
+        (fiber) =>
+          Effect.sync(() => {
+            fibers.add(fiber)
+            fiber.addObserver(() => fibers.delete(fiber))
+          })
+      )
+    const launch = (plan: State.PendingProposal) =>
+      forkReporting(plan.iteration, Propose.propose(s, plan, state.candidates, { paid: 0 }), (p) => ({ stage: "proposed" as const, plan, p }))
+
+    /**
+     * Moves the proposal at its fold turn along: a judged child that was not
+     * accepted is ready at once; an accepted one starts its validation (after
+     * a rebase decision made on the state as it is now).
+     */
+    const turn = (plan: State.PendingProposal): Effect.Effect<Propose.Finished<T, O> | undefined> => {
+      const ready = finished.get(plan.iteration)
+      if (ready !== undefined) return Effect.succeed(ready)
+      const p = proposed.get(plan.iteration)
+      if (p === undefined || validating.has(plan.iteration)) return Effect.succeed(undefined)
+      proposed.delete(plan.iteration)
+      if (p.result._tag !== "Accepted") return Effect.succeed({ ...p, plan, validation: undefined })
+      const decision = plan._tag === "Reflective" && r.parallelProposals > 1
+        ? Rebase.decide(state, plan.base, plan.parent, p.result.candidate)
+        : undefined
+      const rebase = decision === undefined ? undefined : { ...decision, ontoCandidate: state.candidates[decision.onto]! }
+      validating.add(plan.iteration)
+      return Effect.as(
+        forkReporting(plan.iteration, Propose.validate(s, plan, p, rebase, { paid: 0 }), (f) => ({ stage: "finished" as const, f })),
+        undefined
+      )
+    }
+    /** The next result to fold: the oldest plan's in plan order, any in completion order. */
+    const nextToFold = Effect.suspend(() =>
+      r.foldOrder === "plan"
+        ? turn(state.pending[0]!)
+        : Effect.reduce(state.pending, undefined as Propose.Finished<T, O> | undefined, (found, plan) =>
+          found !== undefined ? Effect.succeed(found) : turn(plan))
+    )
+    // proposals an interrupted run had in flight start again as planned
+    for (const plan of state.pending) yield* launch(plan)
+
+    let stopReason: string | undefined
+    let exhausted: string | undefined
+    let dirty = false
+    for (;;) {
+      if (store?.stopRequested !== undefined && (yield* store.stopRequested)) {
+        // a pause: what is in flight stays planned in the saved state and is
+        // re-launched on resume, so the resumed run is the uninterrupted one
+        yield* Fiber.interruptAll(fibers)
+        stopReason = "stop requested (stop file)"
+        break
+      }
+      if (stopReason === undefined && (yield* s.stopCheck(StopCondition.snapshot(state)))) {
+        stopReason = `stop condition met: ${r.stop.name}`
+      }
+      // plan while the window has room
+      while (stopReason === undefined && state.pending.length < r.parallelProposals) {
+        const planned = Plan.plan(r, state, Budget.available(Budget.ledger(r.budget, state)), s.listening)
+        if (planned._tag === "Exhausted") {
+          exhausted = planned.reason
+          break
+        }
+        exhausted = undefined
+        state = planned.state
+        dirty = true
+        yield* emitAll(planned.events)
+        yield* launch(planned.plan)
+      }
+      if (state.pending.length === 0) break
+
+      let next = yield* nextToFold
+      if (next === undefined) {
+        // about to wait: persist what was planned and folded so far
+        if (dirty) {
+          yield* save(state)
+          dirty = false
+        }
+        while (next === undefined) {
+          const [iteration, exit] = yield* Queue.take(done)
+          if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
+          const message = exit.value
+          if (message.stage === "proposed") proposed.set(iteration, message.p)
+          else {
+            validating.delete(iteration)
+            finished.set(iteration, message.f)
+          }
+          next = yield* nextToFold
+        }
+      }
+      finished.delete(next.plan.iteration)
+      const folded = yield* Either.match(Accept.fold(r, state, next, s.listening), {
+        onLeft: Effect.fail,
+        onRight: Effect.succeed
+      })
+      state = folded.state
+      dirty = true
+      if (folded.added !== undefined && r.trackBestOutputs) Session.recordBest(best, folded.added.index, folded.added.outcomes)
+      yield* emitAll(folded.events)
+      if (folded.failed !== undefined && state.consecutiveFailedIterations >= r.maxFailedIterations) {
+        yield* save(state)
+        return yield* folded.failed.allEvaluationsFailed
+          ? new AllEvaluationsFailed({ iterations: state.consecutiveFailedIterations, lastError: folded.failed.error })
+          : new ProposalsFailed({ iterations: state.consecutiveFailedIterations, lastError: folded.failed.error })
+      }
+    }
+    // a pause saves even an unchanged state: it records what was in flight
+    if (dirty || state.pending.length > 0) yield* save(state)
+
+    const reason = stopReason ?? exhausted ?? "no proposal could be planned"
+    if (store?.finish !== undefined) yield* store.finish(state, reason)
+    const result = Result.fromState(state, reason)
+    yield* s.emit(() => GepaEvent.OptimizationEnded({ result }))
+    const outputs: Record<string, { candidate: number; output: O }> = {}
+    for (const [id, b] of best) outputs[id] = { candidate: b.candidate, output: b.output }
+    return { ...result, state, bestOutputs: outputs }
+  })

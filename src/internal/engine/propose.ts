@@ -1,0 +1,107 @@
+/**
+ * A proposal in flight runs in two stages:
+ *
+ * 1. `propose`: the reflective or merge proposer, up to the judgment of its
+ *    child on the minibatch (or subsample). Runs as soon as it is planned.
+ * 2. `validate`: at the proposal's fold turn, once the state holds every
+ *    earlier result, an accepted child is validated, or first rebased onto
+ *    the descendant that superseded its parent (`rebase.ts`) and judged
+ *    again. Its budget was reserved when the proposal was planned.
+ *
+ * Validation waits for the fold turn because what is worth validating
+ * depends on what was found meanwhile; the other proposals keep running.
+ *
+ * @internal
+ */
+import { Effect } from "effect"
+import type * as Candidate from "../../Candidate.js"
+import { ProposalResult } from "../../Proposal.js"
+import type * as State from "../../State.js"
+import type { Meter } from "../evaluate.js"
+import { merge } from "./merge.js"
+import { validationIds } from "./plan.js"
+import type { Rebase } from "./rebase.js"
+import { type Proposed, reflect } from "./reflect.js"
+import { addFailures, type Evaluated, type Session } from "./session.js"
+
+/** A proposal ready to fold. @internal */
+export interface Finished<T, O> extends Proposed {
+  readonly plan: State.PendingProposal
+  /** the child's validation, when it was accepted */
+  readonly validation: Evaluated<T, O> | undefined
+  /** the candidate an accepted child was rebased on */
+  readonly rebasedOnto?: number | undefined
+}
+
+/** Stage 1. @internal */
+export const propose = <D, T, O>(
+  s: Session<D, T, O>,
+  plan: State.PendingProposal,
+  candidates: ReadonlyArray<Candidate.Candidate>,
+  meter: Meter
+) => plan._tag === "Reflective" ? reflect(s, plan, candidates[plan.parent]!, meter) : merge(s, plan, meter)
+
+/**
+ * Stage 2, for an accepted child: optionally the rebase judgment, then the
+ * validation of whatever is still accepted.
+ *
+ * @internal
+ */
+export const validate = <D, T, O>(
+  s: Session<D, T, O>,
+  plan: State.PendingProposal,
+  proposed: Proposed,
+  rebase: (Rebase & { readonly ontoCandidate: Candidate.Candidate }) | undefined,
+  meter: Meter
+): Effect.Effect<Finished<T, O>, Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
+  Effect.gen(function*() {
+    const accepted = proposed.result
+    if (accepted._tag !== "Accepted") return { ...proposed, plan, validation: undefined }
+    let result: ProposalResult = accepted
+    let spent = proposed.spent
+    let failures = proposed.failures
+    if (rebase !== undefined) {
+      const ids = accepted.subsampleIds
+      const before = yield* s.evaluate({
+        iteration: plan.iteration,
+        purpose: "parent-minibatch",
+        candidate: rebase.ontoCandidate,
+        ids,
+        captureTraces: false,
+        call: `evaluate(candidate ${rebase.onto}, minibatch)`,
+        meter
+      })
+      const after = yield* s.evaluate({
+        iteration: plan.iteration,
+        purpose: "child-minibatch",
+        candidate: rebase.candidate,
+        ids,
+        captureTraces: false,
+        call: `evaluate(child rebased on candidate ${rebase.onto}, minibatch)`,
+        meter
+      })
+      spent += before.spent + after.spent
+      failures = addFailures(failures, addFailures(before.failures, after.failures))
+      const fields = {
+        ...accepted,
+        candidate: rebase.candidate,
+        parents: [rebase.onto],
+        scoresBefore: before.outcomes.map((o) => o.score),
+        scoresAfter: after.outcomes.map((o) => o.score)
+      }
+      result = s.r.accept(fields.scoresBefore, fields.scoresAfter) ? ProposalResult.Accepted(fields) : ProposalResult.Rejected(fields)
+    }
+    if (result._tag !== "Accepted") {
+      return { ...proposed, result, spent, failures, plan, validation: undefined, rebasedOnto: rebase?.onto }
+    }
+    const validation = yield* s.evaluate({
+      iteration: plan.iteration,
+      purpose: "validation",
+      candidate: result.candidate,
+      ids: validationIds(s.r, plan),
+      captureTraces: false,
+      call: plan._tag === "Merge" ? "evaluate(merged candidate, valset)" : "evaluate(new candidate, valset)",
+      meter
+    })
+    return { ...proposed, result, spent, failures, plan, validation, rebasedOnto: rebase?.onto }
+  })

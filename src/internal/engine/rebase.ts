@@ -1,0 +1,64 @@
+/**
+ * Rebasing a stale child. With proposals in flight, a proposal is planned
+ * from a state that does not yet hold the results of the proposals before
+ * it; when its child is accepted, its parent may have been superseded by a
+ * better descendant found meanwhile. Validating the child as it is would add
+ * a sibling of that descendant, and the lineage would fan out instead of
+ * building up, which is what costs a naive parallel GEPA its quality.
+ *
+ * When the child changed only components that the descendant's lineage left
+ * alone, the child's change is replayed on top of the descendant instead
+ * (a merge with the parent as common ancestor): `descendant + change`. That
+ * combination is judged on the child's own minibatch against the descendant
+ * before any validation is paid for, exactly as a sequential run would have
+ * judged the same change proposed on the descendant.
+ *
+ * Pure; the decision is made at the proposal's fold turn, so in plan order it
+ * depends only on folded state and runs stay reproducible.
+ *
+ * @internal
+ */
+import * as Candidate from "../../Candidate.js"
+import * as Merge from "../../Merge.js"
+import * as State from "../../State.js"
+
+/** @internal */
+export interface Rebase {
+  /** the candidate the change is replayed on */
+  readonly onto: number
+  /** its texts with the child's change applied */
+  readonly candidate: Candidate.Candidate
+}
+
+/**
+ * The best candidate added since the proposal was planned that descends from
+ * `parent`, scores better than it, and whose changes are disjoint from the
+ * child's; `undefined` when the child is not stale or cannot be rebased.
+ *
+ * @internal
+ */
+export const decide = (
+  state: State.GepaState,
+  plannedWith: number,
+  parent: number,
+  child: Candidate.Candidate
+): Rebase | undefined => {
+  if (state.candidates.length <= plannedWith) return undefined
+  const parentTexts = state.candidates[parent]!
+  const changed = Candidate.changedComponents(parentTexts, child)
+  const score = State.scoreOf(state)
+  let best: number | undefined
+  for (let i = plannedWith; i < state.candidates.length; i++) {
+    if (score(i) <= score(parent)) continue
+    if (best !== undefined && score(i) <= score(best)) continue
+    if (!Merge.ancestors(state.parents, i).has(parent)) continue
+    const theirs = state.candidates[i]!
+    if (changed.some((c) => theirs[c] !== parentTexts[c])) continue
+    best = i
+  }
+  if (best === undefined) return undefined
+  const onto = state.candidates[best]!
+  const candidate: Record<string, string> = { ...onto }
+  for (const c of changed) candidate[c] = child[c]!
+  return Candidate.equals(candidate, onto) ? undefined : { onto: best, candidate }
+}

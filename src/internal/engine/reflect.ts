@@ -1,0 +1,201 @@
+/**
+ * The reflective proposer: evaluate the parent on its minibatch with traces,
+ * build the reflective dataset, ask for new texts (the reflection model, a
+ * custom proposer, or the adapter's own `proposeNewTexts`), evaluate the
+ * child on the same minibatch and judge it. It owns these steps and returns
+ * a `ProposalResult` with what it spent; it never touches the run's state.
+ *
+ * @internal
+ */
+import { Effect, Either, Option } from "effect"
+import type { ReflectiveDataset, ReflectiveRecord } from "../../Adapter.js"
+import * as Candidate from "../../Candidate.js"
+import { AdapterContractError } from "../../Errors.js"
+import { GepaEvent } from "../../Event.js"
+import { ProposalResult } from "../../Proposal.js"
+import * as Reflection from "../../Reflection.js"
+import type * as State from "../../State.js"
+import type { Meter } from "../evaluate.js"
+import { addFailures, type Failures, type Session } from "./session.js"
+
+/** Reflection-model usage of one proposal. @internal */
+export interface Usage {
+  readonly calls: number
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cost: number
+}
+
+/** @internal */
+export const noUsage: Usage = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 }
+
+/** What a proposer hands back to the loop. @internal */
+export interface Proposed {
+  readonly result: ProposalResult
+  /** metric calls spent on minibatches or the merge subsample */
+  readonly spent: number
+  readonly failures: Failures
+  readonly usage: Usage
+}
+
+const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+const proposeTexts = <D, T, O>(
+  s: Session<D, T, O>,
+  parent: Candidate.Candidate,
+  dataset: ReflectiveDataset,
+  components: ReadonlyArray<string>
+): Effect.Effect<
+  Either.Either<{ readonly texts: Readonly<Record<string, string>>; readonly skipped: ReadonlyArray<string>; readonly usage: Usage }, string>
+> =>
+  Effect.gen(function*() {
+    if (s.r.proposer !== undefined) {
+      const texts = yield* s.r.proposer(parent, dataset, components).pipe(Effect.mapError(describeError), Effect.either)
+      return Either.map(texts, (t) => ({ texts: t, skipped: [], usage: noUsage }))
+    }
+    const proposals = yield* Reflection.proposeAll(s.r.reflectionModel!, parent, dataset, components, s.r.config.reflection ?? {}).pipe(
+      Effect.mapError(describeError),
+      Effect.either
+    )
+    if (Either.isLeft(proposals)) return Either.left(proposals.left)
+    const texts: Record<string, string> = {}
+    const skipped: Array<string> = []
+    let usage = noUsage
+    for (const p of proposals.right) {
+      const completion = p.completion
+      if (completion !== undefined) {
+        usage = {
+          calls: usage.calls + 1,
+          inputTokens: usage.inputTokens + (completion.usage?.inputTokens ?? 0),
+          outputTokens: usage.outputTokens + (completion.usage?.outputTokens ?? 0),
+          cost: usage.cost + (completion.cost ?? 0)
+        }
+      }
+      if (p._tag === "Proposed") texts[p.component] = p.text
+      else skipped.push(`${p.component}: ${p.reason}`)
+    }
+    return Either.right({ texts, skipped, usage })
+  }).pipe(Effect.withSpan("gepa.reflect", { captureStackTrace: false }))
+
+/**
+ * Runs a planned reflective proposal on `parent` (the parent's texts as
+ * they were when it was planned; candidates never change once added).
+ *
+ * @internal
+ */
+export const reflect = <D, T, O>(
+  s: Session<D, T, O>,
+  plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
+  parentCandidate: Candidate.Candidate,
+  meter: Meter
+): Effect.Effect<Proposed, AdapterContractError | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
+  Effect.gen(function*() {
+    const { iteration, parent, ids, components } = plan
+    const kind = "reflective" as const
+    const done = (result: ProposalResult, spent: number, failures: Failures, usage: Usage = noUsage): Proposed => ({
+      result,
+      spent,
+      failures,
+      usage
+    })
+    const parentEval = yield* s.evaluate({
+      iteration,
+      purpose: "parent-minibatch",
+      candidate: parentCandidate,
+      ids,
+      captureTraces: true,
+      call: `evaluate(candidate ${parent}, minibatch, captureTraces)`,
+      meter
+    })
+    const before = parentEval.outcomes.map((o) => o.score)
+    const ok = parentEval.outcomes.filter((o) => o.error === undefined)
+    if (ok.length === 0) {
+      const error = parentEval.outcomes[0]?.error ?? "no example evaluated"
+      return done(
+        ProposalResult.Failed({ kind, parents: [parent], error: `every minibatch evaluation failed: ${error}`, allEvaluationsFailed: true }),
+        parentEval.spent,
+        parentEval.failures
+      )
+    }
+    if (s.r.skipPerfect && before.every((x) => x >= s.r.perfectScore)) {
+      yield* s.emit(() => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: "all minibatch scores are perfect" }))
+      return done(ProposalResult.Skipped({ kind, parents: [parent], reason: "all minibatch scores are perfect" }), parentEval.spent, parentEval.failures)
+    }
+    const batch = {
+      outputs: ok.map((o) => Option.getOrThrow(o.output)),
+      scores: ok.map((o) => o.score),
+      trajectories: ok.map((o) => Option.getOrThrow(o.trajectory)),
+      objectiveScores: ok.every((o) => o.objectiveScores !== undefined) ? ok.map((o) => o.objectiveScores!) : undefined
+    }
+    const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(parentCandidate, batch, components))
+    if (Either.isLeft(built)) {
+      return done(
+        ProposalResult.Failed({ kind, parents: [parent], error: describeError(built.left), allEvaluationsFailed: false }),
+        parentEval.spent,
+        parentEval.failures
+      )
+    }
+    const failures = parentEval.outcomes.filter((o) => o.error !== undefined)
+    const dataset: Record<string, ReadonlyArray<ReflectiveRecord>> = {}
+    for (const component of components) {
+      const records = built.right[component]
+      if (!Array.isArray(records)) {
+        return yield* Effect.fail(new AdapterContractError({ call: "makeReflectiveDataset", detail: `no record list for component "${component}"` }))
+      }
+      // failed examples still teach something: the reflection sees the error
+      dataset[component] = failures.length === 0 ? records : [
+        ...records,
+        ...failures.map((f): ReflectiveRecord => ({
+          "Example": f.id,
+          "Feedback": `The system failed on this example before producing an output: ${f.error}`
+        }))
+      ]
+    }
+    yield* s.emit(() =>
+      GepaEvent.ReflectiveDatasetBuilt({ iteration, components, records: components.reduce((n, c) => n + dataset[c]!.length, 0) })
+    )
+    const proposed = yield* proposeTexts(s, parentCandidate, dataset, components)
+    if (Either.isLeft(proposed)) {
+      return done(
+        ProposalResult.Failed({ kind, parents: [parent], error: proposed.left, allEvaluationsFailed: false }),
+        parentEval.spent,
+        parentEval.failures
+      )
+    }
+    const { texts, skipped, usage } = proposed.right
+    const unknown = Object.keys(texts).find((k) => !(k in parentCandidate))
+    if (unknown !== undefined) {
+      return yield* Effect.fail(new AdapterContractError({ call: "proposeNewTexts", detail: `returned text for unknown component "${unknown}"` }))
+    }
+    const child = { ...parentCandidate, ...texts }
+    if (Candidate.equals(child, parentCandidate)) {
+      const reason = skipped.length > 0 ? `no new text adopted (${skipped.join("; ")})` : "the proposal did not change any component"
+      return done(ProposalResult.Skipped({ kind, parents: [parent], reason }), parentEval.spent, parentEval.failures, usage)
+    }
+    const childEval = yield* s.evaluate({
+      iteration,
+      purpose: "child-minibatch",
+      candidate: child,
+      ids,
+      captureTraces: false,
+      call: `evaluate(child of candidate ${parent}, minibatch)`,
+      meter
+    })
+    const after = childEval.outcomes.map((o) => o.score)
+    const fields = {
+      kind,
+      candidate: child,
+      parents: [parent],
+      components: Candidate.changedComponents(parentCandidate, child),
+      subsampleIds: ids,
+      scoresBefore: before,
+      scoresAfter: after
+    }
+    return done(
+      s.r.accept(before, after) ? ProposalResult.Accepted(fields) : ProposalResult.Rejected(fields),
+      parentEval.spent + childEval.spent,
+      addFailures(parentEval.failures, childEval.failures),
+      usage
+    )
+  }).pipe(Effect.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false }))
+

@@ -1,0 +1,203 @@
+/**
+ * What one run shares across its steps: the evaluation pool (one semaphore
+ * bounds adapter calls across every proposal in flight), the cache, the run
+ * store, and event delivery. Steps receive the session; they never assign the
+ * run's state.
+ *
+ * Events are built lazily: with nobody listening (no `onEvent`, no stream, a
+ * store without an event log) `emit` is `Effect.void` and the event object is
+ * never allocated, which matters on the hot path of a fast adapter.
+ *
+ * @internal
+ */
+import { Duration, Effect, Metric, Option, type Scope } from "effect"
+import type { Adapter } from "../../Adapter.js"
+import type { Candidate } from "../../Candidate.js"
+import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
+import type { AdapterContractError, ConfigError, PersistenceError } from "../../Errors.js"
+import * as EvaluationCache from "../../EvaluationCache.js"
+import { type EvaluationPurpose, GepaEvent } from "../../Event.js"
+import type { RunStore } from "../../RunStore.js"
+import type * as State from "../../State.js"
+import type * as StopCondition from "../../StopCondition.js"
+import { evaluate, type Evaluation, type Meter, type Outcome, type Pool } from "../evaluate.js"
+import type { Resolved } from "./resolve.js"
+
+const metricCallsCounter = Metric.counter("gepa_metric_calls", { description: "examples evaluated by the adapter" })
+
+/** @internal */
+export type Emit = (event: () => GepaEvent) => Effect.Effect<void>
+
+/**
+ * Failures seen by one step, returned with its result (never a shared
+ * mutable tally): the loop folds them into the consecutive-failure count.
+ *
+ * @internal
+ */
+export interface Failures {
+  readonly evaluated: number
+  readonly failed: number
+  readonly lastError: string | undefined
+}
+
+/** @internal */
+export const noFailures: Failures = { evaluated: 0, failed: 0, lastError: undefined }
+
+/** @internal */
+export const addFailures = (a: Failures, b: Failures): Failures => ({
+  evaluated: a.evaluated + b.evaluated,
+  failed: a.failed + b.failed,
+  lastError: b.lastError ?? a.lastError
+})
+
+/** An evaluation with its failures counted. @internal */
+export interface Evaluated<T, O> extends Evaluation<T, O> {
+  readonly failures: Failures
+}
+
+/** @internal */
+export interface Session<D, T, O> {
+  readonly r: Resolved<D, T, O>
+  readonly store: RunStore<O> | undefined
+  readonly emit: Emit
+  /** whether anyone receives events (steps skip building event payloads otherwise) */
+  readonly listening: boolean
+  readonly stopCheck: StopCondition.Check
+  readonly evaluate: (options: {
+    readonly iteration: number
+    readonly purpose: EvaluationPurpose
+    readonly candidate: Candidate
+    readonly ids: ReadonlyArray<string>
+    readonly captureTraces: boolean
+    readonly call: string
+    readonly meter?: Meter | undefined
+  }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError>
+}
+
+/** Validation results of an evaluation, in the shape the state stores. @internal */
+export const valsetOf = <T, O>(outcomes: ReadonlyArray<Outcome<T, O>>): State.ValsetEvaluation => {
+  const scores: Record<string, number> = {}
+  let objectiveScores: Record<string, NonNullable<Outcome<T, O>["objectiveScores"]>> | undefined
+  for (const o of outcomes) {
+    scores[o.id] = o.score
+    if (o.objectiveScores !== undefined) (objectiveScores ??= {})[o.id] = o.objectiveScores
+  }
+  return objectiveScores === undefined ? { scores } : { scores, objectiveScores }
+}
+
+/**
+ * Builds the session. `extraEmit` receives events in addition to the
+ * config's `onEvent` (used by `Gepa.stream`); `store` is chosen by the
+ * composition root (`Gepa.ts`), not here.
+ *
+ * @internal
+ */
+export const make = <D, T, O>(
+  r: Resolved<D, T, O>,
+  store: RunStore<O> | undefined,
+  extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
+): Effect.Effect<Session<D, T, O>, ConfigError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const config = r.config
+    const cache: EvaluationCache.EvaluationCache<O> | undefined = config.cache === false
+      ? undefined
+      : typeof config.cache === "object"
+      ? config.cache
+      : store?.cache ?? EvaluationCache.memory<O>()
+
+    const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
+    if (config.onEvent !== undefined) {
+      const onEvent = config.onEvent
+      sinks.push((event) => {
+        const out = onEvent(event)
+        return Effect.isEffect(out) ? out : Effect.void
+      })
+    }
+    if (store?.onEvent !== undefined) sinks.push(store.onEvent)
+    if (extraEmit !== undefined) sinks.push(extraEmit)
+    const emit: Emit = sinks.length === 0
+      ? () => Effect.void
+      : sinks.length === 1
+      ? (event) => Effect.suspend(() => sinks[0]!(event()))
+      : (event) => Effect.suspend(() => Effect.forEach(sinks, (sink) => sink(event()), { discard: true }))
+
+    const semaphore = yield* Effect.makeSemaphore(r.maxConcurrency)
+    const pool: Pool<D, T, O> = {
+      adapter: r.adapter as Adapter<D, T, O>,
+      withPermit: semaphore.withPermits(1),
+      chunkSize: config.chunkSize ?? 1,
+      timeout: config.evaluationTimeout === undefined ? undefined : Duration.decode(config.evaluationTimeout),
+      retry: config.evaluationRetry,
+      cache,
+      fallbackScore: config.fallbackScore ?? 0
+    }
+    const stopCheck = yield* r.stop.make
+    const listening = sinks.length > 0
+
+    const evaluateStep: Session<D, T, O>["evaluate"] = (o) => {
+      const train = o.purpose === "parent-minibatch" || o.purpose === "child-minibatch"
+      const run = evaluate(pool, o.candidate, {
+        loader: (train ? r.train : r.val) as DataLoader<unknown>,
+        ids: o.ids,
+        split: train ? "train" : "val",
+        captureTraces: o.captureTraces,
+        call: o.call,
+        meter: o.meter,
+        iteration: o.iteration
+      }).pipe(
+        Effect.tap((result) => Metric.incrementBy(metricCallsCounter, result.spent)),
+        Effect.map((result): Evaluated<T, O> => {
+          let failed = 0
+          let lastError: string | undefined
+          for (const out of result.outcomes) {
+            if (out.error !== undefined) {
+              lastError = out.error
+              if (!out.cached) failed++
+            }
+          }
+          return { ...result, failures: { evaluated: result.spent, failed, lastError } }
+        })
+      )
+      const span = Effect.withSpan("gepa.evaluate", {
+        attributes: { purpose: o.purpose, size: o.ids.length, iteration: o.iteration },
+        captureStackTrace: false
+      })
+      if (!listening) return span(run)
+      return span(emit(() => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })).pipe(
+        Effect.zipRight(run),
+        Effect.tap((result) =>
+          Effect.zipRight(
+            Effect.forEach(
+              result.outcomes.filter((out) => out.error !== undefined),
+              (out) => emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error: out.error! })),
+              { discard: true }
+            ),
+            emit(() =>
+              GepaEvent.EvaluationEnded({
+                iteration: o.iteration,
+                purpose: o.purpose,
+                scores: result.outcomes.map((out) => out.score),
+                failures: result.outcomes.filter((out) => out.error !== undefined).length,
+                cacheHits: result.outcomes.filter((out) => out.cached).length
+              })
+            )
+          )
+        )
+      ))
+    }
+
+    return { r, store, emit, listening, stopCheck, evaluate: evaluateStep }
+  })
+
+/** The best output seen per validation example, if the run tracks them. @internal */
+export const recordBest = <T, O>(
+  best: Map<string, { candidate: number; output: O; score: number }>,
+  candidate: number,
+  outcomes: ReadonlyArray<Outcome<T, O>>
+): void => {
+  for (const o of outcomes) {
+    if (Option.isNone(o.output)) continue
+    const prev = best.get(o.id)
+    if (prev === undefined || o.score > prev.score) best.set(o.id, { candidate, output: o.output.value, score: o.score })
+  }
+}
