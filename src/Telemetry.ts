@@ -297,7 +297,13 @@ export interface ObserverOptions {
   readonly metrics?: boolean | undefined
   /** log iteration summaries at info and details at debug (default true) */
   readonly logs?: boolean | undefined
-  /** annotate the engine's current span (default true) */
+  /**
+   * annotate the spans the events are emitted in (default true):
+   * `gepa.examples`, `gepa.failures` and `gepa.cache_hits` on each
+   * `gepa.evaluate`, and the run's totals (`gepa.iterations`,
+   * `gepa.metric_calls`, `gepa.candidates`, `gepa.best_candidate`,
+   * `gepa.best_score`, `gepa.stop_reason`) on `gepa.optimize`
+   */
   readonly spanAttributes?: boolean | undefined
 }
 
@@ -325,7 +331,10 @@ const logAt = (level: "info" | "debug" | "warning", message: string) =>
  * Metric calls are counted from the spent totals of `BudgetUpdated` and
  * `IterationStarted`, so a resumed run counts only what it spends itself.
  * Evaluation durations pair `EvaluationStarted` and `EvaluationEnded` of
- * the same iteration and purpose, first in first out.
+ * the same iteration and purpose, first in first out. Span attributes are
+ * set only from events whose span is fixed by construction (see
+ * `ObserverOptions.spanAttributes`); the others would land on whatever span
+ * the engine happens to emit them in.
  *
  * @since 0.2.0
  * @category observer
@@ -397,23 +406,12 @@ export const observer = (
               "gepa.cache_hits": event.cacheHits
             })
           })
-        case "CandidateSelected":
-          return annotate({ "gepa.parent": event.candidate, "gepa.parent.score": event.score })
-        case "MinibatchSampled":
-          return annotate({ "gepa.minibatch.size": event.ids.length })
-        case "ProposalStarted":
-          return annotate({ "gepa.parent": event.parent, "gepa.components": event.components.join(",") })
         case "ProposalEnded":
-          return Effect.zipRight(
-            metrics ? recordProposal(outcomeOf(event.outcome)) : Effect.void,
-            annotate({ "gepa.proposal.outcome": event.outcome })
-          )
+          return metrics ? recordProposal(outcomeOf(event.outcome)) : Effect.void
         case "MergeAccepted":
           return metrics ? recordProposal("accepted", "merge") : Effect.void
         case "MergeRejected":
           return metrics ? recordProposal("rejected", "merge") : Effect.void
-        case "CandidateAccepted":
-          return annotate({ "gepa.candidate": event.candidate, "gepa.candidate.score": event.score })
         case "ValsetEvaluated":
           return improve(event.score, event.candidate)
         case "IterationEnded": {

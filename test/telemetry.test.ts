@@ -6,8 +6,8 @@
  * One run only: Effect metrics are process-wide, and vitest gives each test
  * file its own worker, so the counters hold this run's values alone.
  *
- * Today the engine emits the spans (gepa.optimize, gepa.iteration,
- * gepa.propose, gepa.evaluate, gepa.reflect), the model layers emit
+ * Today the engine emits the spans (gepa.optimize, gepa.propose,
+ * gepa.evaluate, gepa.reflect, gepa.merge), the model layers emit
  * gepa.model, and the run's metrics and span attributes come from
  * `Telemetry.observer` passed as `onEvent`. [ENGINE HOOK] marks the
  * assertions that stay valid once the engine calls the observer itself (then
@@ -101,16 +101,14 @@ describe("OpenTelemetry", () => {
       expect(parentOf(root!)).toBeUndefined()
       expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1)
 
-      const iterations = named("gepa.iteration")
-      expect(iterations).toHaveLength(result.iterations)
-      for (const it of iterations) expect(parentOf(it)?.name).toBe("gepa.optimize")
-      expect(iterations.map((s) => s.attributes["iteration"]).sort()).toEqual(
-        Array.from({ length: result.iterations }, (_, i) => i + 1).sort()
-      )
-
+      // the engine has no per-iteration span: proposals of several iterations
+      // overlap in its pipeline, so each gepa.propose carries its iteration
       const proposes = named("gepa.propose")
       expect(proposes.length).toBeGreaterThan(0)
-      for (const p of proposes) expect(parentOf(p)?.name).toBe("gepa.iteration")
+      for (const p of proposes) expect(parentOf(p)?.name).toBe("gepa.optimize")
+      const iterationsSeen = new Set(proposes.map((p) => p.attributes["iteration"]))
+      expect(iterationsSeen.size).toBe(proposes.length)
+      expect(Math.max(...[...iterationsSeen].map(Number))).toBeLessThanOrEqual(result.iterations)
 
       // evaluations: the seed's validation under optimize, minibatches under propose
       const evaluations = named("gepa.evaluate")
@@ -123,7 +121,7 @@ describe("OpenTelemetry", () => {
       const taskCalls = modelCalls.filter((s) => s.attributes["gepa.model.role"] === "task")
       expect(reflectionCalls).toHaveLength(result.reflectionCalls)
       for (const s of reflectionCalls) {
-        expect(ancestors(s)).toEqual(expect.arrayContaining(["gepa.reflect", "gepa.propose", "gepa.iteration", "gepa.optimize"]))
+        expect(ancestors(s)).toEqual(["Reflection.proposeComponent", "gepa.reflect", "gepa.propose", "gepa.optimize"])
         expect(s.attributes).toMatchObject({
           "gen_ai.request.model": "reflector",
           "gen_ai.usage.input_tokens": 300,
@@ -140,8 +138,8 @@ describe("OpenTelemetry", () => {
       )
 
       // span attributes set by the observer from the events [ENGINE HOOK]
-      for (const it of iterations) expect(typeof it.attributes["gepa.parent"]).toBe("number")
-      for (const p of proposes) expect(p.attributes).toMatchObject({ "gepa.components": "system_prompt" })
+      const minibatchEval = evaluations.find((e) => e.attributes["purpose"] === "parent-minibatch")!
+      expect(minibatchEval.attributes["gepa.examples"]).toBe(minibatchEval.attributes["size"])
       expect(root!.attributes).toMatchObject({
         "gepa.iterations": result.iterations,
         "gepa.metric_calls": result.totalMetricCalls,
@@ -149,9 +147,6 @@ describe("OpenTelemetry", () => {
         "gepa.best_score": result.bestScore,
         "gepa.stop_reason": result.stopReason
       })
-      expect(iterations.some((it) => it.attributes["gepa.proposal.outcome"] === "accepted")).toBe(true)
-      const minibatchEval = evaluations.find((e) => e.attributes["purpose"] === "parent-minibatch")!
-      expect(minibatchEval.attributes["gepa.examples"]).toBe(minibatchEval.attributes["size"])
 
       // ---- metrics ------------------------------------------------------
       const collected = yield* Effect.promise(() => reader.collect())
