@@ -24,6 +24,12 @@ export type EvaluationPurpose = "seed-validation" | "parent-minibatch" | "child-
  * @category models
  */
 export type GepaEvent = Data.TaggedEnum<{
+  /**
+   * seedless start (`optimizeAnything` without a seed): the reflection model
+   * wrote the first candidate after `attempts` calls; `rejected` says why
+   * earlier answers could not be used
+   */
+  SeedGenerated: { readonly attempts: number; readonly rejected: ReadonlyArray<string>; readonly candidate: Candidate }
   OptimizationStarted: { readonly resumed: boolean; readonly trainSize: number; readonly valSize: number; readonly budget: number | undefined }
   OptimizationEnded: { readonly result: GepaResult }
   IterationStarted: { readonly iteration: number; readonly metricCalls: number }

@@ -125,10 +125,11 @@ export interface Config<D, T = unknown, O = unknown> {
    * proposal (reflective or merge) is planned from the freshest folded state;
    * whenever one is folded, the next one is planned. An accepted child whose
    * parent was superseded while it was in flight is rebased on the better
-   * descendant when their changes do not overlap. Default:
-   * `clamp(ceil(maxConcurrency / 4), 1, 4)`, so setting only `maxConcurrency`
-   * gives the pipeline measured fastest at equal quality. `1` is the
-   * sequential GEPA loop.
+   * descendant when their changes touch different components, and dropped
+   * when they overlap. Default: `ceil(maxConcurrency / 4)`, at most the
+   * number of components and at most 4: the depths measured to keep the
+   * sequential loop's quality (a single-component candidate runs one
+   * proposal at a time). `1` is the sequential GEPA loop.
    */
   readonly parallelProposals?: number
   /**
@@ -290,3 +291,13 @@ export const optimizePromise = <D, T, O>(
     if (result._tag === "Left") throw result.left
     return result.right
   })
+
+/**
+ * Optimizes any text artifact from an evaluator returning a score and side
+ * information: single-task, multi-task and generalization modes, seedless
+ * start. See the `OptimizeAnything` module.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export { optimizeAnything, optimizeAnythingPromise } from "./OptimizeAnything.js"

@@ -45,6 +45,8 @@ export * as Metric from "./Metric.js"
 export * as ModelString from "./ModelString.js"
 /** @since 0.1.0 */
 export * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
+/** @since 0.2.0 */
+export * as OptimizeAnything from "./OptimizeAnything.js"
 /** @since 0.1.0 */
 export * as Pareto from "./Pareto.js"
 /** @since 0.1.0 */

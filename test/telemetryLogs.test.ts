@@ -90,6 +90,19 @@ describe("Telemetry logs", () => {
     }))
 })
 
+describe("Telemetry.describeEvent", () => {
+  it("a generated seed is an info line naming the attempts and rejections", () => {
+    const line = Telemetry.describeEvent(
+      GepaEvent.SeedGenerated({ attempts: 2, rejected: ["no fenced block"], candidate: { prompt: "x" } }),
+      undefined
+    )
+    expect(line).toEqual({
+      level: "info",
+      message: "seed candidate written by the reflection model after 2 attempts (rejected: no fenced block)"
+    })
+  })
+})
+
 describe("Telemetry.observer", () => {
   it.effect("a resumed run counts only the metric calls it spends itself", () =>
     Effect.gen(function*() {

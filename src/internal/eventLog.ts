@@ -13,6 +13,13 @@ export const describeEvent = (
   best: { readonly score: number; readonly candidate: number } | undefined
 ): { readonly level: "info" | "debug" | "warning"; readonly message: string } => {
   switch (event._tag) {
+    case "SeedGenerated":
+      return {
+        level: "info",
+        message: `seed candidate written by the reflection model after ${event.attempts} ` +
+          `${event.attempts === 1 ? "attempt" : "attempts"}` +
+          (event.rejected.length === 0 ? "" : ` (rejected: ${event.rejected.join("; ")})`)
+      }
     case "OptimizationStarted":
       return {
         level: "info",

@@ -60,8 +60,12 @@ export const fold = <D, T, O>(
       cost: state.reflectionUsage.cost + usage.cost
     }
   }
-  const rebased = f.rebasedOnto !== undefined && plan._tag === "Reflective"
+  const rebased = plan._tag !== "Reflective"
+    ? {}
+    : f.rebasedOnto !== undefined
     ? { reason: `rebased on candidate ${f.rebasedOnto}, which superseded candidate ${plan.parent} while the proposal was in flight` }
+    : f.supersededBy !== undefined
+    ? { reason: `superseded: candidate ${f.supersededBy} improved the same text of candidate ${plan.parent} while the proposal was in flight` }
     : {}
   const entry = { iteration, kind: result.kind, parents: result.parents, ...rebased }
   let added: Folded<T, O>["added"]

@@ -4,9 +4,10 @@
  * 1. `propose`: the reflective or merge proposer, up to the judgment of its
  *    child on the minibatch (or subsample). Runs as soon as it is planned.
  * 2. `validate`: at the proposal's fold turn, once the state holds every
- *    earlier result, an accepted child is validated, or first rebased onto
- *    the descendant that superseded its parent (`rebase.ts`) and judged
- *    again. Its budget was reserved when the proposal was planned.
+ *    earlier result, an accepted child is validated; or, when its parent was
+ *    superseded meanwhile (`rebase.ts`), rebased on the better descendant
+ *    and judged again, or dropped when its change overlaps the descendant's.
+ *    Its budget was reserved when the proposal was planned.
  *
  * Validation waits for the fold turn because what is worth validating
  * depends on what was found meanwhile; the other proposals keep running.
@@ -31,6 +32,8 @@ export interface Finished<T, O> extends Proposed {
   readonly validation: Evaluated<T, O> | undefined
   /** the candidate an accepted child was rebased on */
   readonly rebasedOnto?: number | undefined
+  /** the candidate a stale child was judged against and did not beat */
+  readonly supersededBy?: number | undefined
 }
 
 /** Stage 1. @internal */
@@ -60,26 +63,32 @@ export const validate = <D, T, O>(
     let result: ProposalResult = accepted
     let spent = proposed.spent
     let failures = proposed.failures
-    if (rebase !== undefined) {
+    if (rebase !== undefined && !rebase.replayed) {
+      // a sibling of what superseded its parent, on the same text: measured
+      // (bench, single component) to cost more than it brings when validated
+      result = ProposalResult.Rejected(accepted)
+    } else if (rebase !== undefined) {
       const ids = accepted.subsampleIds
-      const before = yield* s.evaluate({
-        iteration: plan.iteration,
-        purpose: "parent-minibatch",
-        candidate: rebase.ontoCandidate,
-        ids,
-        captureTraces: false,
-        call: `evaluate(candidate ${rebase.onto}, minibatch)`,
-        meter
-      })
-      const after = yield* s.evaluate({
-        iteration: plan.iteration,
-        purpose: "child-minibatch",
-        candidate: rebase.candidate,
-        ids,
-        captureTraces: false,
-        call: `evaluate(child rebased on candidate ${rebase.onto}, minibatch)`,
-        meter
-      })
+      const [before, after] = yield* Effect.all([
+        s.evaluate({
+          iteration: plan.iteration,
+          purpose: "parent-minibatch",
+          candidate: rebase.ontoCandidate,
+          ids,
+          captureTraces: false,
+          call: `evaluate(candidate ${rebase.onto}, minibatch)`,
+          meter
+        }),
+        s.evaluate({
+          iteration: plan.iteration,
+          purpose: "child-minibatch",
+          candidate: rebase.candidate,
+          ids,
+          captureTraces: false,
+          call: `evaluate(child rebased on candidate ${rebase.onto}, minibatch)`,
+          meter
+        })
+      ], { concurrency: 2 })
       spent += before.spent + after.spent
       failures = addFailures(failures, addFailures(before.failures, after.failures))
       const fields = {
@@ -92,7 +101,16 @@ export const validate = <D, T, O>(
       result = s.r.accept(fields.scoresBefore, fields.scoresAfter) ? ProposalResult.Accepted(fields) : ProposalResult.Rejected(fields)
     }
     if (result._tag !== "Accepted") {
-      return { ...proposed, result, spent, failures, plan, validation: undefined, rebasedOnto: rebase?.onto }
+      return {
+        ...proposed,
+        result,
+        spent,
+        failures,
+        plan,
+        validation: undefined,
+        rebasedOnto: rebase?.replayed === true ? rebase.onto : undefined,
+        supersededBy: rebase?.replayed === false ? rebase.onto : undefined
+      }
     }
     const validation = yield* s.evaluate({
       iteration: plan.iteration,
@@ -103,5 +121,5 @@ export const validate = <D, T, O>(
       call: plan._tag === "Merge" ? "evaluate(merged candidate, valset)" : "evaluate(new candidate, valset)",
       meter
     })
-    return { ...proposed, result, spent, failures, plan, validation, rebasedOnto: rebase?.onto }
+    return { ...proposed, result, spent, failures, plan, validation, rebasedOnto: rebase?.replayed === true ? rebase.onto : undefined }
   })

@@ -52,11 +52,15 @@ export interface Resolved<D, T, O> {
 
 /**
  * The default pipeline depth: one proposal in flight per 4 evaluation slots,
- * at most 4. Deeper pipelines plan from staler states; measured in bench/
- * ("latency x quality", c=16, 10 seeds), depth 4 matched the sequential
- * run's held-out score while depth 6 and 8 lost 0.08 to 0.1.
+ * at most one per component and at most 4. Deeper pipelines plan from staler
+ * states, and a stale child can be rebased only when its change touches
+ * other components than what superseded its parent. Measured in bench/
+ * ("latency x quality", c=16): with 4 components depth 4 matched the
+ * sequential held-out score while 6 and 8 lost 0.08 to 0.1; with a single
+ * component every depth above 1 lost quality.
  */
-export const defaultDepth = (maxConcurrency: number): number => Math.max(1, Math.min(4, Math.ceil(maxConcurrency / 4)))
+export const defaultDepth = (maxConcurrency: number, components: number): number =>
+  Math.max(1, Math.min(4, components, Math.ceil(maxConcurrency / 4)))
 
 const isPositiveInt = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0
 
@@ -187,7 +191,7 @@ export const resolve = <D, T, O>(
       budget,
       stop,
       minibatchSize,
-      parallelProposals: config.parallelProposals ?? defaultDepth(maxConcurrency),
+      parallelProposals: config.parallelProposals ?? defaultDepth(maxConcurrency, names.length),
       foldOrder: config.foldOrder ?? "plan",
       maxConcurrency,
       selectCandidate: yield* resolveSelector(config.candidateSelector as Config<unknown>["candidateSelector"]),

@@ -1,0 +1,226 @@
+/**
+ * The adapter built from a user's evaluator: each example is one evaluator
+ * call, run with its own log buffer and its own timeout; what the evaluator
+ * returns (a number or `{ score, sideInfo, scores }`) becomes the output, the
+ * trace and the objective scores of the example. A failing, dying or
+ * timed-out evaluator fails the adapter call through the error channel, so
+ * the engine records a failed evaluation (never a cached score) whose message
+ * carries the error and the logs written before it.
+ *
+ * @internal
+ */
+import { Cause, Duration, Effect, Either, FiberRef, HashMap, HashSet, Logger, Option } from "effect"
+import type { Adapter } from "../../Adapter.js"
+import type { Candidate } from "../../Candidate.js"
+import { AdapterError } from "../../Errors.js"
+import type { ObjectiveScores } from "../../EvaluationBatch.js"
+import { budget, type EvaluationRecord, type EvaluationTrace, type Limits, reflectiveRecord, toJsonLike, truncateString } from "./sideInfo.js"
+
+/** @internal */
+export interface Options {
+  /** candidate as the engine holds it -> what the evaluator receives */
+  readonly view: (candidate: Candidate) => unknown
+  /** false in single-task mode: the evaluator gets `undefined` and the record shows no input */
+  readonly withExample: boolean
+  readonly timeout: Duration.Duration | undefined
+  readonly captureLogs: boolean
+  readonly limits: Limits
+  /** receives the first malformed evaluator result, for a clear contract error */
+  readonly onMalformed: (detail: string) => void
+}
+
+/** @internal */
+export type RawEvaluator = (candidate: unknown, example: unknown) => Effect.Effect<unknown, unknown>
+
+const text = (value: unknown): string => {
+  if (typeof value === "string") return value
+  const json = toJsonLike(value)
+  return typeof json === "string" ? json : JSON.stringify(json)
+}
+
+const formatLog = (options: Logger.Logger.Options<unknown>): string => {
+  const parts = Array.isArray(options.message) ? options.message.map(text) : [text(options.message)]
+  let line = `${options.logLevel.label} ${parts.join(" ")}`
+  if (HashMap.size(options.annotations) > 0) {
+    line += " " + Array.from(HashMap.toEntries(options.annotations), ([k, v]) => `${k}=${text(v)}`).join(" ")
+  }
+  if (!Cause.isEmpty(options.cause)) line += `\n${Cause.pretty(options.cause)}`
+  return line
+}
+
+/**
+ * Runs `effect` with a logger that appends to a buffer of its own. The
+ * buffer lives in this call only, and the logger set is a fiber-local value
+ * inherited by the fibers `effect` forks, so logs of concurrent evaluations
+ * never mix. The default console logger is left out for the evaluation
+ * (captured logs go to the reflection model, not the terminal); loggers the
+ * user installed stay.
+ *
+ * @internal
+ */
+export const withCapturedLogs = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<Settled<A, E>, never, R> => settle(effect, true)
+
+type Settled<A, E> = readonly [Either.Either<A, Cause.Cause<E>>, ReadonlyArray<string>]
+
+const settle = <A, E, R>(effect: Effect.Effect<A, E, R>, capture: boolean): Effect.Effect<Settled<A, E>, never, R> =>
+  Effect.suspend(() => {
+    const lines: Array<string> = []
+    const capturing = Logger.make((options) => {
+      lines.push(formatLog(options))
+    })
+    const run = capture
+      ? Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
+        HashSet.add(HashSet.remove(loggers, Logger.defaultLogger), capturing))
+      : effect
+    return Effect.flatMap(Effect.exit(run), (exit): Effect.Effect<Settled<A, E>> =>
+      exit._tag === "Success"
+        ? Effect.succeed([Either.right(exit.value), lines])
+        : Cause.isInterruptedOnly(exit.cause)
+        // interruption is the run's, not the evaluator's failure: pass it on
+        ? Effect.failCause(exit.cause as Cause.Cause<never>)
+        : Effect.succeed([Either.left(exit.cause), lines]))
+  })
+
+const describeError = (e: unknown): string => {
+  if (e instanceof Error) {
+    const own = `${e.name}: ${e.message}`
+    // wrappers such as UnknownException (Effect.try) carry the real error as their cause
+    return e.cause === undefined || e.cause === e ? own : `${own} (cause: ${describeError(e.cause)})`
+  }
+  const tagged = e as { readonly _tag?: unknown; readonly message?: unknown }
+  if (e !== null && typeof e === "object" && typeof tagged.message === "string") {
+    return typeof tagged._tag === "string" ? `${tagged._tag}: ${tagged.message}` : tagged.message
+  }
+  return text(e)
+}
+
+const describeFailure = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) return describeError(failure.value)
+  return `the evaluator crashed: ${describeError(Cause.squash(cause))}`
+}
+
+const isScores = (u: unknown): u is ObjectiveScores =>
+  u !== null && typeof u === "object" && !Array.isArray(u) &&
+  Object.values(u as Record<string, unknown>).every((v) => typeof v === "number")
+
+/**
+ * The record of an evaluator's result, or why the result is malformed.
+ *
+ * @internal
+ */
+export const toRecord = (
+  value: unknown,
+  logs: ReadonlyArray<string>,
+  limits: Limits
+): Either.Either<EvaluationRecord, string> => {
+  if (typeof value === "number") return Either.right({ score: value, sideInfo: undefined, logs })
+  if (value !== null && typeof value === "object" && typeof (value as { score?: unknown }).score === "number") {
+    const r = value as {
+      readonly score: number
+      readonly sideInfo?: unknown
+      readonly scores?: unknown
+      readonly componentSideInfo?: unknown
+    }
+    if (r.scores !== undefined && !isScores(r.scores)) {
+      return Either.left(`scores must be a record of numbers, got ${truncateString(text(r.scores), 200)}`)
+    }
+    const perComponent = r.componentSideInfo
+    if (perComponent !== undefined && (perComponent === null || typeof perComponent !== "object" || Array.isArray(perComponent))) {
+      return Either.left(`componentSideInfo must be a record keyed by component name, got ${truncateString(text(perComponent), 200)}`)
+    }
+    const sideInfo = r.sideInfo === undefined ? undefined : budget(toJsonLike(r.sideInfo), limits)
+    const componentSideInfo = perComponent === undefined
+      ? undefined
+      : budget(toJsonLike(perComponent), limits) as Readonly<Record<string, unknown>>
+    return Either.right({ score: r.score, sideInfo, scores: r.scores, logs, ...(componentSideInfo === undefined ? {} : { componentSideInfo }) })
+  }
+  return Either.left(`expected a number or { score, sideInfo?, scores?, componentSideInfo? }, got ${truncateString(text(value), 200)}`)
+}
+
+const failureDetail = (message: string, logs: ReadonlyArray<string>, limits: Limits): string =>
+  logs.length === 0
+    ? message
+    : `${message}\nLogs before the failure:\n${truncateString(logs.join("\n"), limits.maxStringLength)}`
+
+/**
+ * One evaluator call: the record, or the error (message and captured logs).
+ *
+ * @internal
+ */
+export const evaluateOne = (
+  evaluator: RawEvaluator,
+  candidate: Candidate,
+  example: unknown,
+  options: Options
+): Effect.Effect<EvaluationRecord, AdapterError> => {
+  let call: Effect.Effect<unknown, unknown> = Effect.suspend(() =>
+    evaluator(options.view(candidate), options.withExample ? example : undefined)
+  )
+  if (options.timeout !== undefined) {
+    const millis = Duration.toMillis(options.timeout)
+    call = Effect.timeoutFail(call, {
+      duration: options.timeout,
+      onTimeout: () => new EvaluatorTimeout(millis)
+    })
+  }
+  const run = settle(call, options.captureLogs)
+  return Effect.flatMap(run, ([result, logs]): Effect.Effect<EvaluationRecord, AdapterError> => {
+    if (Either.isLeft(result)) {
+      return Effect.fail(new AdapterError({
+        call: "evaluator",
+        detail: failureDetail(describeFailure(result.left), logs, options.limits),
+        cause: Cause.squash(result.left)
+      }))
+    }
+    const record = toRecord(result.right, logs, options.limits)
+    if (Either.isLeft(record)) {
+      options.onMalformed(record.left)
+      // a non-finite score makes the engine stop the run with a contract error
+      return Effect.succeed({ score: Number.NaN, sideInfo: undefined, logs })
+    }
+    return Effect.succeed(record.right)
+  })
+}
+
+/** The timeout of one evaluator call, reported with its limit. */
+class EvaluatorTimeout {
+  readonly _tag = "EvaluationTimeout"
+  readonly message: string
+  constructor(readonly millis: number) {
+    this.message = `the evaluator did not finish within ${millis} ms`
+  }
+}
+
+/**
+ * The adapter over `evaluator`.
+ *
+ * @internal
+ */
+export const make = (
+  evaluator: RawEvaluator,
+  options: Options
+): Adapter<unknown, EvaluationTrace, EvaluationRecord> => ({
+  evaluate: (batch, candidate, { captureTraces }) =>
+    Effect.forEach(batch, (example) => evaluateOne(evaluator, candidate, example, options), { concurrency: "unbounded" }).pipe(
+      Effect.map((records) => ({
+        outputs: records,
+        scores: records.map((r) => r.score),
+        trajectories: captureTraces ? records.map((record, i): EvaluationTrace => ({ example: batch[i], record })) : undefined,
+        objectiveScores: records.length > 0 && records.every((r) => r.scores !== undefined)
+          ? records.map((r) => r.scores!)
+          : undefined
+      }))
+    ),
+  makeReflectiveDataset: (_candidate, evaluation, components) =>
+    Effect.sync(() =>
+      Object.fromEntries(components.map((component) => [
+        component,
+        (evaluation.trajectories ?? []).map((t) =>
+          reflectiveRecord(t, { withInput: options.withExample, limits: options.limits, component })
+        )
+      ]))
+    )
+})

@@ -1,0 +1,252 @@
+/**
+ * The logic of `gepa anything`: loads the evaluator module, the seed file
+ * and the data files, runs `optimizeAnything` in a run directory, writes the
+ * report (and the test scores) there and prints a summary. The command-line
+ * parsing and the model construction stay with the CLI, which passes the
+ * reflection model in.
+ *
+ * @internal
+ */
+import { Effect, Either } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import type { Candidate } from "../../Candidate.js"
+import { ConfigError, PersistenceError } from "../../Errors.js"
+import type { GepaEvent } from "../../Event.js"
+import type { LanguageModel } from "../../LanguageModel.js"
+import type * as OA from "../../OptimizeAnything.js"
+import * as Report from "../../Report.js"
+import { lift, run } from "./run.js"
+
+/** @internal */
+export interface CommandOptions {
+  /** module exporting `evaluate` (or `evaluator`, or a default export): (candidate, example) => score */
+  readonly evaluator: string
+  /** a text file with the seed (a `.json` file holding an object of strings is a multi-component seed) */
+  readonly seed?: string | undefined
+  readonly objective?: string | undefined
+  readonly background?: string | undefined
+  /** JSON Lines (one JSON value per line) or a `.json` array */
+  readonly dataset?: string | undefined
+  readonly valset?: string | undefined
+  readonly testset?: string | undefined
+  readonly runDir: string
+  /** continue the run already in `runDir` (without it, a run directory holding a run is refused) */
+  readonly resume?: boolean | undefined
+  /** reflection-model calls for a usable first candidate, at most (default 3) */
+  readonly seedAttempts?: number | undefined
+  /** engine options (budget, stops, concurrency...) as the CLI parsed them */
+  readonly engine?: Partial<OA.EngineOptions> | undefined
+}
+
+/** @internal */
+export interface CommandEnvironment {
+  readonly reflectionModel: LanguageModel
+  readonly stdout: (text: string) => void
+  /** the directory relative paths are resolved against (default the process's) */
+  readonly cwd?: string | undefined
+}
+
+/** @internal */
+export const files = { report: "report.html", test: "test_scores.json" } as const
+
+const inputError = (field: string, detail: string) => new ConfigError({ field, detail })
+
+const readText = (field: string, file: string): Either.Either<string, ConfigError> => {
+  try {
+    return Either.right(fs.readFileSync(file, "utf8"))
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    return Either.left(inputError(
+      field,
+      code === "ENOENT" ? `${file}: file not found` : code === "EISDIR" ? `${file}: is a directory, expected a file` : `${file}: ${String(e)}`
+    ))
+  }
+}
+
+/**
+ * The examples of a data file: JSON Lines (one JSON value per non-blank
+ * line), or a JSON array when the name ends in `.json`.
+ *
+ * @internal
+ */
+export const parseData = (field: string, file: string, text: string): Either.Either<ReadonlyArray<unknown>, ConfigError> => {
+  if (/\.json$/i.test(file)) {
+    try {
+      const json: unknown = JSON.parse(text)
+      if (!Array.isArray(json)) return Either.left(inputError(field, `${file}: expected a JSON array of examples`))
+      if (json.length === 0) return Either.left(inputError(field, `${file}: no examples in the file`))
+      return Either.right(json)
+    } catch (e) {
+      return Either.left(inputError(field, `${file}: invalid JSON: ${(e as Error).message}`))
+    }
+  }
+  const out: Array<unknown> = []
+  for (const [i, line] of text.split(/\r?\n/).entries()) {
+    if (line.trim() === "") continue
+    try {
+      out.push(JSON.parse(line))
+    } catch (e) {
+      return Either.left(inputError(field, `${file}:${i + 1}: invalid JSON: ${(e as Error).message}`))
+    }
+  }
+  if (out.length === 0) return Either.left(inputError(field, `${file}: no examples in the file`))
+  return Either.right(out)
+}
+
+const parseSeed = (file: string, text: string): Either.Either<string | Candidate, ConfigError> => {
+  if (!/\.json$/i.test(file)) return Either.right(text.replace(/\r?\n$/, ""))
+  try {
+    const json: unknown = JSON.parse(text)
+    if (typeof json === "string") return Either.right(json)
+    if (json !== null && typeof json === "object" && !Array.isArray(json) && Object.values(json).every((v) => typeof v === "string")) {
+      return Either.right(json as Candidate)
+    }
+    return Either.left(inputError("--seed", `${file}: expected a JSON string or an object of named texts`))
+  } catch (e) {
+    return Either.left(inputError("--seed", `${file}: invalid JSON: ${(e as Error).message}`))
+  }
+}
+
+/**
+ * The evaluator a module exports: `evaluate`, `evaluator` or the default
+ * export, a function `(candidate, example)` returning a score or `{ score,
+ * sideInfo, scores }`, directly, as a Promise or as an Effect.
+ *
+ * @internal
+ */
+export const loadEvaluator = (file: string): Effect.Effect<OA.Evaluator<unknown, unknown, unknown>, ConfigError> =>
+  Effect.gen(function*() {
+    if (!fs.existsSync(file)) return yield* Effect.fail(inputError("--evaluator", `${file}: module not found`))
+    const mod = yield* Effect.tryPromise({
+      try: () => import(pathToFileURL(file).href) as Promise<Record<string, unknown>>,
+      catch: (e) => inputError("--evaluator", `${file}: cannot load the module: ${e instanceof Error ? e.message : String(e)}`)
+    })
+    const fn = mod["evaluate"] ?? mod["evaluator"] ?? mod["default"]
+    if (typeof fn !== "function") {
+      return yield* Effect.fail(inputError(
+        "--evaluator",
+        `${file}: the module must export a function named "evaluate" (or a default export) taking (candidate, example)`
+      ))
+    }
+    const user = fn as (candidate: unknown, example: unknown) => unknown
+    return (candidate: unknown, example: unknown) => lift(() => user(candidate, example))
+  })
+
+const fmt = (n: number | null | undefined) => (n === null || n === undefined ? "n/a" : n.toFixed(3))
+
+const progress = (write: (text: string) => void) => {
+  let best: number | undefined
+  return (event: GepaEvent): void => {
+    switch (event._tag) {
+      case "SeedGenerated":
+        write(`seed written by the reflection model (${event.attempts} call${event.attempts === 1 ? "" : "s"})\n`)
+        break
+      case "ValsetEvaluated":
+        if (best === undefined || event.score > best) {
+          best = event.score
+          write(event.candidate === 0 ? `seed candidate: ${fmt(event.score)}\n` : `iteration ${event.iteration}: new best ${fmt(event.score)}\n`)
+        }
+        break
+      case "Error":
+        write(`iteration ${event.iteration}: ${event.message.split("\n")[0]}\n`)
+        break
+    }
+  }
+}
+
+/**
+ * Runs `gepa anything`. Every input is checked before the run directory is
+ * touched; input problems fail with a `ConfigError` naming the flag.
+ *
+ * @internal
+ */
+export const runCommand = (
+  options: CommandOptions,
+  env: CommandEnvironment
+): Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError> =>
+  Effect.gen(function*() {
+    const cwd = env.cwd ?? process.cwd()
+    const at = (file: string) => path.resolve(cwd, file)
+    const evaluator = yield* loadEvaluator(at(options.evaluator))
+    const seed = options.seed === undefined
+      ? undefined
+      : yield* Either.flatMap(readText("--seed", at(options.seed)), (text) => parseSeed(at(options.seed!), text))
+    const data = (field: string, file: string | undefined) =>
+      file === undefined ? Either.right(undefined) : Either.flatMap(readText(field, at(file)), (text) => parseData(field, at(file), text))
+    const dataset = yield* data("--dataset", options.dataset)
+    const valset = yield* data("--valset", options.valset)
+    const testset = yield* data("--testset", options.testset)
+    const runDir = at(options.runDir)
+    if (fs.existsSync(runDir)) {
+      if (!fs.statSync(runDir).isDirectory()) return yield* Effect.fail(inputError("--run-dir", `${runDir}: is a file`))
+      if (options.resume !== true && fs.existsSync(path.join(runDir, "gepa_state.json"))) {
+        return yield* Effect.fail(inputError(
+          "--run-dir",
+          `${runDir}: already holds a run; continue it with --resume, or choose another --run-dir`
+        ))
+      }
+    }
+    const printer = progress(env.stdout)
+    const userEvent = options.engine?.onEvent
+    const config: OA.Config<string | Candidate, unknown, unknown> = {
+      ...options.engine,
+      ...(seed === undefined ? {} : { seedCandidate: seed }),
+      ...(options.objective === undefined ? {} : { objective: options.objective }),
+      ...(options.background === undefined ? {} : { background: options.background }),
+      ...(dataset === undefined ? {} : { dataset }),
+      ...(valset === undefined ? {} : { valset }),
+      ...(testset === undefined ? {} : { testset }),
+      ...(options.seedAttempts === undefined ? {} : { seedAttempts: options.seedAttempts }),
+      evaluator: evaluator as OA.Evaluator<unknown, unknown, unknown>,
+      reflectionModel: env.reflectionModel,
+      runDir,
+      onEvent: (event) => {
+        printer(event)
+        return userEvent?.(event)
+      }
+    }
+    const result = yield* run(config) as Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError>
+    const write = (name: string, text: string) => {
+      const file = path.join(runDir, name)
+      return Effect.try({
+        try: () => {
+          fs.writeFileSync(`${file}.tmp`, text)
+          fs.renameSync(`${file}.tmp`, file)
+          return file
+        },
+        catch: (e) => new PersistenceError({ path: file, operation: "write", detail: e instanceof Error ? e.message : String(e) })
+      })
+    }
+    const { bestComponents, bestCandidate: _best, mode: _mode, seedCandidate: _seed, seedGeneration: _gen, test, ...rest } = result
+    const report = yield* write(files.report, Report.render({
+      result: { ...rest, bestCandidate: bestComponents },
+      trace: result.state.trace,
+      title: `GEPA anything run ${path.basename(runDir)} (${result.mode}${
+        result.seedGeneration === undefined ? "" : ", seed written by the reflection model"
+      })`,
+      generatedAt: new Date().toISOString()
+    }))
+    if (test !== undefined) yield* write(files.test, `${JSON.stringify(test, null, 2)}\n`)
+    const best = typeof result.bestCandidate === "string" ? result.bestCandidate : JSON.stringify(result.bestCandidate, null, 2)
+    env.stdout([
+      "",
+      `Done (${result.mode}): ${result.stopReason}`,
+      ...(result.seedGeneration === undefined
+        ? []
+        : [`  seed          written by the reflection model (${result.seedGeneration.attempts} call${result.seedGeneration.attempts === 1 ? "" : "s"})`]),
+      `  seed score    ${fmt(result.seedScore)}`,
+      `  best score    ${fmt(result.bestScore)} (candidate ${result.bestIndex} of ${result.candidates.length})`,
+      `  metric calls  ${result.totalMetricCalls}, iterations ${result.iterations}`,
+      ...(test === undefined ? [] : [`  test score    seed ${fmt(test.seed.score)} -> best ${fmt(test.best.score)} (${test.size} examples, outside the budget)`]),
+      "",
+      "Best candidate:",
+      best,
+      "",
+      `Run directory: ${runDir}`,
+      `Report:        ${report}`,
+      ""
+    ].join("\n"))
+    return result
+  })

@@ -1,0 +1,329 @@
+/**
+ * `optimizeAnything`: checks the configuration, settles the mode and the
+ * seed (given, resumed from the run directory, or written by the reflection
+ * model), runs `Gepa.optimize` with the evaluator's adapter, then scores the
+ * seed and the best candidate on the test set.
+ *
+ * @internal
+ */
+import { Duration, Effect, Option } from "effect"
+import type { Candidate } from "../../Candidate.js"
+import * as DataLoader from "../../DataLoader.js"
+import { AdapterContractError, ConfigError, ResumeConflict } from "../../Errors.js"
+import { mean } from "../../EvaluationBatch.js"
+import { GepaEvent } from "../../Event.js"
+import * as Gepa from "../../Gepa.js"
+import { type LanguageModel, ReflectionModel } from "../../LanguageModel.js"
+import type * as OA from "../../OptimizeAnything.js"
+import { SeedGenerationFailed } from "./errors.js"
+import type { ReflectionConfig } from "../../Reflection.js"
+import * as RunDir from "../../RunDir.js"
+import type { RunStore } from "../../RunStore.js"
+import * as Adapter from "./adapter.js"
+import * as Seed from "./seed.js"
+import { defaultLimits, type EvaluationRecord, type Limits } from "./sideInfo.js"
+
+const TEXT = "candidate"
+
+/**
+ * The reflection prompt of `optimizeAnything` (placeholders as in
+ * `Reflection`); the objective and background arrive as additional
+ * instructions.
+ *
+ * @internal
+ */
+export const template = `You are improving a text artifact called "{{component}}". It may be program code, a configuration, a prompt, a policy or any other text. An evaluator ran the current version and reported, for each evaluation below, a score (higher is better) and side information: errors, failing cases, measurements, logs.
+
+# Current text of "{{component}}"
+
+{{current_text}}
+
+# Evaluations of the current text
+
+{{examples}}
+
+# How to improve it
+
+1. Read the side information first: it says why each score is what it is, what failed, where, and by how much.
+2. Trace every failure to its cause in the artifact and fix the cause, not the symptom. Keep every part that already works.
+3. When several evaluations are shown, prefer one change that helps all of them over a patch for a single case.
+4. Keep the artifact valid in its own format (syntax, structure, required fields) so that it can be evaluated as it is.
+{{additional_instructions}}
+# Answer format
+
+Reply with the complete new text of "{{component}}" (not a list of changes) inside one fenced code block that starts with \`\`\` and ends with \`\`\`. If the text itself contains lines starting with \`\`\`, use a longer fence such as \`\`\`\` around it. Anything outside the block is ignored.`
+
+/**
+ * Turns what a plain function returned (a value, a Promise, or an Effect)
+ * into an Effect; a throw or a rejection is a failure.
+ *
+ * @internal
+ */
+export const lift = (f: () => unknown): Effect.Effect<OA.EvaluatorResult, unknown> =>
+  Effect.suspend((): Effect.Effect<OA.EvaluatorResult, unknown> => {
+    let out: unknown
+    try {
+      out = f()
+    } catch (e) {
+      return Effect.fail(e)
+    }
+    if (Effect.isEffect(out)) return out as Effect.Effect<OA.EvaluatorResult, unknown>
+    if (out !== null && typeof out === "object" && typeof (out as PromiseLike<unknown>).then === "function") {
+      return Effect.tryPromise({ try: () => Promise.resolve(out as PromiseLike<OA.EvaluatorResult>), catch: (e) => e })
+    }
+    return Effect.succeed(out as OA.EvaluatorResult)
+  })
+
+/** @internal */
+export const runPromise = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromise(Effect.either(effect)).then((r) => {
+    if (r._tag === "Left") throw r.left
+    return r.right
+  })
+
+const check = (ok: boolean, field: string, detail: string): Effect.Effect<void, ConfigError> =>
+  ok ? Effect.void : Effect.fail(new ConfigError({ field, detail }))
+
+const positiveInt = (value: number | undefined, field: string) =>
+  check(value === undefined || (Number.isInteger(value) && value > 0), field, "must be a positive integer")
+
+const limitsOf = (given: OA.SideInfoLimits | undefined): Effect.Effect<Limits, ConfigError> =>
+  Effect.gen(function*() {
+    yield* positiveInt(given?.maxStringLength, "sideInfo.maxStringLength")
+    yield* positiveInt(given?.maxListItems, "sideInfo.maxListItems")
+    yield* positiveInt(given?.maxDepth, "sideInfo.maxDepth")
+    yield* positiveInt(given?.maxRecordLength, "sideInfo.maxRecordLength")
+    return { ...defaultLimits, ...given }
+  })
+
+const steering = (objective: string | undefined, background: string | undefined, extra: string | undefined): string =>
+  [
+    objective === undefined || objective.trim() === "" ? "" : `Objective: ${objective.trim()}`,
+    background === undefined || background.trim() === "" ? "" : `Background:\n\n${background.trim()}`,
+    extra?.trim() ?? ""
+  ].filter((s) => s !== "").join("\n\n")
+
+/**
+ * The reflection options: our template unless the user gave one, and the
+ * objective and background ahead of the user's own additional instructions.
+ */
+const reflectionOf = (config: OA.Config<any, any, any, any>): ReflectionConfig => {
+  const user = config.reflection ?? {}
+  const extra = steering(config.objective, config.background, user.additionalInstructions)
+  return {
+    ...user,
+    template: user.template ?? template,
+    ...(extra === "" ? {} : { additionalInstructions: extra })
+  }
+}
+
+const toLoader = <D>(data: ReadonlyArray<D> | DataLoader.DataLoader<D>, name: string) => DataLoader.ensure(data, name)
+
+const evaluateTestSet = (
+  evaluator: Adapter.RawEvaluator,
+  options: Adapter.Options,
+  candidate: Candidate,
+  index: number,
+  ids: ReadonlyArray<string>,
+  examples: ReadonlyArray<unknown>,
+  concurrency: number,
+  fallback: number,
+  retry: OA.Config<any, any>["evaluationRetry"]
+): Effect.Effect<OA.TestScore> =>
+  Effect.forEach(examples, (example) => {
+    const one = Adapter.evaluateOne(evaluator, candidate, example, options)
+    return Effect.either(retry === undefined ? one : Effect.retry(one, retry))
+  }, { concurrency }).pipe(Effect.map((results) => {
+    const errors: Array<{ id: string; error: string }> = []
+    const scores = results.map((r, i) => {
+      if (r._tag === "Right") return r.right.score
+      errors.push({ id: ids[i]!, error: r.left.detail })
+      return fallback
+    })
+    return { candidate: index, score: mean(scores), scores, failures: errors.length, errors }
+  }))
+
+/** @internal */
+export const run = (
+  config: OA.Config<any, any, any, any>
+): Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError, unknown> =>
+  Effect.gen(function*() {
+    const {
+      background,
+      captureLogs,
+      dataset,
+      evaluationTimeout,
+      evaluator,
+      objective,
+      reflection: _reflection,
+      reflectionModel: givenModel,
+      runDir,
+      seedAttempts,
+      seedCandidate,
+      sideInfo,
+      store: givenStore,
+      testset,
+      valset,
+      ...shared
+    } = config
+    // every check comes before anything is written or called
+    yield* check(typeof evaluator === "function", "evaluator", "must be a function (candidate, example) => Effect")
+    yield* check(objective === undefined || typeof objective === "string", "objective", "must be a string")
+    yield* check(background === undefined || typeof background === "string", "background", "must be a string")
+    const seedless = seedCandidate === undefined
+    yield* check(
+      !seedless || (objective !== undefined && objective.trim() !== ""),
+      "objective",
+      "is required without a seedCandidate: the reflection model writes the first candidate from it"
+    )
+    yield* check(
+      seedless || typeof seedCandidate === "string" || (typeof seedCandidate === "object" && seedCandidate !== null),
+      "seedCandidate",
+      "must be a string or a record of named texts"
+    )
+    yield* check(dataset !== undefined || valset === undefined, "valset", "needs a dataset (generalization mode)")
+    yield* check(dataset !== undefined || testset === undefined, "testset", "needs a dataset (single-task mode has no examples)")
+    yield* positiveInt(seedAttempts, "seedAttempts")
+    const limits = yield* limitsOf(sideInfo)
+    const timeout = evaluationTimeout === undefined ? undefined : Duration.decodeUnknown(evaluationTimeout)
+    if (evaluationTimeout !== undefined) {
+      yield* check(
+        timeout !== undefined && Option.isSome(timeout) && Duration.toMillis(timeout.value) > 0,
+        "evaluationTimeout",
+        "must be a positive duration"
+      )
+    }
+    const model: LanguageModel | undefined = givenModel ?? Option.getOrUndefined(yield* Effect.serviceOption(ReflectionModel))
+    yield* check(
+      model !== undefined || (config.proposer !== undefined && !seedless),
+      "reflectionModel",
+      seedless
+        ? "a seedless start needs a reflection model: set reflectionModel or provide ReflectionModel"
+        : "set reflectionModel or proposer, or provide ReflectionModel"
+    )
+
+    const mode: OA.Mode = dataset === undefined ? "single-task" : valset === undefined ? "multi-task" : "generalization"
+    const textMode = seedless || typeof seedCandidate === "string"
+    const view = (c: Candidate): unknown => (textMode ? c[TEXT] ?? "" : c)
+
+    let malformed: string | undefined
+    const context = yield* Effect.context<never>()
+    const raw: Adapter.RawEvaluator = (candidate, example) =>
+      lift(() => (evaluator as (c: unknown, e: unknown) => unknown)(candidate, example)).pipe(Effect.provide(context))
+    const adapterOptions: Adapter.Options = {
+      view,
+      withExample: mode !== "single-task",
+      timeout: timeout === undefined ? undefined : Option.getOrUndefined(timeout),
+      captureLogs: captureLogs ?? true,
+      limits,
+      onMalformed: (detail) => {
+        malformed ??= detail
+      }
+    }
+    const adapter = Adapter.make(raw, adapterOptions)
+
+    // the store is opened here (not by the engine) so that a seedless run
+    // can resume with the seed it generated, and the seed event is logged
+    const store: RunStore<EvaluationRecord> | undefined = givenStore !== undefined
+      ? yield* givenStore
+      : runDir !== undefined
+      ? yield* RunDir.make<EvaluationRecord>(runDir, {
+        cache: config.cache === undefined || config.cache === true,
+        trackBestOutputs: config.trackBestOutputs ?? true
+      })
+      : undefined
+    const emit = (event: GepaEvent) =>
+      Effect.gen(function*() {
+        if (config.onEvent !== undefined) {
+          const out = config.onEvent(event)
+          if (Effect.isEffect(out)) yield* out
+        }
+        if (store?.onEvent !== undefined) yield* store.onEvent(event)
+      })
+
+    let seed: Candidate
+    let seedGeneration: OA.SeedGeneration | undefined
+    if (!seedless) {
+      seed = typeof seedCandidate === "string" ? { [TEXT]: seedCandidate } : (seedCandidate as Candidate)
+    } else {
+      const saved = store === undefined ? Option.none() : yield* store.load
+      if (Option.isSome(saved)) {
+        const first = saved.value.candidates[0] ?? {}
+        const names = Object.keys(first)
+        if (names.length !== 1 || names[0] !== TEXT) {
+          return yield* Effect.fail(new ResumeConflict({
+            field: "seedCandidate",
+            saved: `components [${names.join(", ")}]`,
+            requested: "a generated text seed"
+          }))
+        }
+        seed = first as Candidate
+      } else {
+        const samples = dataset === undefined
+          ? []
+          : yield* Effect.flatMap(toLoader(dataset, "dataset").ids, (ids) => toLoader(dataset, "dataset").fetch(ids.slice(0, 3)))
+        const outcome = yield* Seed.generate(model!, {
+          objective: objective!,
+          background,
+          samples,
+          limits
+        }, seedAttempts ?? 3).pipe(
+          Effect.mapError((e) =>
+            e._tag === "Unusable"
+              ? new SeedGenerationFailed({ attempts: e.rejected.length, reasons: e.rejected })
+              : new SeedGenerationFailed({ attempts: 1, reasons: [`the model call failed: ${e.message}`] })
+          )
+        )
+        seed = { [TEXT]: outcome.text }
+        seedGeneration = { attempts: outcome.attempts, rejected: outcome.rejected }
+        yield* emit(GepaEvent.SeedGenerated({ attempts: outcome.attempts, rejected: outcome.rejected, candidate: seed }))
+      }
+    }
+
+    const engineConfig: Gepa.Config<unknown, any, EvaluationRecord> & { readonly adapter: typeof adapter } = {
+      ...shared,
+      seedCandidate: seed,
+      trainset: dataset === undefined ? [undefined] : dataset,
+      ...(valset === undefined ? {} : { valset }),
+      adapter,
+      reflection: reflectionOf(config),
+      // one problem: a minibatch is that problem
+      ...(mode === "single-task" && config.minibatchSize === undefined ? { minibatchSize: 1 } : {}),
+      ...(store === undefined ? {} : { store: Effect.succeed(store) })
+    }
+    const optimized = model !== undefined
+      ? Gepa.optimize({ ...engineConfig, reflectionModel: model })
+      : Gepa.optimize({ ...engineConfig, proposer: config.proposer! })
+    const result = yield* optimized.pipe(
+      Effect.catchTag("AdapterContractError", (e) =>
+        Effect.fail(
+          malformed === undefined ? e : new AdapterContractError({ call: "evaluator", detail: `returned a malformed result: ${malformed}` })
+        ))
+    )
+
+    let test: OA.TestResult | undefined
+    if (testset !== undefined) {
+      const loader = toLoader(testset, "testset")
+      const ids = yield* loader.ids
+      yield* check(ids.length > 0, "testset", "is empty")
+      const examples = yield* loader.fetch(ids)
+      const score = (candidate: Candidate, index: number) =>
+        evaluateTestSet(raw, adapterOptions, candidate, index, ids, examples, config.maxConcurrency ?? 8, config.fallbackScore ?? 0, config.evaluationRetry)
+      const seedScore = yield* score(result.candidates[0]!, 0)
+      const bestScore = result.bestIndex === 0 ? seedScore : yield* score(result.bestCandidate, result.bestIndex)
+      if (malformed !== undefined) {
+        return yield* Effect.fail(new AdapterContractError({ call: "evaluator (test set)", detail: `returned a malformed result: ${malformed}` }))
+      }
+      test = { size: ids.length, seed: seedScore, best: bestScore, metricCalls: ids.length * (result.bestIndex === 0 ? 1 : 2) }
+    }
+
+    return {
+      ...result,
+      bestCandidate: view(result.bestCandidate),
+      bestComponents: result.bestCandidate,
+      seedCandidate: view(result.candidates[0] ?? seed),
+      mode,
+      seedGeneration,
+      test
+    }
+  }).pipe(Effect.scoped, Effect.withSpan("gepa.optimizeAnything"))

@@ -1,0 +1,199 @@
+/**
+ * Side information: turning whatever an evaluator reports (JSON values,
+ * nested records, lists, errors, class instances, cycles) into JSON-like data
+ * of bounded size, and into the reflective records the reflection model
+ * reads.
+ *
+ * @internal
+ */
+import type { ReflectiveRecord } from "../../Adapter.js"
+import type { ObjectiveScores } from "../../EvaluationBatch.js"
+
+// a key such as "__proto__" from user data must become an own field, not a prototype
+const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
+/** @internal */
+export interface Limits {
+  readonly maxStringLength: number
+  readonly maxListItems: number
+  readonly maxDepth: number
+  readonly maxRecordLength: number
+}
+
+/** @internal */
+export const defaultLimits: Limits = {
+  maxStringLength: 2_000,
+  maxListItems: 25,
+  maxDepth: 6,
+  maxRecordLength: 8_000
+}
+
+/**
+ * A JSON-like copy of `value`: plain objects and arrays are kept; errors
+ * become `{ name, message }`; maps, sets, dates, bigints, binary data and
+ * functions get a faithful plain form; repeated references inside their own
+ * ancestry become "[circular]".
+ *
+ * @internal
+ */
+export const toJsonLike = (value: unknown): unknown => {
+  const ancestors: Array<unknown> = []
+  const go = (v: unknown): unknown => {
+    if (v === null || typeof v === "string" || typeof v === "boolean") return v
+    if (typeof v === "number") return Number.isFinite(v) ? v : String(v)
+    if (typeof v === "bigint") return `${v}`
+    if (v === undefined) return null
+    if (typeof v === "function") return `[function ${v.name || "anonymous"}]`
+    if (typeof v === "symbol") return v.toString()
+    if (ancestors.includes(v)) return "[circular]"
+    if (v instanceof Date) return Number.isNaN(v.getTime()) ? "Invalid Date" : v.toISOString()
+    if (v instanceof Uint8Array || v instanceof ArrayBuffer) return `[binary data, ${v.byteLength} bytes]`
+    ancestors.push(v)
+    try {
+      if (v instanceof Error) {
+        const out: Record<string, unknown> = { name: v.name, message: v.message }
+        if (v.cause !== undefined) out["cause"] = go(v.cause)
+        return out
+      }
+      if (Array.isArray(v)) return v.map(go)
+      if (v instanceof Set) return Array.from(v, go)
+      if (v instanceof Map) {
+        const out: Record<string, unknown> = {}
+        for (const [k, x] of v) setOwn(out, typeof k === "string" ? k : JSON.stringify(go(k)), go(x))
+        return out
+      }
+      const json = (v as { toJSON?: unknown }).toJSON
+      if (typeof json === "function") return go((json as () => unknown).call(v))
+      const out: Record<string, unknown> = {}
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+        if (x !== undefined) setOwn(out, k, go(x))
+      }
+      return out
+    } finally {
+      ancestors.pop()
+    }
+  }
+  return go(value)
+}
+
+/** The marker put where characters of a long string were cut. */
+export const truncationMarker = (removed: number): string => `\n…[truncated ${removed} characters]…\n`
+
+/**
+ * `text` cut to about `max` characters: the head and the tail are kept (the
+ * end of a log or an error output is often the most telling) with an
+ * explicit marker where text was removed.
+ *
+ * @internal
+ */
+export const truncateString = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  const keep = Math.max(0, max)
+  const head = Math.ceil(keep * 2 / 3)
+  const tail = keep - head
+  return text.slice(0, head) + truncationMarker(text.length - keep) + (tail > 0 ? text.slice(text.length - tail) : "")
+}
+
+const shrink = (value: unknown, limits: Limits, depth: number): unknown => {
+  if (typeof value === "string") return truncateString(value, limits.maxStringLength)
+  if (value === null || typeof value !== "object") return value
+  if (depth >= limits.maxDepth) return truncateString(JSON.stringify(value), limits.maxStringLength)
+  if (Array.isArray(value)) {
+    if (value.length <= limits.maxListItems) return value.map((v) => shrink(v, limits, depth + 1))
+    const kept = value.slice(0, Math.max(1, limits.maxListItems - 1)).map((v) => shrink(v, limits, depth + 1))
+    return [...kept, `…[${value.length - kept.length} more items truncated]`]
+  }
+  const out: Record<string, unknown> = {}
+  const entries = Object.entries(value as Record<string, unknown>)
+  for (const [k, v] of entries.slice(0, limits.maxListItems)) setOwn(out, k, shrink(v, limits, depth + 1))
+  if (entries.length > limits.maxListItems) out["…"] = `[${entries.length - limits.maxListItems} more fields truncated]`
+  return out
+}
+
+const sizeOf = (value: unknown): number => JSON.stringify(value)?.length ?? 0
+
+/**
+ * A JSON-like `value` cut down to the limits: long strings keep their head
+ * and tail around a marker, long lists and records keep their first items
+ * and say how many were dropped, structures deeper than `maxDepth` become
+ * (truncated) JSON text. When the whole is still longer than
+ * `maxRecordLength` as JSON, the string and list limits are halved until it
+ * fits; as a last resort the JSON text itself is truncated. Nothing is
+ * dropped without a marker saying so.
+ *
+ * @internal
+ */
+export const budget = (value: unknown, limits: Limits): unknown => {
+  let current = limits
+  let out = shrink(value, current, 0)
+  while (sizeOf(out) > limits.maxRecordLength && (current.maxStringLength > 40 || current.maxListItems > 2)) {
+    current = {
+      ...current,
+      maxStringLength: Math.max(40, Math.floor(current.maxStringLength / 2)),
+      maxListItems: Math.max(2, Math.floor(current.maxListItems / 2))
+    }
+    out = shrink(value, current, 0)
+  }
+  if (sizeOf(out) > limits.maxRecordLength) {
+    return truncateString(JSON.stringify(out), Math.max(0, limits.maxRecordLength - 60))
+  }
+  return out
+}
+
+/** What one evaluation produced, as stored (the engine's output type). */
+export interface EvaluationRecord {
+  readonly score: number
+  /** the side information, JSON-like and within the limits */
+  readonly sideInfo: unknown
+  readonly scores?: ObjectiveScores | undefined
+  /** side information about single components, shown only when that component is revised */
+  readonly componentSideInfo?: Readonly<Record<string, unknown>> | undefined
+  /** what the evaluator logged through `Effect.log*`, one line per entry */
+  readonly logs: ReadonlyArray<string>
+}
+
+/** The trace of one evaluation. */
+export interface EvaluationTrace {
+  /** the example, `undefined` in single-task mode */
+  readonly example: unknown
+  readonly record: EvaluationRecord
+}
+
+const RESERVED = new Set(["Input", "Score", "Scores (higher is better)", "Logs", "Side info"])
+
+/**
+ * The reflective record of one evaluation: the input (unless single-task),
+ * the score, the objective scores, the side information (a record's fields
+ * become headings of their own; other values go under "Side info"), the
+ * side information about the component being revised (under `About
+ * "<component>"`; other components' is left out) and the captured logs.
+ *
+ * @internal
+ */
+export const reflectiveRecord = (
+  trace: EvaluationTrace,
+  options: { readonly withInput: boolean; readonly limits: Limits; readonly component?: string | undefined }
+): ReflectiveRecord => {
+  const out: Record<string, unknown> = {}
+  if (options.withInput) out["Input"] = budget(toJsonLike(trace.example), options.limits)
+  out["Score"] = trace.record.score
+  if (trace.record.scores !== undefined) out["Scores (higher is better)"] = trace.record.scores
+  const info = trace.record.sideInfo
+  if (info !== null && typeof info === "object" && !Array.isArray(info)) {
+    for (const [k, v] of Object.entries(info as Record<string, unknown>)) {
+      setOwn(out, RESERVED.has(k) || Object.prototype.hasOwnProperty.call(out, k) ? `${k} (side info)` : k, v)
+    }
+  } else if (info !== undefined && info !== null && info !== "") {
+    out["Side info"] = info
+  }
+  const own = options.component === undefined ? undefined : trace.record.componentSideInfo
+  if (own !== undefined && Object.prototype.hasOwnProperty.call(own, options.component!)) {
+    setOwn(out, `About "${options.component}"`, own[options.component!])
+  }
+  if (trace.record.logs.length > 0) {
+    out["Logs"] = truncateString(trace.record.logs.join("\n"), options.limits.maxStringLength)
+  }
+  return out
+}
