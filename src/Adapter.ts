@@ -11,7 +11,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { Candidate } from "./Candidate.js"
-import { AdapterError, type ProposalError } from "./Errors.js"
+import { AdapterError, ModelUnrecoverable, type ProposalError } from "./Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "./EvaluationBatch.js"
 
 /**
@@ -45,9 +45,14 @@ export type ReflectiveDataset = Readonly<Record<string, ReadonlyArray<Reflective
  * The adapter contract.
  *
  * - `evaluate` returns one output and one finite score per example, in
- *   order, and trajectories when `captureTraces` is set. It may fail with an
- *   `AdapterError`; the engine then scores the affected examples 0 and keeps
- *   going.
+ *   order, and trajectories when `captureTraces` is set. An example that
+ *   could not be evaluated is reported in `errors` (its score is then a
+ *   placeholder), never as a score. The call may fail with an
+ *   `AdapterError`; the engine then scores the affected examples the
+ *   fallback, records the failure and keeps going. It fails with
+ *   `ModelUnrecoverable` when a model it calls can never succeed as
+ *   configured (rejected key, unknown model, unreachable server): the run
+ *   then fails at once.
  * - `makeReflectiveDataset` builds the records for the components to update.
  * - `proposeNewTexts`, when present, replaces the reflection model.
  *
@@ -59,7 +64,7 @@ export interface Adapter<D, T = unknown, O = unknown> {
     batch: ReadonlyArray<D>,
     candidate: Candidate,
     options: EvaluateOptions
-  ) => Effect.Effect<EvaluationBatch<T, O>, AdapterError>
+  ) => Effect.Effect<EvaluationBatch<T, O>, AdapterError | ModelUnrecoverable>
   readonly makeReflectiveDataset: (
     candidate: Candidate,
     evaluation: EvaluationBatch<T, O>,
@@ -122,8 +127,10 @@ export interface ExampleTrace<D, T, O> {
   readonly trajectory?: T | undefined
 }
 
-const toAdapterError = (call: string) => (cause: unknown): AdapterError =>
-  cause instanceof AdapterError
+// an unrecoverable model failure passes through: it must stop the run, not
+// become one more failed example
+const toAdapterError = (call: string) => (cause: unknown): AdapterError | ModelUnrecoverable =>
+  cause instanceof AdapterError || cause instanceof ModelUnrecoverable
     ? cause
     : new AdapterError({ call, detail: cause instanceof Error ? cause.message : String(cause), cause })
 

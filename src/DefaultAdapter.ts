@@ -4,19 +4,23 @@
  * system message; each example gives the user message; a `Metric` scores
  * the model's answer.
  *
- * A failed task-model call (or metric) scores its example 0, with feedback
- * saying what failed, instead of failing the batch: the other examples'
- * results survive, and the reflection model sees the failure.
+ * A failed task-model call or metric is an evaluation failure, never a
+ * score: the example is reported in the batch's `errors` (the engine scores
+ * it the run's fallback, records the failure and never caches it), the
+ * other examples' results survive, and the reflection model sees the
+ * failure. A task-model failure no retry can fix (rejected key, unknown
+ * model, invalid request, unreachable server) fails the call with
+ * `ModelUnrecoverable`, which stops the run.
  *
  * @since 0.1.0
  */
-import { Cause, Effect, Layer } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
 import type { Adapter, ReflectiveRecord } from "./Adapter.js"
 import { tag as adapterTag } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
-import { AdapterError, ConfigError } from "./Errors.js"
+import { AdapterError, ConfigError, type ModelUnrecoverable } from "./Errors.js"
 import type { Completion, LanguageModel } from "./LanguageModel.js"
-import { TaskModel } from "./LanguageModel.js"
+import { TaskModel, unrecoverable } from "./LanguageModel.js"
 import { type Metric, run as runMetric } from "./Metric.js"
 
 /**
@@ -56,10 +60,14 @@ export interface Trajectory<D> {
   readonly input: string
   /** the model's answer, empty when the call failed */
   readonly output: string
+  /** the metric's score; 0 as a placeholder when `error` is set */
   readonly score: number
   readonly feedback?: string | undefined
   readonly completion?: Completion | undefined
-  /** set when the model call or the metric failed */
+  /**
+   * set when the model call or the metric failed: the example is then an
+   * evaluation failure (reported in the batch's `errors`), not a score
+   */
   readonly error?: string | undefined
 }
 
@@ -99,7 +107,7 @@ export const make = <D, E = never>(
     }
     const { model, metric } = options
 
-    const runOne = (systemPrompt: string, example: D): Effect.Effect<Trajectory<D>> =>
+    const runOne = (systemPrompt: string, example: D): Effect.Effect<Trajectory<D>, ModelUnrecoverable> =>
       Effect.gen(function*() {
         const input = options.input(example)
         const answer = yield* Effect.exit(
@@ -107,6 +115,8 @@ export const make = <D, E = never>(
         )
         if (answer._tag === "Failure") {
           if (Cause.isInterruptedOnly(answer.cause)) return yield* Effect.interrupt
+          const fatal = Option.flatMap(Cause.failureOption(answer.cause), (e) => unrecoverable(e, "task"))
+          if (Option.isSome(fatal)) return yield* Effect.fail(fatal.value)
           const error = describeFailure(answer.cause)
           return {
             example,
@@ -121,7 +131,7 @@ export const make = <D, E = never>(
         const scored = yield* Effect.exit(runMetric(metric, example, completion.text))
         if (scored._tag === "Failure") {
           if (Cause.isInterruptedOnly(scored.cause)) return yield* Effect.interrupt
-          const error = describeFailure(scored.cause)
+          const error = `the metric failed: ${describeFailure(scored.cause)}`
           return {
             example,
             input,
@@ -133,16 +143,20 @@ export const make = <D, E = never>(
           }
         }
         const { feedback, score } = scored.value
-        return {
-          example,
-          input,
-          output: completion.text,
-          // an unusable score would break the engine's bookkeeping; 0 is the
-          // honest value for "could not tell"
-          score: Number.isFinite(score) ? score : 0,
-          feedback: Number.isFinite(score) ? feedback : `The metric returned a non-finite score (${score}).`,
-          completion
+        if (!Number.isFinite(score)) {
+          // an unusable score is a metric failure, not a result
+          const error = `the metric returned a non-finite score (${score})`
+          return {
+            example,
+            input,
+            output: completion.text,
+            score: 0,
+            feedback: `The output could not be scored: ${error}`,
+            completion,
+            error
+          }
         }
+        return { example, input, output: completion.text, score, feedback, completion }
       })
 
     const adapter: Adapter<D, Trajectory<D>, string> = {
@@ -167,7 +181,8 @@ export const make = <D, E = never>(
           return {
             outputs: trajectories.map((t) => t.output),
             scores: trajectories.map((t) => t.score),
-            trajectories: captureTraces ? trajectories : undefined
+            trajectories: captureTraces ? trajectories : undefined,
+            ...(trajectories.some((t) => t.error !== undefined) ? { errors: trajectories.map((t) => t.error) } : {})
           }
         }),
       makeReflectiveDataset: (_candidate, evaluation, components) =>

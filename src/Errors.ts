@@ -174,3 +174,89 @@ export class ResumeConflict extends Schema.TaggedError<ResumeConflict>()("Resume
       `Use a new run directory, or the saved configuration.`
   }
 }
+
+/**
+ * Which model of a run failed: the task model (called by the adapter) or the
+ * reflection model (which proposes new texts).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const ModelRole = Schema.Literal("task", "reflection")
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type ModelRole = typeof ModelRole.Type
+
+/**
+ * Why a model call can never succeed as configured.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const UnrecoverableReason = Schema.Literal(
+  "authentication",
+  "permission",
+  "model-not-found",
+  "bad-request",
+  "connection-refused",
+  "host-not-found"
+)
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type UnrecoverableReason = typeof UnrecoverableReason.Type
+
+const oneLine = (text: string, max: number): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat
+}
+
+/**
+ * A model failure no retry can fix: the key was rejected (HTTP 401/403), the
+ * model does not exist (404), the request is invalid (400/422), or the
+ * server cannot be reached at all (connection refused or unknown host, after
+ * the retries). The run fails at once with it: going on would only spend the
+ * budget on failures. Fix the cause and resume the run.
+ *
+ * The message is one line naming the model's role, its name, the server's
+ * `host:port` and the HTTP status, e.g. `the reflection model "gpt-4.1" at
+ * 127.0.0.1:4010 rejected the API key (HTTP 401)`. `detail` holds the
+ * server's own words, with secrets scrubbed.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ModelUnrecoverable extends Schema.TaggedError<ModelUnrecoverable>()("ModelUnrecoverable", {
+  role: ModelRole,
+  model: Schema.String,
+  reason: UnrecoverableReason,
+  endpoint: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.Number),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    const where = this.endpoint === undefined ? "" : ` at ${this.endpoint}`
+    const http = this.status === undefined ? "" : ` (HTTP ${this.status})`
+    const subject = `the ${this.role} model "${this.model}"${where}`
+    const detail = oneLine(this.detail, 200)
+    switch (this.reason) {
+      case "authentication":
+        return `${subject} rejected the API key${http}`
+      case "permission":
+        return `${subject} denied access with this API key${http}${detail === "" ? "" : `: ${detail}`}`
+      case "model-not-found":
+        return `${subject} does not exist${http}; check the model name and the base URL`
+      case "bad-request":
+        return `${subject} rejected the request as invalid${http}${detail === "" ? "" : `: ${detail}`}`
+      case "connection-refused":
+        return `${subject} is unreachable: connection refused`
+      case "host-not-found":
+        return `${subject} is unreachable: host not found`
+    }
+  }
+}

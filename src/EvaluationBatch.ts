@@ -32,6 +32,14 @@ export interface EvaluationBatch<Trajectory, Output> {
   readonly scores: ReadonlyArray<number>
   readonly trajectories?: ReadonlyArray<Trajectory> | undefined
   readonly objectiveScores?: ReadonlyArray<ObjectiveScores> | undefined
+  /**
+   * per example, why it could not be evaluated (a failed model call, a
+   * failing metric), `undefined` where it was. A failed example is an
+   * evaluation failure, never a result: the engine scores it the run's
+   * `fallbackScore`, records the error and never caches it; its score and
+   * output here are placeholders. Since 0.2.0.
+   */
+  readonly errors?: ReadonlyArray<string | undefined> | undefined
 }
 
 /**
@@ -49,7 +57,8 @@ export const schema = <TA, TI, OA, OI>(
     outputs: Schema.Array(output),
     scores: Schema.Array(Schema.Number),
     trajectories: Schema.optional(Schema.Union(Schema.Array(trajectory), Schema.Undefined)),
-    objectiveScores: Schema.optional(Schema.Union(Schema.Array(ObjectiveScores), Schema.Undefined))
+    objectiveScores: Schema.optional(Schema.Union(Schema.Array(ObjectiveScores), Schema.Undefined)),
+    errors: Schema.optional(Schema.Union(Schema.Array(Schema.Union(Schema.String, Schema.Undefined)), Schema.Undefined))
   })
 
 /**

@@ -23,6 +23,7 @@ import type {
   ConfigError,
   EvaluationTimeout,
   MissingObjectiveScores,
+  ModelUnrecoverable,
   PersistenceError,
   ProposalsFailed,
   ResumeConflict
@@ -177,7 +178,10 @@ export interface OptimizeResult<O> extends GepaResult {
 }
 
 /**
- * Every way `optimize` can fail.
+ * Every way `optimize` can fail. `ModelUnrecoverable` (since 0.2.0): the
+ * task or reflection model can never succeed as configured (rejected key,
+ * unknown model, invalid request, unreachable server); the run stops at once
+ * and, with a run directory, can be resumed after the fix.
  *
  * @since 0.1.0
  * @category errors
@@ -191,6 +195,7 @@ export type OptimizeError =
   | DataLoaderError
   | PersistenceError
   | ResumeConflict
+  | ModelUnrecoverable
 
 /**
  * The composition root's choice of persistence: the caller's store, a run

@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Ref, Schema } from "effect"
+import { ModelUnrecoverable, type ModelRole } from "./Errors.js"
 
 /**
  * @since 0.1.0
@@ -56,6 +57,8 @@ export interface Completion {
   readonly model?: string | undefined
 }
 
+const at = (endpoint: string | undefined): string => (endpoint === undefined ? "" : ` at ${endpoint}`)
+
 /**
  * The API key was rejected (HTTP 401/403). Not retried.
  *
@@ -65,10 +68,12 @@ export interface Completion {
 export class LlmAuthenticationError extends Schema.TaggedError<LlmAuthenticationError>()("LlmAuthenticationError", {
   model: Schema.String,
   status: Schema.Number,
-  detail: Schema.String
+  detail: Schema.String,
+  /** `host:port` of the server, when known (since 0.2.0) */
+  endpoint: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Authentication failed for model "${this.model}" (HTTP ${this.status}): ${this.detail}`
+    return `Authentication failed for model "${this.model}"${at(this.endpoint)} (HTTP ${this.status}): ${this.detail}`
   }
 }
 
@@ -81,10 +86,14 @@ export class LlmAuthenticationError extends Schema.TaggedError<LlmAuthentication
 export class LlmBadRequest extends Schema.TaggedError<LlmBadRequest>()("LlmBadRequest", {
   model: Schema.String,
   status: Schema.Number,
-  detail: Schema.String
+  detail: Schema.String,
+  /** `host:port` of the server, when known (since 0.2.0) */
+  endpoint: Schema.optional(Schema.String),
+  /** the server's error code, e.g. "context_length_exceeded" (since 0.2.0) */
+  code: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Bad request to model "${this.model}" (HTTP ${this.status}): ${this.detail}`
+    return `Bad request to model "${this.model}"${at(this.endpoint)} (HTTP ${this.status}): ${this.detail}`
   }
 }
 
@@ -96,10 +105,12 @@ export class LlmBadRequest extends Schema.TaggedError<LlmBadRequest>()("LlmBadRe
  */
 export class LlmModelNotFound extends Schema.TaggedError<LlmModelNotFound>()("LlmModelNotFound", {
   model: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  /** `host:port` of the server, when known (since 0.2.0) */
+  endpoint: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Model "${this.model}" not found: ${this.detail}`
+    return `Model "${this.model}" not found${at(this.endpoint)}: ${this.detail}`
   }
 }
 
@@ -112,10 +123,12 @@ export class LlmModelNotFound extends Schema.TaggedError<LlmModelNotFound>()("Ll
 export class LlmRateLimited extends Schema.TaggedError<LlmRateLimited>()("LlmRateLimited", {
   model: Schema.String,
   retryAfterMillis: Schema.optional(Schema.Number),
-  detail: Schema.String
+  detail: Schema.String,
+  /** `host:port` of the server, when known (since 0.2.0) */
+  endpoint: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Rate limited by model "${this.model}": ${this.detail}`
+    return `Rate limited by model "${this.model}"${at(this.endpoint)}: ${this.detail}`
   }
 }
 
@@ -127,15 +140,18 @@ export class LlmRateLimited extends Schema.TaggedError<LlmRateLimited>()("LlmRat
  */
 export class LlmTimeout extends Schema.TaggedError<LlmTimeout>()("LlmTimeout", {
   model: Schema.String,
-  millis: Schema.Number
+  millis: Schema.Number,
+  /** `host:port` of the server, when known (since 0.2.0) */
+  endpoint: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Model "${this.model}" did not answer within ${this.millis} ms`
+    return `Model "${this.model}"${at(this.endpoint)} did not answer within ${this.millis} ms`
   }
 }
 
 /**
- * The connection failed, or the server kept answering 5xx.
+ * The connection failed, or the server kept answering 5xx. `code` is the
+ * system error code of a connection failure (e.g. "ECONNREFUSED").
  *
  * @since 0.1.0
  * @category errors
@@ -143,10 +159,16 @@ export class LlmTimeout extends Schema.TaggedError<LlmTimeout>()("LlmTimeout", {
 export class LlmTransportError extends Schema.TaggedError<LlmTransportError>()("LlmTransportError", {
   model: Schema.String,
   status: Schema.optional(Schema.Number),
-  detail: Schema.String
+  detail: Schema.String,
+  /** `host:port` of the server, when known (since 0.2.0) */
+  endpoint: Schema.optional(Schema.String),
+  /** system error code of a connection failure, e.g. "ECONNREFUSED" (since 0.2.0) */
+  code: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Transport error calling model "${this.model}"${this.status === undefined ? "" : ` (HTTP ${this.status})`}: ${this.detail}`
+    return `Transport error calling model "${this.model}"${at(this.endpoint)}${
+      this.status === undefined ? "" : ` (HTTP ${this.status})`
+    }: ${this.detail}`
   }
 }
 
@@ -158,10 +180,12 @@ export class LlmTransportError extends Schema.TaggedError<LlmTransportError>()("
  */
 export class LlmResponseError extends Schema.TaggedError<LlmResponseError>()("LlmResponseError", {
   model: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  /** `host:port` of the server, when known (since 0.2.0) */
+  endpoint: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Malformed response from model "${this.model}": ${this.detail}`
+    return `Malformed response from model "${this.model}"${at(this.endpoint)}: ${this.detail}`
   }
 }
 
@@ -277,3 +301,128 @@ export const reflectionLayer = (model: LanguageModel): Layer.Layer<ReflectionMod
  * @category layers
  */
 export const taskLayer = (model: LanguageModel): Layer.Layer<TaskModel> => Layer.succeed(TaskModel, model)
+
+/**
+ * The shortest secret that is scrubbed: shorter values are placeholders
+ * ("unused", "x") for servers without authentication, and replacing them
+ * would mangle every message.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const minScrubbedSecretLength = 4
+
+/**
+ * The one scrub of the model layer: a function that replaces every
+ * occurrence of the secrets in a text with `[redacted]`, in the forms a
+ * server may echo them (as is, JSON-escaped, URL-encoded). Model layers
+ * apply it to every text they hand out: completions, error details, logs.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const scrubber = (...secrets: ReadonlyArray<Redacted.Redacted<string>>): (text: string) => string => {
+  const forms = new Set<string>()
+  for (const secret of secrets) {
+    const value = Redacted.value(secret)
+    if (typeof value !== "string" || value.length < minScrubbedSecretLength) continue
+    forms.add(value)
+    forms.add(JSON.stringify(value).slice(1, -1))
+    forms.add(encodeURIComponent(value))
+  }
+  // longest first, so a form containing another is replaced whole
+  const ordered = Array.from(forms).sort((a, b) => b.length - a.length)
+  const present = (text: string) => ordered.some((form) => text.includes(form))
+  return (text) => {
+    let out = text
+    // a replacement can, in contrived cases, form the secret again with its
+    // neighbours; a few passes settle real texts, the last resort hides all
+    for (let pass = 0; pass < 3 && present(out); pass++) {
+      for (const form of ordered) if (out.includes(form)) out = out.split(form).join("[redacted]")
+    }
+    return present(out) ? "[redacted: the text held a secret]" : out
+  }
+}
+
+// 400s that concern one input only (too long, filtered): the next input may
+// pass, so they fail the example, not the run
+const PER_INPUT_CODES: ReadonlySet<string> = new Set([
+  "context_length_exceeded",
+  "string_above_max_length",
+  "content_policy_violation",
+  "content_filter",
+  "invalid_prompt"
+])
+const PER_INPUT_TEXT = /context length|context window|maximum context|too many tokens|too long|content (?:policy|filter|management)/i
+
+const isLlmError = (u: unknown): u is LlmError =>
+  typeof u === "object" && u !== null && "_tag" in u &&
+  (u instanceof LlmAuthenticationError || u instanceof LlmBadRequest || u instanceof LlmModelNotFound ||
+    u instanceof LlmRateLimited || u instanceof LlmTimeout || u instanceof LlmTransportError ||
+    u instanceof LlmResponseError)
+
+/**
+ * The failure as a `ModelUnrecoverable` of `role` when no retry can fix it,
+ * `None` when it is transient or concerns one input only:
+ *
+ * - HTTP 401 (`authentication`) and 403 (`permission`);
+ * - HTTP 404 (`model-not-found`);
+ * - HTTP 400/422 (`bad-request`), except those that concern one input only
+ *   (context length exceeded, content filtered), which fail that example;
+ * - a connection refused (`connection-refused`) or a host name that does
+ *   not resolve (`host-not-found`), as reported after the retries.
+ *
+ * Rate limits, timeouts, 5xx, resets and malformed bodies are transient.
+ * A `ModelUnrecoverable` given in is returned as it is.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const unrecoverable = (error: unknown, role: ModelRole): Option.Option<ModelUnrecoverable> => {
+  if (error instanceof ModelUnrecoverable) return Option.some(error)
+  if (!isLlmError(error)) return Option.none()
+  const base = {
+    role,
+    model: error.model,
+    ...(error.endpoint === undefined ? {} : { endpoint: error.endpoint })
+  }
+  switch (error._tag) {
+    case "LlmAuthenticationError":
+      return Option.some(
+        new ModelUnrecoverable({
+          ...base,
+          reason: error.status === 403 ? "permission" : "authentication",
+          status: error.status,
+          detail: error.detail
+        })
+      )
+    case "LlmModelNotFound":
+      return Option.some(new ModelUnrecoverable({ ...base, reason: "model-not-found", status: 404, detail: error.detail }))
+    case "LlmBadRequest": {
+      if (error.code !== undefined && PER_INPUT_CODES.has(error.code)) return Option.none()
+      if (PER_INPUT_TEXT.test(error.detail)) return Option.none()
+      return Option.some(
+        new ModelUnrecoverable({ ...base, reason: "bad-request", status: error.status, detail: error.detail })
+      )
+    }
+    case "LlmTransportError":
+      if (error.status !== undefined) return Option.none()
+      if (error.code === "ECONNREFUSED") {
+        return Option.some(new ModelUnrecoverable({ ...base, reason: "connection-refused", detail: error.detail }))
+      }
+      if (error.code === "ENOTFOUND") {
+        return Option.some(new ModelUnrecoverable({ ...base, reason: "host-not-found", detail: error.detail }))
+      }
+      return Option.none()
+    default:
+      return Option.none()
+  }
+}
+
+/**
+ * Whether no retry can fix the failure (see `unrecoverable`).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const isUnrecoverable = (error: unknown): boolean => Option.isSome(unrecoverable(error, "task"))

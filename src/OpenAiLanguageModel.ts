@@ -9,34 +9,31 @@
  * and an optional rate limit shared by every caller of one instance.
  * Interrupting the calling fiber aborts the HTTP request.
  *
- * The API key is held as a `Redacted` value and scrubbed from every error
- * detail, so it never shows in errors, logs or serialized values.
+ * The API key is held as a `Redacted` value. One scrub (see
+ * `LanguageModel.scrubber`) removes it, and the values of secret-looking
+ * `headers`, from every text the layer hands out: error details, answers,
+ * logs. Every error detail is one line, and carries the server's
+ * `host:port` (`endpoint`), so that `LanguageModel.unrecoverable` can name
+ * it when no retry can fix the failure.
  *
  * @since 0.1.0
  */
-import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schedule, SynchronizedRef } from "effect"
 import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
+import * as wire from "./internal/openaiWire.js"
 import {
   type Completion,
-  type FinishReason,
   type LanguageModel,
-  LlmAuthenticationError,
-  LlmBadRequest,
   type LlmError,
-  LlmModelNotFound,
-  LlmRateLimited,
-  LlmResponseError,
   LlmTimeout,
-  LlmTransportError,
   messages as promptMessages,
   type Prompt,
   ReflectionModel,
-  TaskModel,
-  type Usage
+  scrubber,
+  TaskModel
 } from "./LanguageModel.js"
-import { makeRateLimiter, parseRetryAfter, retrySchedule } from "./internal/modelCall.js"
 
 /**
  * Prices per million tokens, used to fill `Completion.cost`.
@@ -91,7 +88,12 @@ export interface Options {
   readonly extraBody?: Readonly<Record<string, unknown>> | undefined
   /** extra HTTP headers sent with every request */
   readonly headers?: Readonly<Record<string, string>> | undefined
-  /** per attempt; default 120 seconds */
+  /**
+   * the longest one request may take (per attempt; retries get their own);
+   * default 60 seconds. On expiry the HTTP request is aborted and the
+   * attempt counts as a transient failure (`LlmTimeout`), which is retried.
+   * Raise it for slow reasoning models.
+   */
   readonly timeout?: Duration.DurationInput | undefined
   /** retries after the first attempt; default 4 */
   readonly maxRetries?: number | undefined
@@ -130,7 +132,7 @@ export interface EnvOptions extends Omit<Options, "apiKey" | "baseURL"> {
  */
 export const defaults = {
   baseURL: "https://api.openai.com/v1",
-  timeoutMillis: 120_000,
+  timeoutMillis: 60_000,
   maxRetries: 4,
   retryBaseDelayMillis: 1_000,
   maxRetryDelayMillis: 60_000,
@@ -187,6 +189,11 @@ const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
     const url = URL.canParse(baseURL) ? new URL(baseURL) : undefined
     if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
       return yield* invalid("baseURL", `not an http(s) URL: ${baseURL}`)
+    }
+    if (url.username !== "" || url.password !== "") {
+      // fetch refuses such URLs on every request, and the message would
+      // carry the password; the detail names neither
+      return yield* invalid("baseURL", "must not hold credentials (user:password@); pass the key as apiKey")
     }
     const { temperature, maxOutputTokens } = options
     if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0 && temperature <= 2)) {
@@ -270,170 +277,44 @@ const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
  * @since 0.1.0
  * @category utils
  */
-export const retryAfterMillis = (
+export const retryAfterMillis: (
   headers: { readonly get: (name: string) => string | null } | undefined,
   nowMillis: number
-): Option.Option<number> =>
-  headers === undefined ? Option.none() : parseRetryAfter((name) => headers.get(name), nowMillis)
+) => Option.Option<number> = wire.retryAfterMillis
 
-/** An attempt's failure, before retries are decided. */
-interface AttemptFailure {
-  readonly error: LlmError
-  readonly retryable: boolean
-  readonly retryAfterMillis?: number | undefined
-}
-
-const MAX_DETAIL = 1_000
-
-const errorBodyMessage = (body: unknown): string | undefined => {
-  if (typeof body !== "object" || body === null) return undefined
-  const inner = (body as { readonly error?: unknown }).error
-  const source = typeof inner === "object" && inner !== null ? inner : body
-  const message = (source as { readonly message?: unknown }).message
-  return typeof message === "string" ? message : undefined
-}
-
-const classify = (
-  model: string,
-  scrub: (text: string) => string,
-  timeoutMillis: number,
-  cause: unknown,
-  nowMillis: number
-): AttemptFailure => {
-  const detailOf = (text: string) => {
-    const clean = scrub(text)
-    return clean.length > MAX_DETAIL ? `${clean.slice(0, MAX_DETAIL)}…` : clean
-  }
-  // order matters: the timeout and abort errors are subclasses of the
-  // connection error, which is a subclass of APIError
-  if (cause instanceof OpenAI.APIConnectionTimeoutError) {
-    return { error: new LlmTimeout({ model, millis: timeoutMillis }), retryable: true }
-  }
-  if (cause instanceof OpenAI.APIUserAbortError) {
-    return { error: new LlmTransportError({ model, detail: "request aborted" }), retryable: false }
-  }
-  if (cause instanceof OpenAI.APIConnectionError) {
-    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : ""
-    return { error: new LlmTransportError({ model, detail: detailOf(`${cause.message}${inner}`) }), retryable: true }
-  }
-  if (cause instanceof OpenAI.APIError) {
-    const status = typeof cause.status === "number" ? cause.status : undefined
-    // the SDK's own message prefixes the status; the server's message alone reads better
-    const detail = detailOf(errorBodyMessage(cause.error) ?? cause.message)
-    if (status === undefined) return { error: new LlmTransportError({ model, detail }), retryable: true }
-    if (status === 401 || status === 403) {
-      return { error: new LlmAuthenticationError({ model, status, detail }), retryable: false }
-    }
-    if (status === 404) return { error: new LlmModelNotFound({ model, detail }), retryable: false }
-    if (status === 429) {
-      const after = Option.getOrUndefined(retryAfterMillis(cause.headers, nowMillis))
-      return {
-        error: new LlmRateLimited({ model, detail, ...(after === undefined ? {} : { retryAfterMillis: after }) }),
-        retryable: true,
-        retryAfterMillis: after
-      }
-    }
-    if (status === 408 || status === 409 || status >= 500) {
-      return {
-        error: new LlmTransportError({ model, status, detail }),
-        retryable: true,
-        retryAfterMillis: Option.getOrUndefined(retryAfterMillis(cause.headers, nowMillis))
-      }
-    }
-    return { error: new LlmBadRequest({ model, status, detail }), retryable: false }
-  }
-  if (cause instanceof SyntaxError) {
-    return {
-      error: new LlmResponseError({ model, detail: detailOf(`response body is not valid JSON: ${cause.message}`) }),
-      retryable: false
-    }
-  }
-  const text = cause instanceof Error ? cause.message : String(cause)
-  return { error: new LlmTransportError({ model, detail: detailOf(text) }), retryable: false }
-}
-
-const ChatResponse = Schema.Struct({
-  model: Schema.optional(Schema.NullOr(Schema.String)),
-  choices: Schema.NonEmptyArray(
-    Schema.Struct({
-      message: Schema.Struct({
-        content: Schema.optional(Schema.NullOr(Schema.String)),
-        refusal: Schema.optional(Schema.NullOr(Schema.String))
-      }),
-      finish_reason: Schema.optional(Schema.NullOr(Schema.String))
-    })
-  ),
-  // read leniently: a server with odd usage accounting still answers
-  usage: Schema.optional(Schema.Unknown)
-})
-
-const finishReasonOf = (raw: string | null | undefined): FinishReason => {
-  switch (raw) {
-    case "stop":
-    case "length":
-    case "content_filter":
-    case "tool_calls":
-      return raw
-    case "function_call":
-      return "tool_calls"
-    default:
-      return "other"
-  }
-}
-
-const usageOf = (raw: unknown): Usage | undefined => {
-  if (typeof raw !== "object" || raw === null) return undefined
-  const { completion_tokens, prompt_tokens } = raw as {
-    readonly prompt_tokens?: unknown
-    readonly completion_tokens?: unknown
-  }
-  return typeof prompt_tokens === "number" && typeof completion_tokens === "number"
-    ? { inputTokens: prompt_tokens, outputTokens: completion_tokens }
-    : undefined
-}
-
-const toCompletion = (
-  model: string,
-  price: Price | undefined,
-  body: unknown
-): Effect.Effect<Completion, AttemptFailure> => {
-  const decoded = Schema.decodeUnknownEither(ChatResponse)(body)
-  if (decoded._tag === "Left") {
-    const serverMessage = errorBodyMessage(body)
-    const detail = typeof body === "string"
-      ? `expected a JSON completion, got text: ${body.slice(0, 200)}`
-      : serverMessage !== undefined
-      ? `no completion in the response; the server says: ${serverMessage.slice(0, MAX_DETAIL)}`
-      : `not a chat completion: ${decoded.left.message.slice(0, MAX_DETAIL)}`
-    return Effect.fail({ error: new LlmResponseError({ model, detail }), retryable: false })
-  }
-  const response = decoded.right
-  const choice = response.choices[0]
-  const text = choice.message.content ?? ""
-  const refused = text === "" && typeof choice.message.refusal === "string" && choice.message.refusal !== ""
-  const usage = usageOf(response.usage)
-  const cost = usage !== undefined && price !== undefined
-    ? (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) / 1_000_000
-    : undefined
-  return Effect.succeed({
-    text,
-    finishReason: refused ? "content_filter" : finishReasonOf(choice.finish_reason),
-    usage,
-    cost,
-    model: response.model ?? model
-  })
-}
+/**
+ * A sliding-window limiter: each acquisition reserves the earliest start
+ * time that keeps at most `requests` starts in any `intervalMillis` window,
+ * then sleeps until it. Reservations are handed out in order, so the window
+ * holds even when many fibers wait at once.
+ */
+const makeRateLimiter = (
+  requests: number,
+  intervalMillis: number
+): Effect.Effect<Effect.Effect<void>> =>
+  Effect.map(SynchronizedRef.make<ReadonlyArray<number>>([]), (ref) =>
+    Effect.flatMap(
+      SynchronizedRef.modifyEffect(ref, (starts) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const recent = starts.filter((t) => t > now - intervalMillis)
+          const slot = recent.length < requests ? now : recent[recent.length - requests]! + intervalMillis
+          return [slot - now, [...recent, slot]] as const
+        })),
+      (wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)
+    ))
 
 /**
  * A chat-completions model. Fails with a `ConfigError` naming the field
  * when an option is invalid.
  *
- * Each call is one request of up to `timeout`, retried up to `maxRetries`
- * times on HTTP 408/409/429/5xx, connection errors and timeouts, with
- * exponential backoff (base `retryBaseDelay`, doubling, capped at
- * `maxRetryDelay`, jittered between half and all of it) or the server's
- * `Retry-After`. HTTP 400/401/403/404/422 and malformed bodies fail at
- * once. Backoff jitter uses `Math.random`, never the Effect `Random`
+ * Each call is one request of up to `timeout` (aborted on expiry),
+ * retried up to `maxRetries` times on HTTP 408/409/429/5xx, connection
+ * errors (refused, reset before the headers or in the middle of the body)
+ * and timeouts, with exponential backoff (base `retryBaseDelay`, doubling,
+ * capped at `maxRetryDelay`, jittered between half and all of it) or the
+ * server's `Retry-After`. HTTP 400/401/403/404/422 and malformed bodies
+ * fail at once; an error body sent with HTTP 200 that carries a status is
+ * read as that status. Backoff jitter uses `Math.random`, never the Effect `Random`
  * service, so model calls leave the optimizer's seeded stream untouched.
  *
  * @since 0.1.0
@@ -443,15 +324,28 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
   Effect.gen(function*() {
     const config = yield* resolve(options)
     const key = Redacted.value(config.apiKey)
-    // servers sometimes echo the key in their error messages; very short
-    // keys (placeholders for servers without auth) are left alone, as
-    // replacing them would mangle every message
-    const scrub = (text: string) => (key.length >= 4 ? text.split(key).join("[redacted]") : text)
+    // servers sometimes echo the key (in error messages, even in answers);
+    // every text this layer hands out goes through this one scrub
+    const url = new URL(config.baseURL)
+    const scrub = scrubber(
+      config.apiKey,
+      // credentials some servers take in their own header (Azure's "api-key")
+      ...Object.entries(options.headers ?? {}).flatMap(([name, value]) =>
+        /auth|key|token|secret|cookie/i.test(name) ? [Redacted.make(value.replace(/^(Bearer|Basic)\s+/i, ""))] : []
+      )
+    )
+    const ctx: wire.Context = {
+      model: config.model,
+      endpoint: `${url.hostname}:${url.port === "" ? (url.protocol === "https:" ? "443" : "80") : url.port}`,
+      timeoutMillis: config.timeoutMillis,
+      scrub
+    }
     const client = new OpenAI({
       apiKey: key,
       baseURL: config.baseURL,
       maxRetries: 0,
-      // Effect enforces the timeout; the SDK's is only a backstop
+      // Effect enforces the timeout (and aborts the request); the SDK's own
+      // is only a backstop
       timeout: config.timeoutMillis + 5_000,
       logLevel: "off",
       ...(options.headers === undefined ? {} : { defaultHeaders: { ...options.headers } })
@@ -462,7 +356,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
       : yield* makeRateLimiter(config.rateLimit.requests, config.rateLimit.intervalMillis)
     const { model, timeoutMillis } = config
 
-    const attempt = (prompt: Prompt): Effect.Effect<Completion, AttemptFailure> => {
+    const attempt = (prompt: Prompt): Effect.Effect<Completion, wire.AttemptFailure> => {
       const request = Object.assign(
         {},
         config.body,
@@ -471,27 +365,61 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
       const call = Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.tryPromise({
           // the signal aborts the HTTP request when the fiber is interrupted
-          // (including by the timeout below)
+          // (including by the timeout below); the body is read inside, so a
+          // connection that breaks mid-body is classified here too
           try: (signal) => client.chat.completions.create(request, { signal }).then((r): unknown => r),
-          catch: (cause) => classify(model, scrub, timeoutMillis, cause, now)
+          catch: (cause) => wire.classify(ctx, cause, now)
         })).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMillis),
-            onTimeout: (): AttemptFailure => ({ error: new LlmTimeout({ model, millis: timeoutMillis }), retryable: true })
+            onTimeout: (): wire.AttemptFailure => ({
+              error: new LlmTimeout({ model, endpoint: ctx.endpoint, millis: timeoutMillis }),
+              retryable: true
+            })
           }),
-          Effect.flatMap((body) => toCompletion(model, options.price, body))
+          Effect.flatMap((body) => wire.toCompletion(ctx, options.price, body))
         )
       // the slot is taken under the permit so that requests start right
       // after their reserved slot, which keeps the rate window exact
       return semaphore.withPermits(1)(Effect.zipRight(awaitSlot, call))
     }
 
-    // retries of transient failures only, with backoff and jitter or the
-    // server's Retry-After (see internal/modelCall.ts)
-    const schedule = retrySchedule(config, model)
+    // the server's Retry-After, else exponential backoff jittered between
+    // half and all of it; the jitter uses Math.random, never the Effect
+    // Random service, so model calls leave the optimizer's seeded stream
+    // untouched
+    const waitBefore = (retries: number, failure: wire.AttemptFailure): number => {
+      if (failure.retryAfterMillis !== undefined) return failure.retryAfterMillis
+      const full = Math.min(config.maxRetryDelayMillis, config.retryBaseDelayMillis * 2 ** retries)
+      return full / 2 + Math.random() * (full / 2)
+    }
+
+    // the retry policy as a Schedule over the attempts' failures: the
+    // output carries the failure, the retries so far and the chosen wait
+    const retryPolicy = Schedule.identity<wire.AttemptFailure>().pipe(
+      Schedule.intersect(Schedule.count),
+      // a Retry-After beyond the longest wait ends the retries at once
+      Schedule.whileOutput(([failure, retries]) =>
+        failure.retryable && retries < config.maxRetries &&
+        (failure.retryAfterMillis === undefined || failure.retryAfterMillis <= config.maxRetryDelayMillis)
+      ),
+      Schedule.map(([failure, retries]) => ({ failure, retries, delayMillis: waitBefore(retries, failure) })),
+      Schedule.addDelay(({ delayMillis }) => Duration.millis(delayMillis)),
+      Schedule.tapOutput(({ delayMillis, failure, retries }) =>
+        Effect.logDebug("retrying model call").pipe(
+          Effect.annotateLogs({
+            model,
+            error: failure.error.message,
+            retry: retries + 1,
+            maxRetries: config.maxRetries,
+            delayMillis: Math.round(delayMillis)
+          })
+        )
+      )
+    )
 
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
-      Effect.retry(attempt(prompt), schedule).pipe(
+      Effect.retry(Effect.suspend(() => attempt(prompt)), retryPolicy).pipe(
         Effect.mapError((failure) => failure.error),
         Effect.withSpan("OpenAiLanguageModel.complete", { attributes: { model } })
       )

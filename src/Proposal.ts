@@ -40,8 +40,9 @@ export interface EvaluatedChild {
  * - `Rejected`: it did not;
  * - `Skipped`: nothing was worth evaluating (perfect minibatch, no new text,
  *   budget), with the reason;
- * - `Failed`: the proposal could not be made (reflection failed, every
- *   evaluation failed), with the error.
+ * - `Failed`: the proposal could not be made (the reflection model failed
+ *   or gave no answer that can be adopted, every evaluation failed), with
+ *   the error.
  *
  * @since 0.1.0
  * @category models

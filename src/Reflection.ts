@@ -12,11 +12,11 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect, Either } from "effect"
+import { Data, Effect, Either, Option } from "effect"
 import type { ReflectiveDataset, ReflectiveRecord } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
-import { ConfigError } from "./Errors.js"
-import type { Completion, LanguageModel, LlmError } from "./LanguageModel.js"
+import { ConfigError, type ModelUnrecoverable } from "./Errors.js"
+import { type Completion, type LanguageModel, type LlmError, unrecoverable } from "./LanguageModel.js"
 
 /**
  * How reflection prompts are built.
@@ -25,7 +25,11 @@ import type { Completion, LanguageModel, LlmError } from "./LanguageModel.js"
  * @category models
  */
 export interface ReflectionConfig {
-  /** replaces the default template for every component */
+  /**
+   * replaces the default template for every component. Only a fenced block
+   * of the answer is adopted (unless `acceptUnfenced`), so a template should
+   * ask for the text in one, as the default does.
+   */
   readonly template?: string | undefined
   /** per component name, replaces `template` and the default */
   readonly componentTemplates?: Readonly<Record<string, string>> | undefined
@@ -35,6 +39,24 @@ export interface ReflectionConfig {
    * `{{additional_instructions}}`, or at the end when it has none.
    */
   readonly additionalInstructions?: string | undefined
+  /**
+   * adopt an answer without a fenced code block when it reads like a text
+   * (see `extractText`). Off by default: the prompt asks for a fenced block,
+   * and an answer without one is more often commentary about the text than
+   * the text itself. Since 0.2.0.
+   */
+  readonly acceptUnfenced?: boolean | undefined
+}
+
+/**
+ * Options of `extractText`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ExtractOptions {
+  /** adopt a plausible answer without a fenced block; default false */
+  readonly acceptUnfenced?: boolean | undefined
 }
 
 /**
@@ -108,6 +130,9 @@ export const validateConfig = (config: ReflectionConfig): Effect.Effect<void, Co
       yield* Effect.fail(
         new ConfigError({ field: "reflection.additionalInstructions", detail: "must be a string" })
       )
+    }
+    if (config.acceptUnfenced !== undefined && typeof config.acceptUnfenced !== "boolean") {
+      yield* Effect.fail(new ConfigError({ field: "reflection.acceptUnfenced", detail: "must be true or false" }))
     }
   })
 
@@ -302,17 +327,19 @@ export const minUnfencedLength = 20
  *    or examples (ties go to the first). A block that is empty after
  *    trimming is not adopted. A fence that is never closed means the answer
  *    is unreliable (cut off or malformed): not adopted;
- * 4. without any fence: adopted when it reads like a text, that is at least
- *    `minUnfencedLength` characters long and not opening with a refusal
- *    ("I'm sorry", "I can't", ...) or a conversational preamble ("Sure",
- *    "Here is", ...) that would otherwise end up inside the component.
+ * 4. without any fence: not adopted, since the prompt asks for a fenced
+ *    block. With `acceptUnfenced` (opt-in), adopted when it reads like a
+ *    text, that is at least `minUnfencedLength` characters long and not
+ *    opening with a refusal ("I'm sorry", "I can't", ...) or a
+ *    conversational preamble ("Sure", "Here is", ...) that would otherwise
+ *    end up inside the component.
  *
  * Adopted texts are trimmed of surrounding blank space.
  *
  * @since 0.1.0
  * @category extraction
  */
-export const extractText = (completion: Completion): Either.Either<string, string> => {
+export const extractText = (completion: Completion, options: ExtractOptions = {}): Either.Either<string, string> => {
   if (completion.finishReason === "length") {
     return Either.left("the answer was cut off (finish reason \"length\"); raise the output token limit")
   }
@@ -332,7 +359,12 @@ export const extractText = (completion: Completion): Either.Either<string, strin
     const text = best.content.trim()
     return text === "" ? Either.left("the fenced block in the answer is empty") : Either.right(text)
   }
-  if (REFUSAL.test(answer)) return Either.left(`the model declined: ${answer.slice(0, 120)}`)
+  if (REFUSAL.test(answer)) return Either.left(`the model declined: ${answer.slice(0, 120).replace(/\s+/g, " ")}`)
+  if (options.acceptUnfenced !== true) {
+    return Either.left(
+      "the answer has no fenced code block, as the prompt asks (set reflection.acceptUnfenced to adopt such answers)"
+    )
+  }
   if (answer.length < minUnfencedLength) {
     return Either.left(`the answer has no fenced block and is too short to be a text: ${JSON.stringify(answer)}`)
   }
@@ -350,7 +382,13 @@ export const extractText = (completion: Completion): Either.Either<string, strin
  */
 export type ComponentProposal = Data.TaggedEnum<{
   Proposed: { readonly component: string; readonly text: string; readonly completion: Completion }
+  /** nothing to propose: no records, no such component, or the text unchanged */
   Skipped: { readonly component: string; readonly reason: string; readonly completion?: Completion | undefined }
+  /**
+   * the model answered, but the answer cannot be adopted (no fenced block,
+   * cut off, refused, empty): a failed proposal, with the reason. Since 0.2.0.
+   */
+  Unusable: { readonly component: string; readonly reason: string; readonly completion: Completion }
 }>
 
 const ComponentProposalEnum = Data.taggedEnum<ComponentProposal>()
@@ -368,6 +406,12 @@ export const Proposed = ComponentProposalEnum.Proposed
 export const Skipped = ComponentProposalEnum.Skipped
 
 /**
+ * @since 0.2.0
+ * @category constructors
+ */
+export const Unusable = ComponentProposalEnum.Unusable
+
+/**
  * Pattern matching and type guards over `ComponentProposal`.
  *
  * @since 0.1.0
@@ -376,9 +420,21 @@ export const Skipped = ComponentProposalEnum.Skipped
 export const { $is, $match } = ComponentProposalEnum
 
 /**
+ * The reflection model's failure: a `ModelUnrecoverable` (role
+ * "reflection") when no retry can fix it, so the engine can stop the run,
+ * else the model's own error (transient: the proposal fails, the run goes
+ * on).
+ */
+const reflectionFailure = (error: LlmError): LlmError | ModelUnrecoverable =>
+  Option.getOrElse(unrecoverable(error, "reflection"), (): LlmError | ModelUnrecoverable => error)
+
+/**
  * Asks the model for a new text of one component. An answer that cannot be
- * adopted (see `extractText`), or that repeats the current text, gives
- * `Skipped` with the reason; only the model call itself can fail.
+ * adopted (see `extractText`, with `config.acceptUnfenced`) gives `Unusable`
+ * with the reason, one that repeats the current text `Skipped`. Only the
+ * model call itself can fail: with `ModelUnrecoverable` when no retry can
+ * fix the failure (rejected key, unknown model, invalid request,
+ * unreachable server), else with the model's `LlmError`.
  *
  * @since 0.1.0
  * @category proposal
@@ -391,11 +447,12 @@ export const proposeComponent = (
     readonly records: ReadonlyArray<ReflectiveRecord>
     readonly config: ReflectionConfig
   }
-): Effect.Effect<ComponentProposal, LlmError> =>
+): Effect.Effect<ComponentProposal, LlmError | ModelUnrecoverable> =>
   Effect.suspend(() => model.complete(buildPrompt(args))).pipe(
+    Effect.mapError(reflectionFailure),
     Effect.map((completion) =>
-      Either.match(extractText(completion), {
-        onLeft: (reason) => Skipped({ component: args.component, reason, completion }),
+      Either.match(extractText(completion, { acceptUnfenced: args.config.acceptUnfenced }), {
+        onLeft: (reason) => Unusable({ component: args.component, reason, completion }),
         onRight: (text) =>
           text === args.currentText.trim()
             ? Skipped({ component: args.component, reason: "the proposed text is the current text", completion })
@@ -409,7 +466,8 @@ export const proposeComponent = (
  * Proposes new texts for `components`, concurrently (the model's own
  * concurrency cap applies). Components absent from the candidate or without
  * records are `Skipped` without a model call. Results are in the order of
- * `components`.
+ * `components`. Fails like `proposeComponent`; a `ModelUnrecoverable`
+ * interrupts the other components' calls and should stop the run.
  *
  * @since 0.1.0
  * @category proposal
@@ -420,10 +478,10 @@ export const proposeAll = (
   dataset: ReflectiveDataset,
   components: ReadonlyArray<string>,
   config: ReflectionConfig
-): Effect.Effect<ReadonlyArray<ComponentProposal>, LlmError> =>
+): Effect.Effect<ReadonlyArray<ComponentProposal>, LlmError | ModelUnrecoverable> =>
   Effect.forEach(
     components,
-    (component): Effect.Effect<ComponentProposal, LlmError> => {
+    (component): Effect.Effect<ComponentProposal, LlmError | ModelUnrecoverable> => {
       const currentText = Object.prototype.hasOwnProperty.call(candidate, component) ? candidate[component] : undefined
       if (currentText === undefined) {
         return Effect.succeed(Skipped({ component, reason: "the candidate has no such component" }))

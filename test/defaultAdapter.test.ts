@@ -2,8 +2,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Redacted, Ref } from "effect"
 import * as Adapter from "../src/Adapter.js"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
-import { AdapterError, ConfigError } from "../src/Errors.js"
-import { fromFunction, type LanguageModel, LlmTimeout, messages, taskLayer } from "../src/LanguageModel.js"
+import { AdapterError, ConfigError, ModelUnrecoverable } from "../src/Errors.js"
+import {
+  fromFunction,
+  type LanguageModel,
+  LlmAuthenticationError,
+  LlmTimeout,
+  messages,
+  taskLayer
+} from "../src/LanguageModel.js"
 import * as Metric from "../src/Metric.js"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.js"
 import * as FakeServer from "./fixtures/openaiServer.js"
@@ -39,6 +46,10 @@ describe("DefaultAdapter", () => {
       const result = yield* adapter.evaluate(examples, { system_prompt: "Please add." }, { captureTraces: true })
       expect(result.outputs).toEqual(["4", "6", ""])
       expect(result.scores).toEqual([1, 1, 0])
+      // the failed call is a failure, reported as such, not a score of 0
+      expect(result.errors?.[0]).toBeUndefined()
+      expect(result.errors?.[1]).toBeUndefined()
+      expect(result.errors?.[2]).toContain("did not answer within 10 ms")
       const failed = result.trajectories![2]!
       expect(failed.error).toContain("did not answer within 10 ms")
       expect(failed.feedback).toContain("task model call failed")
@@ -47,6 +58,10 @@ describe("DefaultAdapter", () => {
       const untraced = yield* adapter.evaluate(examples, { system_prompt: "Guess." }, { captureTraces: false })
       expect(untraced.scores).toEqual([0, 0, 0])
       expect(untraced.trajectories).toBeUndefined()
+      expect(untraced.errors?.map((e) => e !== undefined)).toEqual([false, false, true])
+
+      const clean = yield* adapter.evaluate(examples.slice(0, 2), { system_prompt: "add" }, { captureTraces: false })
+      expect(clean.errors).toBeUndefined()
     }))
 
   it.effect("builds Inputs / Generated Outputs / Feedback records", () =>
@@ -114,7 +129,7 @@ describe("DefaultAdapter", () => {
       expect(yield* Ref.get(peak)).toBe(3)
     }))
 
-  it.effect("a failing or throwing metric scores its example 0 with feedback", () =>
+  it.effect("a failing, throwing or non-finite metric is a failure of its example, not a score", () =>
     Effect.gen(function*() {
       const adapter = yield* DefaultAdapter.make<Example, string>({
         model: arithmetic,
@@ -126,13 +141,29 @@ describe("DefaultAdapter", () => {
             ? (() => {
               throw new Error("metric bug")
             })()
-            : { score: output === "" ? 0 : 1 }
+            : { score: output === "" ? Number.NaN : 1 }
       })
-      const result = yield* adapter.evaluate(examples, { system_prompt: "add" }, { captureTraces: true })
-      expect(result.scores).toEqual([0, 0, 0])
+      const batch = [examples[0]!, examples[1]!, { question: "1+1", answer: "2" }, { question: "x", answer: "" }]
+      const result = yield* adapter.evaluate(batch, { system_prompt: "add" }, { captureTraces: true })
+      expect(result.errors?.[0]).toContain("judge unavailable")
+      expect(result.errors?.[1]).toContain("metric bug")
+      expect(result.errors?.[2]).toBeUndefined()
+      expect(result.scores[2]).toBe(1)
       expect(result.trajectories![0]!.feedback).toContain("judge unavailable")
-      expect(result.trajectories![1]!.feedback).toContain("metric bug")
       expect(result.trajectories![1]!.output).toBe("6")
+    }))
+
+  it.effect("a task-model failure no retry can fix fails the call with ModelUnrecoverable", () =>
+    Effect.gen(function*() {
+      const model = fromFunction((prompt) =>
+        messages(prompt)[1]?.content === "3+3"
+          ? Effect.fail(new LlmAuthenticationError({ model: "m", status: 401, detail: "bad key", endpoint: "h:1" }))
+          : "4"
+      )
+      const adapter = yield* DefaultAdapter.make<Example>({ model, input: (e) => e.question, metric })
+      const error = yield* Effect.flip(adapter.evaluate(examples, { system_prompt: "add" }, { captureTraces: false }))
+      expect(error).toBeInstanceOf(ModelUnrecoverable)
+      expect(error.message).toBe(`the task model "m" at h:1 rejected the API key (HTTP 401)`)
     }))
 
   it.effect("invalid options are ConfigErrors", () =>
@@ -161,7 +192,12 @@ describe("DefaultAdapter", () => {
       server.setFallback((request) => {
         const body = request.body as { messages: Array<{ role: string; content: string }> }
         const user = body.messages.find((m) => m.role === "user")!.content
-        if (user === "fail") return FakeServer.error(400, "bad input")
+        if (user === "fail") {
+          return {
+            status: 400,
+            body: { error: { message: "This model's maximum context length is 8192 tokens", code: "context_length_exceeded" } }
+          }
+        }
         return FakeServer.ok(user === "2+2" ? "4" : "5")
       })
       const model = yield* OpenAiLanguageModel.make({
@@ -177,7 +213,10 @@ describe("DefaultAdapter", () => {
       )
       expect(result.scores).toEqual([1, 0, 0])
       expect(result.trajectories![1]!.feedback).toBe("Expected \"6\" but got \"5\".")
-      expect(result.trajectories![2]!.error).toContain("bad input")
+      // an input too long for the model fails its example only
+      expect(result.trajectories![2]!.error).toContain("maximum context length")
+      expect(result.errors?.[2]).toContain("maximum context length")
+      expect(result.errors?.[1]).toBeUndefined()
       const sent = server.requests.map((r) => (r.body as { messages: unknown }).messages)
       expect(sent).toContainEqual([{ role: "system", content: "Be exact." }, { role: "user", content: "2+2" }])
     }))

@@ -324,7 +324,7 @@ describe("OpenAiLanguageModel", () => {
       expect(server.requests).toHaveLength(4)
     }))
 
-  it.scopedLive("finish reason \"length\" makes the reflection proposal Skipped", () =>
+  it.scopedLive("finish reason \"length\" makes the reflection proposal Unusable", () =>
     Effect.gen(function*() {
       const server = yield* FakeServer.make
       server.enqueue(FakeServer.ok("```\nA much better prompt that got cut o", { finishReason: "length" }))
@@ -335,8 +335,8 @@ describe("OpenAiLanguageModel", () => {
         records: [{ Inputs: "2+2", "Generated Outputs": "5", Feedback: "Expected 4" }],
         config: {}
       })
-      expect(proposal._tag).toBe("Skipped")
-      if (proposal._tag === "Skipped") {
+      expect(proposal._tag).toBe("Unusable")
+      if (proposal._tag === "Unusable") {
         expect(proposal.reason).toContain("cut off")
         expect(proposal.completion?.finishReason).toBe("length")
       }

@@ -398,7 +398,9 @@ describe("optimizeAnything: logs, failures, timeouts", () => {
         minibatchSize: 4,
         maxConcurrency: 4,
         reflectionModel: model,
-        maxMetricCalls: 12
+        // seed 4 + a proposal's two minibatches 8 + its child's validation 4:
+        // a proposal whose child could not be validated is never started
+        maxMetricCalls: 16
       })
       assert.isAbove(prompts.length, 0)
       const examples = prompts[0]!.split(/^## Example \d+$/m).slice(1)

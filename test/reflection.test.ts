@@ -2,7 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Ref } from "effect"
 import type { ReflectiveRecord } from "../src/Adapter.js"
 import { ConfigError } from "../src/Errors.js"
-import { type Completion, fromFunction, type LanguageModel, LlmRateLimited, scripted } from "../src/LanguageModel.js"
+import {
+  type Completion,
+  fromFunction,
+  type LanguageModel,
+  LlmAuthenticationError,
+  LlmRateLimited,
+  scripted
+} from "../src/LanguageModel.js"
 import * as Reflection from "../src/Reflection.js"
 
 const stop = (text: string): Completion => ({ text, finishReason: "stop" })
@@ -162,13 +169,28 @@ describe("Reflection.extractText", () => {
     ["a longer outer fence around inner code", "````\nUse JSON:\n```json\n{}\n```\nDone.\n````", right("Use JSON:\n```json\n{}\n```\nDone.")],
     ["a nested tagged block in a same-length fence", "```\nAnswer in:\n```json\n{\"a\":1}\n```\nThen stop.\n```", right("Answer in:\n```json\n{\"a\":1}\n```\nThen stop.")],
     ["several blocks: the longest wins", "Old:\n```\nShort.\n```\nNew:\n```\nA much longer improved text.\n```", right("A much longer improved text.")],
-    ["a reasonable unfenced answer", "You are a careful assistant. Always check the units.", right("You are a careful assistant. Always check the units.")]
   ]
   for (const [name, text, expected] of cases) {
     it(`adopts ${name}`, () => {
       expect(Reflection.extractText(stop(text))).toEqual(expected)
+      // the lenient mode adopts every fenced answer the strict one does
+      expect(Reflection.extractText(stop(text), { acceptUnfenced: true })).toEqual(expected)
     })
   }
+
+  it("does not adopt an unfenced answer by default, however plausible", () => {
+    const commentary = "I looked at the failures and the prompt needs more rules. Adding rule:banana should fix those questions."
+    for (const text of [commentary, "You are a careful assistant. Always check the units."]) {
+      const result = Reflection.extractText(stop(text))
+      expect(Either.isLeft(result)).toBe(true)
+      if (Either.isLeft(result)) expect(result.left).toContain("no fenced code block")
+    }
+  })
+
+  it("adopts a reasonable unfenced answer with acceptUnfenced", () => {
+    const text = "You are a careful assistant. Always check the units."
+    expect(Reflection.extractText(stop(text), { acceptUnfenced: true })).toEqual(right(text))
+  })
 
   const rejected: ReadonlyArray<[string, Completion, string]> = [
     ["a cut-off answer", { text: "```\nHalf a prom", finishReason: "length" }, "cut off"],
@@ -181,8 +203,8 @@ describe("Reflection.extractText", () => {
     ["an unfenced answer with a preamble", stop("Sure! Here is the improved prompt: be precise and careful."), "conversation"]
   ]
   for (const [name, completion, reason] of rejected) {
-    it(`does not adopt ${name}`, () => {
-      const result = Reflection.extractText(completion)
+    it(`does not adopt ${name}, even with acceptUnfenced`, () => {
+      const result = Reflection.extractText(completion, { acceptUnfenced: true })
       expect(Either.isLeft(result)).toBe(true)
       if (Either.isLeft(result)) expect(result.left).toContain(reason)
     })
@@ -213,6 +235,44 @@ describe("Reflection.proposeComponent / proposeAll", () => {
         config: {}
       })
       expect(proposal._tag).toBe("Skipped")
+    }))
+
+  it.effect("an unfenced answer is Unusable by default and Proposed with acceptUnfenced", () =>
+    Effect.gen(function*() {
+      const answer = "Always reduce fractions to lowest terms before answering."
+      const strict = yield* Reflection.proposeComponent(yield* scripted([stop(answer)]), {
+        component: "p",
+        currentText: "Old.",
+        records,
+        config: {}
+      })
+      expect(strict).toMatchObject({ _tag: "Unusable", component: "p" })
+      if (strict._tag === "Unusable") expect(strict.reason).toContain("acceptUnfenced")
+      const lenient = yield* Reflection.proposeComponent(yield* scripted([stop(answer)]), {
+        component: "p",
+        currentText: "Old.",
+        records,
+        config: { acceptUnfenced: true }
+      })
+      expect(lenient).toMatchObject({ _tag: "Proposed", text: answer })
+    }))
+
+  it.effect("acceptUnfenced must be a boolean", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Reflection.validateConfig({ acceptUnfenced: "yes" as unknown as boolean }))
+      expect(error.field).toBe("reflection.acceptUnfenced")
+    }))
+
+  it.effect("a reflection failure no retry can fix is a ModelUnrecoverable naming the reflection model", () =>
+    Effect.gen(function*() {
+      const model = fromFunction(() =>
+        Effect.fail(new LlmAuthenticationError({ model: "gpt-4.1", status: 401, detail: "no", endpoint: "127.0.0.1:4010" }))
+      )
+      const error = yield* Effect.flip(
+        Reflection.proposeAll(model, { a: "A.", b: "B." }, { a: records, b: records }, ["a", "b"], {})
+      )
+      expect(error._tag).toBe("ModelUnrecoverable")
+      expect(error.message).toBe(`the reflection model "gpt-4.1" at 127.0.0.1:4010 rejected the API key (HTTP 401)`)
     }))
 
   it.effect("model failures propagate", () =>

@@ -2,7 +2,10 @@
  * The evaluation pool: runs a candidate on examples with bounded concurrency,
  * a per-call timeout and optional retries, through the cache, and checks the
  * adapter's contract. A failing or timed-out call never fails the pool: its
- * examples score the fallback and carry the error.
+ * examples score the fallback and carry the error, and are never cached (nor
+ * are examples the adapter reports in `errors`). An unrecoverable model
+ * failure (`ModelUnrecoverable`) is the exception: it is not retried and
+ * fails the evaluation at once.
  *
  * @internal
  */
@@ -10,9 +13,16 @@ import { Chunk, Duration, Effect, Either, Option, Schedule } from "effect"
 import type { Adapter } from "../Adapter.js"
 import * as Candidate from "../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../DataLoader.js"
-import { AdapterContractError, type AdapterError, EvaluationTimeout, type PersistenceError } from "../Errors.js"
+import {
+  AdapterContractError,
+  type AdapterError,
+  EvaluationTimeout,
+  ModelUnrecoverable,
+  type PersistenceError
+} from "../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
 import type { EvaluationCache, Split } from "../EvaluationCache.js"
+import { unrecoverable } from "../LanguageModel.js"
 
 /** @internal */
 export interface Outcome<T, O> {
@@ -92,6 +102,13 @@ const checkContract = <T, O>(
   if (captureTraces && (!Array.isArray(batch.trajectories) || batch.trajectories.length !== size)) {
     return fail(`captureTraces was requested: expected ${size} trajectories, got ${batch.trajectories?.length ?? "none"}`)
   }
+  if (batch.errors !== undefined) {
+    if (!Array.isArray(batch.errors) || batch.errors.length !== size) {
+      return fail(`expected ${size} error entries, got ${Array.isArray(batch.errors) ? batch.errors.length : "no list"}`)
+    }
+    const badError = batch.errors.findIndex((e) => e !== undefined && typeof e !== "string")
+    if (badError >= 0) return fail(`error at position ${badError} is neither a string nor undefined`)
+  }
   if (batch.objectiveScores !== undefined) {
     if (!Array.isArray(batch.objectiveScores) || batch.objectiveScores.length !== size) {
       return fail(`expected ${size} objective score records, got ${batch.objectiveScores?.length}`)
@@ -114,7 +131,10 @@ export const evaluate = <D, T, O>(
   pool: Pool<D, T, O>,
   candidate: Candidate.Candidate,
   request: Request
-): Effect.Effect<Evaluation<T, O>, AdapterContractError | DataLoaderError | PersistenceError> =>
+): Effect.Effect<
+  Evaluation<T, O>,
+  AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable
+> =>
   Effect.gen(function*() {
     const useCache = pool.cache !== undefined && !request.captureTraces
     const hash = useCache ? Candidate.hash(candidate) : ""
@@ -160,10 +180,27 @@ export const evaluate = <D, T, O>(
       Chunk.chunksOf(Chunk.fromIterable(uniqueMissing.map((pos, k) => [pos, examples[k]!] as const)), pool.chunkSize)
     ).map(Chunk.toReadonlyArray)
 
+    let fatal: ModelUnrecoverable | undefined = undefined
     const runChunk = (chunk: ReadonlyArray<readonly [number, D]>) => {
-      let call: Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout> = Effect.suspend(() =>
-        pool.adapter.evaluate(chunk.map(([, d]) => d), candidate, { captureTraces: request.captureTraces })
-      )
+      // an unrecoverable model failure leaves the error channel before the
+      // timeout and the retries: no retry can fix it, and it fails the
+      // whole evaluation (and so the run) instead of scoring the fallback.
+      // It is a `ModelUnrecoverable`, or an `AdapterError` whose cause is a
+      // task-model error no retry can fix (a custom adapter that wrapped an
+      // `LlmAuthenticationError`, say).
+      let call: Effect.Effect<Either.Either<EvaluationBatch<T, O>, ModelUnrecoverable>, AdapterError | EvaluationTimeout> =
+        Effect.suspend(() =>
+          pool.adapter.evaluate(chunk.map(([, d]) => d), candidate, { captureTraces: request.captureTraces })
+        ).pipe(
+          Effect.map(Either.right),
+          Effect.catchAll((e) => {
+            if (e instanceof ModelUnrecoverable) return Effect.succeed(Either.left(e))
+            return Option.match(unrecoverable(e.cause, "task"), {
+              onSome: (u) => Effect.succeed(Either.left(u)),
+              onNone: () => Effect.fail(e)
+            })
+          })
+        )
       if (pool.timeout !== undefined) {
         const millis = Duration.toMillis(pool.timeout)
         call = Effect.timeoutFail(call, {
@@ -177,45 +214,63 @@ export const evaluate = <D, T, O>(
       if (meter !== undefined) call = Effect.zipRight(Effect.sync(() => { meter.paid += chunk.length }), call)
       // the permit is taken before the timeout starts: queueing time must not
       // count against the call
-      return pool.withPermit(Effect.either(call)).pipe(
-        Effect.flatMap((result): Effect.Effect<Either.Either<EvaluationBatch<T, O>, string>, AdapterContractError | PersistenceError> =>
-          Either.isLeft(result)
-            ? Effect.succeed(Either.left(describe(result.left)))
-            : Effect.flatMap(checkContract(request.call, chunk.length, request.captureTraces, result.right), (batch) =>
-              // cached as soon as the chunk is done: a crash loses only calls still in flight
-              Effect.as(storeChunk(chunk, batch), Either.right(batch)))
-        )
+      // once a call failed unrecoverably, chunks still waiting for a permit
+      // do not start: the evaluation is over
+      // (noted while the permit is held, before the next chunk can take it)
+      const guarded = Effect.suspend(() =>
+        fatal === undefined
+          ? Effect.tap(Effect.either(call), (result) => {
+            if (Either.isRight(result) && Either.isLeft(result.right)) fatal ??= result.right.left
+          })
+          : Effect.succeed(Either.right(Either.left(fatal)))
+      )
+      return pool.withPermit(guarded).pipe(
+        Effect.flatMap((result): Effect.Effect<
+          Either.Either<EvaluationBatch<T, O>, string>,
+          AdapterContractError | PersistenceError | ModelUnrecoverable
+        > => {
+          if (Either.isLeft(result)) return Effect.succeed(Either.left(describe(result.left)))
+          if (Either.isLeft(result.right)) return Effect.fail(result.right.left)
+          return Effect.flatMap(checkContract(request.call, chunk.length, request.captureTraces, result.right.right), (batch) =>
+            // cached as soon as the chunk is done: a crash loses only calls still in flight
+            Effect.as(storeChunk(chunk, batch), Either.right(batch)))
+        })
       )
     }
 
     const cacheHash = pool.cache === undefined ? "" : hash || Candidate.hash(candidate)
+    // only results are cached: a failed example (a failed call, or one the
+    // adapter reports in `errors`) is evaluated again next time
     const storeChunk = (chunk: ReadonlyArray<readonly [number, D]>, batch: EvaluationBatch<T, O>) =>
       pool.cache === undefined
         ? Effect.void
         : Effect.forEach(chunk, ([pos], k) =>
-          pool.cache!.set({ candidateHash: cacheHash, split: request.split, id: request.ids[pos]! }, {
-            output: batch.outputs[k]!,
-            score: batch.scores[k]!,
-            objectiveScores: batch.objectiveScores?.[k],
-            iteration: request.iteration
-          }), { discard: true })
+          batch.errors?.[k] !== undefined
+            ? Effect.void
+            : pool.cache!.set({ candidateHash: cacheHash, split: request.split, id: request.ids[pos]! }, {
+              output: batch.outputs[k]!,
+              score: batch.scores[k]!,
+              objectiveScores: batch.objectiveScores?.[k],
+              iteration: request.iteration
+            }), { discard: true })
 
     const chunkResults = yield* Effect.forEach(chunks, runChunk, { concurrency: "unbounded" })
     for (const [c, chunk] of chunks.entries()) {
       const result = chunkResults[c]!
       for (const [k, [pos]] of chunk.entries()) {
         const id = request.ids[pos]!
-        if (Either.isLeft(result)) {
+        const error = Either.isLeft(result) ? result.left : result.right.errors?.[k]
+        if (error !== undefined) {
           results.set(pos, {
             id,
             score: pool.fallbackScore,
             output: Option.none(),
             trajectory: Option.none(),
             objectiveScores: undefined,
-            error: result.left,
+            error,
             cached: false
           })
-        } else {
+        } else if (Either.isRight(result)) {
           const batch = result.right
           const outcome: Outcome<T, O> = {
             id,

@@ -40,9 +40,12 @@ export const available = (l: Ledger): number =>
  *
  * @internal
  */
-export const reflectiveCost = (minibatchSize: number, validation: number, pipelined: boolean): number =>
-  (pipelined ? 4 : 2) * minibatchSize + validation
+export const reflectiveCost = (minibatch: number, validation: number, pipelined: boolean): number =>
+  (pipelined ? 4 : 2) * minibatch + validation
+
+/** Distinct ids: an evaluation runs each id once. @internal */
+export const distinct = (ids: ReadonlyArray<string>): number => new Set(ids).size
 
 /** The worst-case cost of a merge proposal (its subsample evaluates each distinct id once). @internal */
 export const mergeCost = (subsample: ReadonlyArray<string>, validation: number): number =>
-  new Set(subsample).size + validation
+  distinct(subsample) + validation

@@ -202,7 +202,11 @@ export const run = <D, T, O>(
         }
         while (next === undefined) {
           const [iteration, exit] = yield* Queue.take(done)
-          if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
+          if (Exit.isFailure(exit)) {
+            // what was folded and planned so far is kept: a resumed run re-launches the plans
+            yield* save(state)
+            return yield* Effect.failCause(exit.cause)
+          }
           const message = exit.value
           if (message.stage === "proposed") proposed.set(iteration, message.p)
           else {

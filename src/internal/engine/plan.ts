@@ -71,7 +71,7 @@ const planMerge = (
   const tried: State.GepaState = { ...state, merge: attempt.merge }
   if (ids.length === 0) return tried
   const valIds = r.policy(tried, r.valIds, rng)
-  const reserved = Budget.mergeCost(ids, valIds.length)
+  const reserved = Budget.mergeCost(ids, Budget.distinct(valIds))
   if (reserved > available) return tried
   let before1 = 0
   let before2 = 0
@@ -128,7 +128,8 @@ export const plan = <D, T, O>(
     current = merged
   }
   const pipelined = r.parallelProposals > 1
-  const minimum = Budget.reflectiveCost(r.minibatchSize, 0, pipelined)
+  // a minibatch holds at most every training example once
+  const minimum = Budget.reflectiveCost(Math.min(r.minibatchSize, r.trainIds.length), 0, pipelined)
   if (minimum > available) {
     return {
       _tag: "Exhausted",
@@ -149,7 +150,7 @@ export const plan = <D, T, O>(
     rng
   })
   const valIds = r.policy(current, r.valIds, rng)
-  const reserved = Budget.reflectiveCost(r.minibatchSize, valIds.length, pipelined)
+  const reserved = Budget.reflectiveCost(Budget.distinct(ids), Budget.distinct(valIds), pipelined)
   if (reserved > available) {
     // an accepted child could not be validated: its minibatch evaluations would be wasted
     return {
@@ -157,7 +158,7 @@ export const plan = <D, T, O>(
       needed: reserved,
       available,
       reason: `budget exhausted: ${available} metric calls left, a proposal needs up to ${reserved} ` +
-        `(${reserved - valIds.length} for the minibatches, ${valIds.length} to validate an accepted child)`
+        `(${reserved - Budget.distinct(valIds)} for the minibatches, ${Budget.distinct(valIds)} to validate an accepted child)`
     }
   }
   const nextComponent = selection.nextPointer === undefined

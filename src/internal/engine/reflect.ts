@@ -10,7 +10,7 @@
 import { Effect, Either, Option } from "effect"
 import type { ReflectiveDataset, ReflectiveRecord } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
-import { AdapterContractError } from "../../Errors.js"
+import { AdapterContractError, type ModelUnrecoverable } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as Reflection from "../../Reflection.js"
@@ -46,20 +46,32 @@ const proposeTexts = <D, T, O>(
   dataset: ReflectiveDataset,
   components: ReadonlyArray<string>
 ): Effect.Effect<
-  Either.Either<{ readonly texts: Readonly<Record<string, string>>; readonly skipped: ReadonlyArray<string>; readonly usage: Usage }, string>
+  Either.Either<
+    {
+      readonly texts: Readonly<Record<string, string>>
+      readonly skipped: ReadonlyArray<string>
+      readonly unusable: ReadonlyArray<string>
+      readonly usage: Usage
+    },
+    string
+  >,
+  ModelUnrecoverable
 > =>
   Effect.gen(function*() {
     if (s.r.proposer !== undefined) {
       const texts = yield* s.r.proposer(parent, dataset, components).pipe(Effect.mapError(describeError), Effect.either)
-      return Either.map(texts, (t) => ({ texts: t, skipped: [], usage: noUsage }))
+      return Either.map(texts, (t) => ({ texts: t, skipped: [], unusable: [], usage: noUsage }))
     }
+    // a reflection model that can never succeed stops the run at once;
+    // other model failures fail this proposal only
     const proposals = yield* Reflection.proposeAll(s.r.reflectionModel!, parent, dataset, components, s.r.config.reflection ?? {}).pipe(
-      Effect.mapError(describeError),
-      Effect.either
+      Effect.map(Either.right),
+      Effect.catchAll((e) => e._tag === "ModelUnrecoverable" ? Effect.fail(e) : Effect.succeed(Either.left(describeError(e))))
     )
     if (Either.isLeft(proposals)) return Either.left(proposals.left)
     const texts: Record<string, string> = {}
     const skipped: Array<string> = []
+    const unusable: Array<string> = []
     let usage = noUsage
     for (const p of proposals.right) {
       const completion = p.completion
@@ -72,9 +84,10 @@ const proposeTexts = <D, T, O>(
         }
       }
       if (p._tag === "Proposed") texts[p.component] = p.text
+      else if (p._tag === "Unusable") unusable.push(`${p.component}: ${p.reason}`)
       else skipped.push(`${p.component}: ${p.reason}`)
     }
-    return Either.right({ texts, skipped, usage })
+    return Either.right({ texts, skipped, unusable, usage })
   }).pipe(Effect.withSpan("gepa.reflect", { captureStackTrace: false }))
 
 /**
@@ -88,7 +101,7 @@ export const reflect = <D, T, O>(
   plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
   parentCandidate: Candidate.Candidate,
   meter: Meter
-): Effect.Effect<Proposed, AdapterContractError | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
+): Effect.Effect<Proposed, AdapterContractError | ModelUnrecoverable | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
   Effect.gen(function*() {
     const { iteration, parent, ids, components } = plan
     const kind = "reflective" as const
@@ -162,12 +175,17 @@ export const reflect = <D, T, O>(
         parentEval.failures
       )
     }
-    const { texts, skipped, usage } = proposed.right
+    const { texts, skipped, unusable, usage } = proposed.right
     const unknown = Object.keys(texts).find((k) => !(k in parentCandidate))
     if (unknown !== undefined) {
       return yield* Effect.fail(new AdapterContractError({ call: "proposeNewTexts", detail: `returned text for unknown component "${unknown}"` }))
     }
     const child = { ...parentCandidate, ...texts }
+    if (Candidate.equals(child, parentCandidate) && unusable.length > 0) {
+      // an answer that cannot be adopted is a failed proposal, not a skip
+      const error = `no usable answer from the reflection model (${unusable.join("; ")})`
+      return done(ProposalResult.Failed({ kind, parents: [parent], error, allEvaluationsFailed: false }), parentEval.spent, parentEval.failures, usage)
+    }
     if (Candidate.equals(child, parentCandidate)) {
       const reason = skipped.length > 0 ? `no new text adopted (${skipped.join("; ")})` : "the proposal did not change any component"
       return done(ProposalResult.Skipped({ kind, parents: [parent], reason }), parentEval.spent, parentEval.failures, usage)

@@ -14,7 +14,7 @@ import { Duration, Effect, Metric, Option, type Scope } from "effect"
 import type { Adapter } from "../../Adapter.js"
 import type { Candidate } from "../../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
-import type { AdapterContractError, ConfigError, PersistenceError } from "../../Errors.js"
+import type { AdapterContractError, ConfigError, ModelUnrecoverable, PersistenceError } from "../../Errors.js"
 import * as EvaluationCache from "../../EvaluationCache.js"
 import { type EvaluationPurpose, GepaEvent } from "../../Event.js"
 import type { RunStore } from "../../RunStore.js"
@@ -71,7 +71,7 @@ export interface Session<D, T, O> {
     readonly captureTraces: boolean
     readonly call: string
     readonly meter?: Meter | undefined
-  }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError>
+  }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable>
 }
 
 /** Validation results of an evaluation, in the shape the state stores. @internal */
