@@ -12,7 +12,6 @@ import {
   type FinishReason,
   LlmAuthenticationError,
   LlmBadRequest,
-  type LlmError,
   LlmModelNotFound,
   LlmRateLimited,
   LlmResponseError,
@@ -21,32 +20,16 @@ import {
   type Usage
 } from "../LanguageModel.js"
 import type { Price } from "../OpenAiLanguageModel.js"
+import { type AttemptFailure, parseRetryAfter } from "./modelCall.js"
 
 /** See `OpenAiLanguageModel.retryAfterMillis`. */
 export const retryAfterMillis = (
   headers: { readonly get: (name: string) => string | null } | undefined,
   nowMillis: number
-): Option.Option<number> => {
-  if (headers === undefined) return Option.none()
-  const ms = headers.get("retry-after-ms")
-  if (ms !== null && ms.trim() !== "") {
-    const n = Number(ms)
-    if (Number.isFinite(n) && n >= 0) return Option.some(n)
-  }
-  const value = headers.get("retry-after")?.trim()
-  if (value === undefined || value === "") return Option.none()
-  const seconds = Number(value)
-  if (Number.isFinite(seconds)) return seconds >= 0 ? Option.some(seconds * 1000) : Option.none()
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? Option.none() : Option.some(Math.max(0, date - nowMillis))
-}
+): Option.Option<number> => (headers === undefined ? Option.none() : parseRetryAfter((name) => headers.get(name), nowMillis))
 
-/** An attempt's failure, before retries are decided. */
-export interface AttemptFailure {
-  readonly error: LlmError
-  readonly retryable: boolean
-  readonly retryAfterMillis?: number | undefined
-}
+/** An attempt's failure, before retries are decided (shared by the model layers). */
+export type { AttemptFailure }
 
 const MAX_DETAIL = 1_000
 
