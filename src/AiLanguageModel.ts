@@ -51,6 +51,7 @@ import {
   messages as promptMessages,
   type Prompt,
   ReflectionModel,
+  scrubber,
   TaskModel,
   type Usage
 } from "./LanguageModel.js"
@@ -140,78 +141,117 @@ export const usageFrom = (usage: AiResponse.Usage): Usage | undefined =>
     ? { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }
     : undefined
 
-const bodyMessage = (body: string | undefined): string | undefined => {
+const errorObjectOf = (body: string | undefined): Readonly<Record<string, unknown>> | undefined => {
   if (body === undefined || body.trim() === "") return undefined
   try {
     const parsed: unknown = JSON.parse(body)
-    if (typeof parsed === "object" && parsed !== null) {
-      const inner = (parsed as { readonly error?: unknown }).error
-      const source = typeof inner === "object" && inner !== null ? inner : parsed
-      const message = (source as { readonly message?: unknown }).message
-      if (typeof message === "string") return message
-    }
+    if (typeof parsed !== "object" || parsed === null) return undefined
+    const inner = (parsed as { readonly error?: unknown }).error
+    return (typeof inner === "object" && inner !== null ? inner : parsed) as Readonly<Record<string, unknown>>
   } catch {
-    // not JSON: the raw text reads fine
+    return undefined
   }
-  return body
 }
 
-const classify = (
-  model: string,
-  scrub: (text: string) => string,
-  error: AiError.AiError,
-  nowMillis: number
-): internal.AttemptFailure => {
+/** The server's message in an error body (JSON `{ error: { message } }` or text). */
+const bodyMessage = (body: string | undefined): string | undefined => {
+  const message = errorObjectOf(body)?.message
+  if (typeof message === "string") return message
+  return body === undefined || body.trim() === "" ? undefined : body
+}
+
+/** The server's error code (`context_length_exceeded`, `invalid_request_error`, ...). */
+const bodyCode = (body: string | undefined): string | undefined => {
+  const source = errorObjectOf(body)
+  for (const field of ["code", "type"] as const) {
+    const value = source?.[field]
+    if (typeof value === "string" && value !== "") return value
+  }
+  return undefined
+}
+
+interface ClassifyContext {
+  readonly model: string
+  readonly scrub: (text: string) => string
+}
+
+const classify = (ctx: ClassifyContext, error: AiError.AiError, nowMillis: number): internal.AttemptFailure => {
+  const { model } = ctx
+  const detailOf = (text: string) => internal.oneLine(ctx.scrub, text)
   switch (error._tag) {
     case "HttpRequestError": {
-      const detail = scrub(`${error.reason}: ${error.description ?? "the request failed"}`)
+      const endpoint = internal.endpointOf(error.request.url)
+      const code = internal.systemCodeOf(error.cause)
+      const detail = detailOf(
+        `${error.reason}: ${error.description ?? "the request failed"}${code === undefined ? "" : ` (${code})`}`
+      )
       // a transport failure (connection refused or reset) is transient; a
       // request that cannot be encoded or sent to a bad URL is not
-      return { error: new LlmTransportError({ model, detail }), retryable: error.reason === "Transport" }
+      return {
+        error: new LlmTransportError({
+          model,
+          detail,
+          ...(endpoint === undefined ? {} : { endpoint }),
+          ...(code === undefined ? {} : { code })
+        }),
+        retryable: error.reason === "Transport"
+      }
     }
     case "HttpResponseError": {
       const status = error.response.status
-      const detail = scrub(bodyMessage(error.body) ?? error.description ?? `${error.reason} (HTTP ${status})`)
+      const endpoint = internal.endpointOf(error.request.url)
+      const at = endpoint === undefined ? {} : { endpoint }
+      const detail = detailOf(bodyMessage(error.body) ?? error.description ?? `${error.reason} (HTTP ${status})`)
       if (error.reason !== "StatusCode" && status < 400) {
         return {
-          error: new LlmResponseError({ model, detail: scrub(`${error.reason}: ${error.description ?? detail}`) }),
+          error: new LlmResponseError({ model, ...at, detail: detailOf(`${error.reason}: ${error.description ?? detail}`) }),
           retryable: false
         }
       }
       const headers = error.response.headers
       const after = Option.getOrUndefined(internal.parseRetryAfter((name) => headers[name] ?? null, nowMillis))
       if (status === 401 || status === 403) {
-        return { error: new LlmAuthenticationError({ model, status, detail }), retryable: false }
+        return { error: new LlmAuthenticationError({ model, ...at, status, detail }), retryable: false }
       }
-      if (status === 404) return { error: new LlmModelNotFound({ model, detail }), retryable: false }
+      if (status === 404) return { error: new LlmModelNotFound({ model, ...at, detail }), retryable: false }
       if (status === 429) {
         return {
-          error: new LlmRateLimited({ model, detail, ...(after === undefined ? {} : { retryAfterMillis: after }) }),
+          error: new LlmRateLimited({ model, ...at, detail, ...(after === undefined ? {} : { retryAfterMillis: after }) }),
           retryable: true,
           retryAfterMillis: after
         }
       }
       if (status === 408 || status === 409 || status >= 500) {
-        return { error: new LlmTransportError({ model, status, detail }), retryable: true, retryAfterMillis: after }
+        return { error: new LlmTransportError({ model, ...at, status, detail }), retryable: true, retryAfterMillis: after }
       }
-      return { error: new LlmBadRequest({ model, status, detail }), retryable: false }
+      const code = bodyCode(error.body)
+      return {
+        error: new LlmBadRequest({
+          model,
+          ...at,
+          status,
+          detail,
+          ...(code === undefined ? {} : { code: detailOf(code).slice(0, 100) })
+        }),
+        retryable: false
+      }
     }
     case "MalformedOutput":
       return {
-        error: new LlmResponseError({ model, detail: scrub(error.description ?? "the response could not be decoded") }),
+        error: new LlmResponseError({ model, detail: detailOf(error.description ?? "the response could not be decoded") }),
         retryable: false
       }
     case "MalformedInput":
       return {
         error: new LlmTransportError({
           model,
-          detail: scrub(`the prompt could not be encoded: ${error.description ?? "malformed input"}`)
+          detail: detailOf(`the prompt could not be encoded: ${error.description ?? "malformed input"}`)
         }),
         retryable: false
       }
     case "UnknownError":
       return {
-        error: new LlmTransportError({ model, detail: scrub(error.description ?? error.message) }),
+        error: new LlmTransportError({ model, detail: detailOf(error.description ?? error.message) }),
         retryable: false
       }
   }
@@ -231,7 +271,7 @@ export const fromAiError = (
   error: AiError.AiError,
   options: { readonly model: string; readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined }
 ): LlmError =>
-  classify(options.model, internal.makeScrub((options.secrets ?? []).map(Redacted.value)), error, Date.now()).error
+  classify({ model: options.model, scrub: scrubber(...(options.secrets ?? [])) }, error, Date.now()).error
 
 const toAiPrompt = (prompt: Prompt): AiPrompt.RawInput =>
   promptMessages(prompt).map((m) => ({ role: m.role, content: m.content }))
@@ -260,11 +300,13 @@ export const fromService = (
     if (typeof model !== "string" || model.trim() === "") {
       return yield* Effect.fail(new ConfigError({ field: "model", detail: "must be a non-empty string" }))
     }
-    const secrets = options.secrets ?? []
-    if (!Array.isArray(secrets) || !secrets.every((s) => Redacted.isRedacted(s))) {
+    const secrets: ReadonlyArray<Redacted.Redacted<string>> = options.secrets ?? []
+    if (!Array.isArray(secrets) || secrets.some((s) => !Redacted.isRedacted(s))) {
       return yield* Effect.fail(new ConfigError({ field: "secrets", detail: "must be a list of Redacted values" }))
     }
-    const scrub = internal.makeScrub(secrets.map((s) => String(Redacted.value(s))))
+    // the one scrub of the layer: error details and answers alike
+    const scrub = scrubber(...secrets)
+    const ctx: ClassifyContext = { model, scrub }
     const semaphore = yield* Effect.makeSemaphore(policy.maxConcurrency)
     const awaitSlot = policy.rateLimit === undefined
       ? Effect.void
@@ -274,7 +316,7 @@ export const fromService = (
     const attempt = (prompt: Prompt): Effect.Effect<Completion, internal.AttemptFailure> => {
       const call = Effect.flatMap(Clock.currentTimeMillis, (now) =>
         service.generateText({ prompt: toAiPrompt(prompt) }).pipe(
-          Effect.mapError((error) => classify(model, scrub, error, now))
+          Effect.mapError((error) => classify(ctx, error, now))
         )).pipe(
           // interruption (the timeout's, or the caller's) reaches the
           // provider's HTTP client, which aborts the request
@@ -288,7 +330,8 @@ export const fromService = (
           Effect.map((response): Completion => {
             const usage = usageFrom(response.usage)
             return {
-              text: response.text,
+              // a server may echo a secret in its answer too
+              text: scrub(response.text),
               finishReason: finishReasonFrom(response.finishReason),
               usage,
               cost: internal.costOf(usage, policy.price),

@@ -299,4 +299,33 @@ describe("AiLanguageModel in a run", () => {
       )
       expect(yield* Effect.flip(task.complete("q"))).toMatchObject({ model: "claude-x" })
     }))
+
+  it.effect("an @effect/ai reflection model that rejects the key stops the run with one line naming it", () =>
+    Effect.gen(function*() {
+      const rejecting = FakeAi.layer(
+        () => Effect.fail(FakeAi.responseError(401, `{"error":{"message":"invalid x-api-key ${SECRET}"}}`)),
+        "anthropic"
+      )
+      const error = yield* Effect.flip(
+        Gepa.optimize<Question, DefaultAdapter.Trajectory<Question>, string>({
+          seedCandidate: { system_prompt: "Answer the question." },
+          trainset: data.slice(0, 5),
+          valset: data.slice(5),
+          maxMetricCalls: 40
+        }).pipe(
+          Effect.provide(Layer.mergeAll(
+            AiLanguageModel.layerReflection({ model: "claude-x", secrets: [Redacted.make(SECRET)] }).pipe(
+              Layer.provide(rejecting)
+            ),
+            questionAdapter.pipe(
+              Layer.provide(AiLanguageModel.layerTask().pipe(Layer.provide(FakeAi.layer(taskHandler, "fake-task"))))
+            )
+          ))
+        )
+      )
+      expect(error._tag).toBe("ModelUnrecoverable")
+      expect(error.message).toBe("the reflection model \"claude-x\" at ai.example:443 rejected the API key (HTTP 401)")
+      expect(JSON.stringify(error)).not.toContain(SECRET)
+    }))
 })
+

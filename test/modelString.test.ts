@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
+import * as Net from "node:net"
 import { ConfigError } from "../src/Errors.js"
+import * as LanguageModel from "../src/LanguageModel.js"
 import { ReflectionModel, TaskModel } from "../src/LanguageModel.js"
 import * as ModelString from "../src/ModelString.js"
 import * as Telemetry from "../src/Telemetry.js"
@@ -211,6 +213,36 @@ describe("ModelString.make", () => {
       expect(error).toMatchObject({ _tag: "LlmAuthenticationError", status: 401, model: "claude-test" })
       expect(JSON.stringify(error)).not.toContain(SECRET)
       expect(error.message).toContain("[redacted]")
+    }))
+
+  it.scopedLive("anthropic: a refused connection is a transport error with its system code, unrecoverable after retries", () =>
+    Effect.gen(function*() {
+      // a port nothing listens on: bind one, note it, close it
+      const port = yield* Effect.promise(() =>
+        new Promise<number>((resolve) => {
+          const probe = Net.createServer()
+          probe.listen(0, "127.0.0.1", () => {
+            const { port } = probe.address() as Net.AddressInfo
+            probe.close(() => resolve(port))
+          })
+        })
+      )
+      const model = yield* ModelString.make("anthropic:claude-test", {
+        env: { ANTHROPIC_API_KEY: SECRET, ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` },
+        maxRetries: 1,
+        retryBaseDelay: "1 millis"
+      })
+      const error = yield* Effect.flip(model.complete("q"))
+      expect(error).toMatchObject({
+        _tag: "LlmTransportError",
+        model: "claude-test",
+        endpoint: `127.0.0.1:${port}`,
+        code: "ECONNREFUSED"
+      })
+      const stop = LanguageModel.unrecoverable(error, "reflection")
+      expect(Option.map(stop, (e) => e.message)).toEqual(
+        Option.some(`the reflection model "claude-test" at 127.0.0.1:${port} is unreachable: connection refused`)
+      )
     }))
 
   it.scopedLive("layers provide instrumented reflection and task models", () =>

@@ -242,14 +242,34 @@ export const makeRateLimiter = (
 
 const MAX_DETAIL = 1_000
 
-/** Replaces every secret in `text` and caps its length. */
-export const makeScrub = (secrets: ReadonlyArray<string>) => {
-  // very short secrets (placeholders for servers without auth) are left
-  // alone: replacing them would mangle every message
-  const long = secrets.filter((s) => s.length >= 4)
-  return (text: string): string => {
-    let clean = text
-    for (const secret of long) clean = clean.split(secret).join("[redacted]")
-    return clean.length > MAX_DETAIL ? `${clean.slice(0, MAX_DETAIL)}…` : clean
+/**
+ * A server's text made fit for an error: secrets scrubbed (with the
+ * layer's one scrub, `LanguageModel.scrubber`), on one line, capped.
+ */
+export const oneLine = (scrub: (text: string) => string, text: string, max: number = MAX_DETAIL): string => {
+  const clean = scrub(text).replace(/\s+/g, " ").trim()
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean
+}
+
+/** `host:port` of a URL (the default port of its scheme when absent); `undefined` when it does not parse. */
+export const endpointOf = (url: string): string | undefined => {
+  if (!URL.canParse(url)) return undefined
+  const u = new URL(url)
+  return `${u.hostname}:${u.port === "" ? (u.protocol === "https:" ? "443" : "80") : u.port}`
+}
+
+/**
+ * The system error code (e.g. "ECONNREFUSED") of a connection failure.
+ * Clients nest it: an API error, a TypeError "fetch failed", then an Error
+ * with the code (or an AggregateError of them).
+ */
+export const systemCodeOf = (error: unknown): string | undefined => {
+  let current: unknown = error
+  for (let depth = 0; depth < 6 && typeof current === "object" && current !== null; depth++) {
+    const code = (current as { readonly code?: unknown }).code
+    if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code
+    const nested = (current as { readonly errors?: unknown }).errors
+    current = Array.isArray(nested) && nested.length > 0 ? nested[0] : (current as { readonly cause?: unknown }).cause
   }
+  return undefined
 }
