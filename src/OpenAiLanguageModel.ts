@@ -18,10 +18,11 @@
  *
  * @since 0.1.0
  */
-import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schedule, SynchronizedRef } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
+import { makeRateLimiter, retrySchedule } from "./internal/modelCall.js"
 import * as wire from "./internal/openaiWire.js"
 import {
   type Completion,
@@ -283,27 +284,6 @@ export const retryAfterMillis: (
 ) => Option.Option<number> = wire.retryAfterMillis
 
 /**
- * A sliding-window limiter: each acquisition reserves the earliest start
- * time that keeps at most `requests` starts in any `intervalMillis` window,
- * then sleeps until it. Reservations are handed out in order, so the window
- * holds even when many fibers wait at once.
- */
-const makeRateLimiter = (
-  requests: number,
-  intervalMillis: number
-): Effect.Effect<Effect.Effect<void>> =>
-  Effect.map(SynchronizedRef.make<ReadonlyArray<number>>([]), (ref) =>
-    Effect.flatMap(
-      SynchronizedRef.modifyEffect(ref, (starts) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          const recent = starts.filter((t) => t > now - intervalMillis)
-          const slot = recent.length < requests ? now : recent[recent.length - requests]! + intervalMillis
-          return [slot - now, [...recent, slot]] as const
-        })),
-      (wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)
-    ))
-
-/**
  * A chat-completions model. Fails with a `ConfigError` naming the field
  * when an option is invalid.
  *
@@ -384,39 +364,12 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
       return semaphore.withPermits(1)(Effect.zipRight(awaitSlot, call))
     }
 
-    // the server's Retry-After, else exponential backoff jittered between
-    // half and all of it; the jitter uses Math.random, never the Effect
-    // Random service, so model calls leave the optimizer's seeded stream
-    // untouched
-    const waitBefore = (retries: number, failure: wire.AttemptFailure): number => {
-      if (failure.retryAfterMillis !== undefined) return failure.retryAfterMillis
-      const full = Math.min(config.maxRetryDelayMillis, config.retryBaseDelayMillis * 2 ** retries)
-      return full / 2 + Math.random() * (full / 2)
-    }
-
-    // the retry policy as a Schedule over the attempts' failures: the
-    // output carries the failure, the retries so far and the chosen wait
-    const retryPolicy = Schedule.identity<wire.AttemptFailure>().pipe(
-      Schedule.intersect(Schedule.count),
-      // a Retry-After beyond the longest wait ends the retries at once
-      Schedule.whileOutput(([failure, retries]) =>
-        failure.retryable && retries < config.maxRetries &&
-        (failure.retryAfterMillis === undefined || failure.retryAfterMillis <= config.maxRetryDelayMillis)
-      ),
-      Schedule.map(([failure, retries]) => ({ failure, retries, delayMillis: waitBefore(retries, failure) })),
-      Schedule.addDelay(({ delayMillis }) => Duration.millis(delayMillis)),
-      Schedule.tapOutput(({ delayMillis, failure, retries }) =>
-        Effect.logDebug("retrying model call").pipe(
-          Effect.annotateLogs({
-            model,
-            error: failure.error.message,
-            retry: retries + 1,
-            maxRetries: config.maxRetries,
-            delayMillis: Math.round(delayMillis)
-          })
-        )
-      )
-    )
+    // the retry policy as a Schedule over the attempts' failures (shared
+    // with AiLanguageModel): transient failures only, the server's
+    // Retry-After or exponential backoff jittered with Math.random (never the
+    // Effect Random service, so model calls leave the optimizer's seeded
+    // stream untouched); a Retry-After beyond maxRetryDelay ends the retries
+    const retryPolicy = retrySchedule(config, model)
 
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
       Effect.retry(Effect.suspend(() => attempt(prompt)), retryPolicy).pipe(

@@ -41,6 +41,8 @@ export * as LanguageModel from "./LanguageModel.js"
 export * as Merge from "./Merge.js"
 /** @since 0.1.0 */
 export * as Metric from "./Metric.js"
+/** @since 0.2.0 */
+export * as ModelString from "./ModelString.js"
 /** @since 0.1.0 */
 export * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
 /** @since 0.2.0 */
@@ -65,3 +67,5 @@ export * as RunStore from "./RunStore.js"
 export * as State from "./State.js"
 /** @since 0.1.0 */
 export * as StopCondition from "./StopCondition.js"
+/** @since 0.2.0 */
+export * as Telemetry from "./Telemetry.js"

@@ -12,7 +12,6 @@ import {
   type FinishReason,
   LlmAuthenticationError,
   LlmBadRequest,
-  type LlmError,
   LlmModelNotFound,
   LlmRateLimited,
   LlmResponseError,
@@ -21,32 +20,16 @@ import {
   type Usage
 } from "../LanguageModel.js"
 import type { Price } from "../OpenAiLanguageModel.js"
+import { type AttemptFailure, oneLine, parseRetryAfter, systemCodeOf } from "./modelCall.js"
 
 /** See `OpenAiLanguageModel.retryAfterMillis`. */
 export const retryAfterMillis = (
   headers: { readonly get: (name: string) => string | null } | undefined,
   nowMillis: number
-): Option.Option<number> => {
-  if (headers === undefined) return Option.none()
-  const ms = headers.get("retry-after-ms")
-  if (ms !== null && ms.trim() !== "") {
-    const n = Number(ms)
-    if (Number.isFinite(n) && n >= 0) return Option.some(n)
-  }
-  const value = headers.get("retry-after")?.trim()
-  if (value === undefined || value === "") return Option.none()
-  const seconds = Number(value)
-  if (Number.isFinite(seconds)) return seconds >= 0 ? Option.some(seconds * 1000) : Option.none()
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? Option.none() : Option.some(Math.max(0, date - nowMillis))
-}
+): Option.Option<number> => (headers === undefined ? Option.none() : parseRetryAfter((name) => headers.get(name), nowMillis))
 
-/** An attempt's failure, before retries are decided. */
-export interface AttemptFailure {
-  readonly error: LlmError
-  readonly retryable: boolean
-  readonly retryAfterMillis?: number | undefined
-}
+/** An attempt's failure, before retries are decided (shared by the model layers). */
+export type { AttemptFailure }
 
 const MAX_DETAIL = 1_000
 
@@ -64,10 +47,7 @@ export interface Context {
  * A server's text made fit for an error: secrets scrubbed, on one line,
  * capped. Every detail of every error of this module goes through here.
  */
-export const detailOf = (ctx: Context, text: string, max: number = MAX_DETAIL): string => {
-  const clean = ctx.scrub(text).replace(/\s+/g, " ").trim()
-  return clean.length > max ? `${clean.slice(0, max)}…` : clean
-}
+export const detailOf = (ctx: Context, text: string, max: number = MAX_DETAIL): string => oneLine(ctx.scrub, text, max)
 
 const errorObjectOf = (body: unknown): Readonly<Record<string, unknown>> | undefined => {
   if (typeof body !== "object" || body === null) return undefined
@@ -89,19 +69,6 @@ const embeddedStatus = (body: unknown): number | undefined => {
     const raw = source[field]
     const n = typeof raw === "string" && /^\d{3}$/.test(raw) ? Number(raw) : raw
     if (typeof n === "number" && Number.isInteger(n) && n >= 400 && n <= 599) return n
-  }
-  return undefined
-}
-
-// connection failures nest the system error: APIConnectionError -> TypeError
-// "fetch failed" -> Error { code } (or an AggregateError of them)
-const systemCodeOf = (error: unknown): string | undefined => {
-  let current: unknown = error
-  for (let depth = 0; depth < 6 && typeof current === "object" && current !== null; depth++) {
-    const code = (current as { readonly code?: unknown }).code
-    if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code
-    const nested = (current as { readonly errors?: unknown }).errors
-    current = Array.isArray(nested) && nested.length > 0 ? nested[0] : (current as { readonly cause?: unknown }).cause
   }
   return undefined
 }

@@ -1,0 +1,275 @@
+/**
+ * The call mechanics shared by the model layers: option checks for the call
+ * policy, the retry `Schedule` (exponential backoff with jitter, honouring
+ * `Retry-After`), a sliding-window rate limiter and pricing.
+ *
+ * @internal
+ */
+import { Clock, Duration, Effect, Option, Schedule, SynchronizedRef } from "effect"
+import { ConfigError } from "../Errors.js"
+import type { LlmError, Usage } from "../LanguageModel.js"
+
+/** An attempt's failure, before retries are decided. */
+export interface AttemptFailure {
+  readonly error: LlmError
+  readonly retryable: boolean
+  readonly retryAfterMillis?: number | undefined
+}
+
+/** Prices per million tokens. */
+export interface Price {
+  readonly inputPerMillion: number
+  readonly outputPerMillion: number
+}
+
+/** At most `requests` request starts in any window of length `interval`. */
+export interface RateLimit {
+  readonly requests: number
+  readonly interval: Duration.DurationInput
+}
+
+/** The options every model layer shares. */
+export interface PolicyOptions {
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly maxRetries?: number | undefined
+  readonly retryBaseDelay?: Duration.DurationInput | undefined
+  readonly maxRetryDelay?: Duration.DurationInput | undefined
+  readonly maxConcurrency?: number | undefined
+  readonly rateLimit?: RateLimit | undefined
+  readonly price?: Price | undefined
+}
+
+export const policyDefaults = {
+  timeoutMillis: 120_000,
+  maxRetries: 4,
+  retryBaseDelayMillis: 1_000,
+  maxRetryDelayMillis: 60_000,
+  maxConcurrency: 16
+} as const
+
+/** The checked policy, in milliseconds. */
+export interface Policy {
+  readonly timeoutMillis: number
+  readonly maxRetries: number
+  readonly retryBaseDelayMillis: number
+  readonly maxRetryDelayMillis: number
+  readonly maxConcurrency: number
+  readonly rateLimit: { readonly requests: number; readonly intervalMillis: number } | undefined
+  readonly price: Price | undefined
+}
+
+const invalid = (field: string, detail: string) => Effect.fail(new ConfigError({ field, detail }))
+
+export const isNonNegativeInteger = (n: unknown): n is number =>
+  typeof n === "number" && Number.isInteger(n) && n >= 0
+
+/** A duration option in milliseconds; negative numbers are refused rather than clamped. */
+export const millisOf = (
+  field: string,
+  input: Duration.DurationInput | undefined,
+  fallback: number,
+  allowZero: boolean
+): Effect.Effect<number, ConfigError> => {
+  if (input === undefined) return Effect.succeed(fallback)
+  // Duration clamps negative numbers to zero, which would hide the mistake
+  if (typeof input === "number" && input < 0) return invalid(field, `must not be negative, got ${input}`)
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return invalid(field, `not a duration: ${String(input)}`)
+  const millis = Duration.toMillis(decoded.value)
+  if (!Number.isFinite(millis)) return invalid(field, "must be finite")
+  if (allowZero ? millis < 0 : millis <= 0) return invalid(field, `must be ${allowZero ? "at least 0" : "positive"}`)
+  return Effect.succeed(millis)
+}
+
+/** Checks the shared options; a `ConfigError` names the first bad field. */
+export const resolvePolicy = (options: PolicyOptions): Effect.Effect<Policy, ConfigError> =>
+  Effect.gen(function*() {
+    const timeoutMillis = yield* millisOf("timeout", options.timeout, policyDefaults.timeoutMillis, false)
+    const maxRetries = options.maxRetries ?? policyDefaults.maxRetries
+    if (!isNonNegativeInteger(maxRetries)) {
+      return yield* invalid("maxRetries", `must be a non-negative integer, got ${maxRetries}`)
+    }
+    const retryBaseDelayMillis = yield* millisOf(
+      "retryBaseDelay",
+      options.retryBaseDelay,
+      policyDefaults.retryBaseDelayMillis,
+      true
+    )
+    const maxRetryDelayMillis = yield* millisOf(
+      "maxRetryDelay",
+      options.maxRetryDelay,
+      policyDefaults.maxRetryDelayMillis,
+      true
+    )
+    const maxConcurrency = options.maxConcurrency ?? policyDefaults.maxConcurrency
+    if (!(isNonNegativeInteger(maxConcurrency) && maxConcurrency > 0)) {
+      return yield* invalid("maxConcurrency", `must be a positive integer, got ${maxConcurrency}`)
+    }
+    let rateLimit: Policy["rateLimit"] = undefined
+    if (options.rateLimit !== undefined) {
+      const { interval, requests } = options.rateLimit
+      if (!(isNonNegativeInteger(requests) && requests > 0)) {
+        return yield* invalid("rateLimit.requests", `must be a positive integer, got ${requests}`)
+      }
+      rateLimit = { requests, intervalMillis: yield* millisOf("rateLimit.interval", interval, 0, false) }
+    }
+    if (options.price !== undefined) {
+      for (const field of ["inputPerMillion", "outputPerMillion"] as const) {
+        const p = options.price[field]
+        if (!(typeof p === "number" && Number.isFinite(p) && p >= 0)) {
+          return yield* invalid(`price.${field}`, `must be a non-negative number, got ${p}`)
+        }
+      }
+    }
+    return {
+      timeoutMillis,
+      maxRetries,
+      retryBaseDelayMillis,
+      maxRetryDelayMillis,
+      maxConcurrency,
+      rateLimit,
+      price: options.price
+    }
+  })
+
+/** The cost of a call, when both the usage and a price are known. */
+export const costOf = (usage: Usage | undefined, price: Price | undefined): number | undefined =>
+  usage !== undefined && price !== undefined
+    ? (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) / 1_000_000
+    : undefined
+
+/**
+ * The wait a response asks for before the next attempt, from the
+ * `retry-after-ms` header (milliseconds) or `Retry-After` (seconds or an
+ * HTTP date). `None` when absent or unreadable.
+ */
+export const parseRetryAfter = (
+  get: (name: string) => string | null | undefined,
+  nowMillis: number
+): Option.Option<number> => {
+  const ms = get("retry-after-ms")
+  if (typeof ms === "string" && ms.trim() !== "") {
+    const n = Number(ms)
+    if (Number.isFinite(n) && n >= 0) return Option.some(n)
+  }
+  const value = get("retry-after")?.trim()
+  if (value === undefined || value === "") return Option.none()
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Option.some(seconds * 1000) : Option.none()
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? Option.none() : Option.some(Math.max(0, date - nowMillis))
+}
+
+/** The retry policy's numbers. */
+export interface RetryPolicy {
+  readonly maxRetries: number
+  readonly retryBaseDelayMillis: number
+  readonly maxRetryDelayMillis: number
+}
+
+/**
+ * The wait before retry number `retry` (0 for the first): the server's
+ * `Retry-After` when it gave one, else exponential backoff capped at
+ * `maxRetryDelayMillis`, jittered between half and all of it. The jitter
+ * draws from `Math.random`, never from the Effect `Random` service, so model
+ * calls leave the optimizer's seeded stream untouched.
+ */
+export const retryDelayMillis = (policy: RetryPolicy, retry: number, failure: AttemptFailure): number => {
+  if (failure.retryAfterMillis !== undefined) return failure.retryAfterMillis
+  const full = Math.min(policy.maxRetryDelayMillis, policy.retryBaseDelayMillis * 2 ** retry)
+  return full / 2 + Math.random() * (full / 2)
+}
+
+/** Whether a failure may be retried at all under the policy. */
+export const isRetryable = (policy: RetryPolicy, failure: AttemptFailure): boolean =>
+  failure.retryable &&
+  // a server asking for a longer wait than we accept ends the retries at once
+  (failure.retryAfterMillis === undefined || failure.retryAfterMillis <= policy.maxRetryDelayMillis)
+
+/**
+ * The retry schedule of a model call: retries transient failures only, at
+ * most `maxRetries` times, waiting `retryDelayMillis` before each, and logs
+ * every retry at debug level.
+ */
+export const retrySchedule = (
+  policy: RetryPolicy,
+  model: string
+): Schedule.Schedule<readonly [AttemptFailure, number, number], AttemptFailure> =>
+  Schedule.identity<AttemptFailure>().pipe(
+    Schedule.whileInput((failure: AttemptFailure) => isRetryable(policy, failure)),
+    Schedule.intersect(Schedule.recurs(policy.maxRetries)),
+    // the delay is drawn once per step, so the log and the wait agree
+    Schedule.map(([failure, retry]) => [failure, retry, retryDelayMillis(policy, retry, failure)] as const),
+    Schedule.addDelay(([, , delay]) => Duration.millis(delay)),
+    Schedule.tapOutput(([failure, retry, delay]) =>
+      Effect.logDebug("retrying model call").pipe(
+        Effect.annotateLogs({
+          model,
+          error: failure.error.message,
+          retry: retry + 1,
+          maxRetries: policy.maxRetries,
+          delayMillis: Math.round(delay)
+        })
+      )
+    )
+  )
+
+/**
+ * A sliding-window limiter: each acquisition reserves the earliest start
+ * time that keeps at most `requests` starts in any `intervalMillis` window,
+ * then sleeps until it. Reservations are handed out in order, so the window
+ * holds even when many fibers wait at once.
+ *
+ * Effect's `RateLimiter` is not used: its token bucket lets up to twice
+ * `requests` start within one window (a full bucket plus the refills), its
+ * fixed window does the same across a window boundary, and it needs a
+ * `Scope`, which would change the type of every model constructor.
+ */
+export const makeRateLimiter = (
+  requests: number,
+  intervalMillis: number
+): Effect.Effect<Effect.Effect<void>> =>
+  Effect.map(SynchronizedRef.make<ReadonlyArray<number>>([]), (ref) =>
+    Effect.flatMap(
+      SynchronizedRef.modifyEffect(ref, (starts) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const recent = starts.filter((t) => t > now - intervalMillis)
+          const slot = recent.length < requests ? now : recent[recent.length - requests]! + intervalMillis
+          return [slot - now, [...recent, slot]] as const
+        })),
+      (wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)
+    ))
+
+const MAX_DETAIL = 1_000
+
+/**
+ * A server's text made fit for an error: secrets scrubbed (with the
+ * layer's one scrub, `LanguageModel.scrubber`), on one line, capped.
+ */
+export const oneLine = (scrub: (text: string) => string, text: string, max: number = MAX_DETAIL): string => {
+  const clean = scrub(text).replace(/\s+/g, " ").trim()
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean
+}
+
+/** `host:port` of a URL (the default port of its scheme when absent); `undefined` when it does not parse. */
+export const endpointOf = (url: string): string | undefined => {
+  if (!URL.canParse(url)) return undefined
+  const u = new URL(url)
+  return `${u.hostname}:${u.port === "" ? (u.protocol === "https:" ? "443" : "80") : u.port}`
+}
+
+/**
+ * The system error code (e.g. "ECONNREFUSED") of a connection failure.
+ * Clients nest it: an API error, a TypeError "fetch failed", then an Error
+ * with the code (or an AggregateError of them).
+ */
+export const systemCodeOf = (error: unknown): string | undefined => {
+  let current: unknown = error
+  for (let depth = 0; depth < 6 && typeof current === "object" && current !== null; depth++) {
+    const code = (current as { readonly code?: unknown }).code
+    if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code
+    const nested = (current as { readonly errors?: unknown }).errors
+    current = Array.isArray(nested) && nested.length > 0 ? nested[0] : (current as { readonly cause?: unknown }).cause
+  }
+  return undefined
+}

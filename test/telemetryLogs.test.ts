@@ -1,0 +1,183 @@
+/**
+ * Logging through Effect's Logger: iteration summaries at info, details at
+ * debug, so `Logger.withMinimumLogLevel` (and the CLI's `--log-level`)
+ * decide what shows. [ENGINE HOOK] the run passes `Telemetry.observer` as
+ * `onEvent` today; once the engine calls it itself these tests drop it.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Logger, LogLevel, Metric } from "effect"
+import * as DefaultAdapter from "../src/DefaultAdapter.js"
+import { GepaEvent } from "../src/Event.js"
+import * as Gepa from "../src/Gepa.js"
+import { fromFunction, LlmTimeout, messages, scripted } from "../src/LanguageModel.js"
+import * as GepaMetric from "../src/Metric.js"
+import * as Telemetry from "../src/Telemetry.js"
+
+interface Example {
+  readonly q: string
+  readonly a: string
+}
+
+const examples: ReadonlyArray<Example> = ["a", "b", "c", "d", "e", "f"].map((x) => ({ q: x, a: x.toUpperCase() }))
+
+const task = fromFunction((prompt) => {
+  const [system, user] = messages(prompt)
+  const q = user?.content ?? ""
+  return system?.content.includes("upper") === true ? q.toUpperCase() : q
+})
+const reflection = fromFunction((prompt) => {
+  const current = /```+\n([\s\S]*?)\n```+/.exec(messages(prompt).map((m) => m.content).join("\n"))?.[1] ?? ""
+  return "```\n" + current + " Answer in upper case.\n```"
+})
+
+/** Runs a small optimization and returns what was logged at or above `level`. */
+const logsOf = (level: LogLevel.LogLevel, observerOptions: Telemetry.ObserverOptions = {}) =>
+  Effect.gen(function*() {
+    const lines: Array<{ level: string; message: string }> = []
+    const capture = Logger.make(({ logLevel, message }) => {
+      lines.push({ level: logLevel.label, message: (Array.isArray(message) ? message : [message]).join(" ") })
+    })
+    const adapter = yield* DefaultAdapter.make<Example>({
+      model: task,
+      input: (e) => e.q,
+      metric: GepaMetric.exactMatch((e) => e.a)
+    })
+    const onEvent = yield* Telemetry.observer(observerOptions)
+    const result = yield* Gepa.optimize({
+      seedCandidate: { system_prompt: "Repeat the letter." },
+      trainset: examples,
+      adapter,
+      reflectionModel: reflection,
+      maxMetricCalls: 30,
+      onEvent
+    }).pipe(
+      Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
+      Logger.withMinimumLogLevel(level)
+    )
+    return { lines, result }
+  })
+
+describe("Telemetry logs", () => {
+  it.effect("info shows the run's start, one summary per iteration and the end; no details", () =>
+    Effect.gen(function*() {
+      const { lines, result } = yield* logsOf(LogLevel.Info)
+      const summaries = lines.filter((l) => /^iteration \d+: \d+ accepted/.test(l.message))
+      expect(summaries).toHaveLength(result.iterations)
+      expect(summaries.every((l) => l.level === "INFO")).toBe(true)
+      expect(summaries[0]!.message).toMatch(/^iteration 1: \d+ accepted, \d+ candidates, best score [\d.]+ \(candidate \d+\), \d+ metric calls$/)
+      expect(lines[0]!.message).toBe(
+        "starting optimization: 6 training and 6 validation examples, budget 30 metric calls"
+      )
+      expect(lines.at(-1)!.message).toContain(`optimization ended after ${result.iterations} iterations: best score 1`)
+      expect(lines.some((l) => l.level === "DEBUG")).toBe(false)
+    }))
+
+  it.effect("debug adds the details of each iteration", () =>
+    Effect.gen(function*() {
+      const { lines } = yield* logsOf(LogLevel.Debug)
+      const debug = lines.filter((l) => l.level === "DEBUG").map((l) => l.message)
+      expect(debug).toContain("iteration 1 started (6 metric calls so far)")
+      expect(debug.some((m) => /^iteration 1: parent 0 \(score 0\)$/.test(m))).toBe(true)
+      expect(debug.some((m) => m.startsWith("iteration 1: proposing system_prompt from parent 0"))).toBe(true)
+      expect(debug.some((m) => /^iteration 1: candidate 1 accepted/.test(m))).toBe(true)
+      expect(debug.some((m) => m.startsWith("iteration 1: evaluating 3 examples (parent-minibatch)"))).toBe(true)
+    }))
+
+  it.effect("warning (a quiet default) shows none of the iteration lines; logs: false logs nothing", () =>
+    Effect.gen(function*() {
+      expect((yield* logsOf(LogLevel.Warning)).lines).toEqual([])
+      expect((yield* logsOf(LogLevel.All, { logs: false })).lines).toEqual([])
+    }))
+})
+
+describe("Telemetry.describeEvent", () => {
+  it("a generated seed is an info line naming the attempts and rejections", () => {
+    const line = Telemetry.describeEvent(
+      GepaEvent.SeedGenerated({ attempts: 2, rejected: ["no fenced block"], candidate: { prompt: "x" } }),
+      undefined
+    )
+    expect(line).toEqual({
+      level: "info",
+      message: "seed candidate written by the reflection model after 2 attempts (rejected: no fenced block)"
+    })
+  })
+})
+
+describe("Telemetry.observer", () => {
+  it.effect("a resumed run counts only the metric calls it spends itself", () =>
+    Effect.gen(function*() {
+      const before = (yield* Metric.value(Telemetry.metricCalls)).count
+      const observe = yield* Telemetry.observer({ logs: false })
+      yield* observe(GepaEvent.OptimizationStarted({ resumed: true, trainSize: 3, valSize: 3, budget: 100 }))
+      yield* observe(GepaEvent.IterationStarted({ iteration: 8, metricCalls: 40 }))
+      yield* observe(GepaEvent.BudgetUpdated({ metricCalls: 46, budget: 100 }))
+      yield* observe(GepaEvent.IterationStarted({ iteration: 9, metricCalls: 46 }))
+      yield* observe(GepaEvent.BudgetUpdated({ metricCalls: 49, budget: 100 }))
+      expect((yield* Metric.value(Telemetry.metricCalls)).count - before).toBe(9)
+
+      const fresh = yield* Telemetry.observer({ logs: false })
+      yield* fresh(GepaEvent.OptimizationStarted({ resumed: false, trainSize: 3, valSize: 3, budget: 100 }))
+      yield* fresh(GepaEvent.BudgetUpdated({ metricCalls: 3, budget: 100 }))
+      expect((yield* Metric.value(Telemetry.metricCalls)).count - before).toBe(12)
+    }))
+
+  it.effect("proposals are counted by outcome and kind; the best score only rises", () =>
+    Effect.gen(function*() {
+      const count = (outcome: string, kind: string) =>
+        Effect.map(
+          Metric.value(Metric.tagged(Metric.tagged(Telemetry.proposals, "outcome", outcome), "kind", kind)),
+          (s) => s.count
+        )
+      const accepted = yield* count("accepted", "reflective")
+      const failed = yield* count("failed", "reflective")
+      const merged = yield* count("rejected", "merge")
+      const observe = yield* Telemetry.observer({ logs: false })
+      yield* observe(GepaEvent.ProposalEnded({ iteration: 1, parent: 0, outcome: "accepted" }))
+      yield* observe(GepaEvent.ProposalEnded({ iteration: 1, parent: 0, outcome: "failed", reason: "x" }))
+      yield* observe(GepaEvent.ProposalEnded({ iteration: 2, parent: 0, outcome: "accepted" }))
+      yield* observe(GepaEvent.MergeRejected({ iteration: 3, parents: [1, 2], reason: "no gain" }))
+      expect((yield* count("accepted", "reflective")) - accepted).toBe(2)
+      expect((yield* count("failed", "reflective")) - failed).toBe(1)
+      expect((yield* count("rejected", "merge")) - merged).toBe(1)
+
+      yield* observe(GepaEvent.ValsetEvaluated({ iteration: 1, candidate: 1, score: 0.75, coverage: 1 }))
+      yield* observe(GepaEvent.ValsetEvaluated({ iteration: 2, candidate: 2, score: 0.5, coverage: 1 }))
+      expect((yield* Metric.value(Telemetry.bestScore)).value).toBe(0.75)
+    }))
+})
+
+describe("Telemetry.instrumentModel", () => {
+  it.effect("counts calls by outcome, tokens and cost once, even when wrapped twice", () =>
+    Effect.gen(function*() {
+      const tagged = (metric: typeof Telemetry.modelCalls, tags: Record<string, string>) =>
+        Object.entries(tags).reduce((m, [k, v]) => Metric.tagged(m, k, v), metric)
+      const count = (tags: Record<string, string>) => Effect.map(Metric.value(tagged(Telemetry.modelCalls, tags)), (s) => s.count)
+      const tokens = (direction: string) =>
+        Effect.map(
+          Metric.value(tagged(Telemetry.modelTokens, { role: "task", model: "answer-model", direction })),
+          (s) => s.count
+        )
+      const base = scripted([
+        { text: "a", finishReason: "stop", usage: { inputTokens: 7, outputTokens: 3 }, cost: 0.5, model: "answer-model" }
+      ])
+      const inner = yield* base
+      const once = Telemetry.instrumentModel(inner, { role: "task" })
+      const twice = Telemetry.instrumentModel(once, { role: "task", model: "other" })
+      expect(twice).toBe(once)
+      const okBefore = yield* count({ role: "task", model: "answer-model", outcome: "ok" })
+      const inBefore = yield* tokens("input")
+      yield* twice.complete("q")
+      yield* twice.complete("q")
+      expect((yield* count({ role: "task", model: "answer-model", outcome: "ok" })) - okBefore).toBe(2)
+      expect((yield* tokens("input")) - inBefore).toBe(14)
+
+      const failing = Telemetry.instrumentModel(
+        fromFunction(() => Effect.fail(new LlmTimeout({ model: "slow", millis: 5 }))),
+        { role: "reflection", model: "slow" }
+      )
+      const errBefore = yield* count({ role: "reflection", model: "slow", outcome: "error" })
+      const error = yield* Effect.flip(failing.complete("q"))
+      expect(error._tag).toBe("LlmTimeout")
+      expect((yield* count({ role: "reflection", model: "slow", outcome: "error" })) - errBefore).toBe(1)
+    }))
+})
