@@ -229,4 +229,25 @@ describe("cluster evaluation, pure parts", () => {
       expect(error.message).toMatch(/toy\.ts: exports no ClusterEvaluation\.define/)
       expect((yield* ClusterRunner.load(path.join(import.meta.dirname, "fixtures", "clusterEvaluation.ts")))).toBe(evaluation)
     }))
+
+  it("the main entry never loads the cluster: no module reachable from src/index.ts imports it", () => {
+    const src = path.join(import.meta.dirname, "..", "src")
+    const seen = new Set<string>()
+    const external = new Set<string>()
+    const visit = (file: string) => {
+      if (seen.has(file)) return
+      seen.add(file)
+      const text = fs.readFileSync(file, "utf8")
+      // static imports and re-exports only: type-only imports are erased
+      for (const m of text.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+"([^"]+)"/gm)) {
+        const spec = m[1]!
+        if (spec.startsWith(".")) visit(path.resolve(path.dirname(file), spec.replace(/\.js$/, ".ts")))
+        else external.add(spec)
+      }
+    }
+    visit(path.join(src, "index.ts"))
+    expect([...seen].filter((f) => /Cluster|internal[\\/]cluster/.test(f))).toEqual([])
+    expect([...external].filter((s) => /^@effect\/(cluster|sql|rpc|sql-sqlite-node|sql-pg)(\/|$)/.test(s))).toEqual([])
+    expect(seen.size).toBeGreaterThan(10)
+  })
 })
