@@ -23,6 +23,7 @@ import type { EvaluationBatch } from "./EvaluationBatch.js"
 import * as codec from "./internal/cluster/codec.js"
 import * as config from "./internal/cluster/config.js"
 import * as protocol from "./internal/cluster/protocol.js"
+import { make as makeRouter } from "./internal/cluster/router.js"
 
 /**
  * @since 0.2.0
@@ -30,8 +31,10 @@ import * as protocol from "./internal/cluster/protocol.js"
  */
 export interface Options {
   /**
-   * entity ids the requests are spread over (default 64). Shards, and so
-   * runners, are chosen by entity id: more ids spread the load more evenly.
+   * entity ids the requests are spread over (default 64). Each new request
+   * goes to an id served by the runner with the fewest requests in flight
+   * (learned from replies); the ids should outnumber the runners several
+   * times over, so that every runner serves some.
    */
   readonly entities?: number
   /**
@@ -88,6 +91,7 @@ export const make = <D, T, O, E>(
     const trajectories = codec.make(definition.trajectory)
     // per distinct call (candidate, examples, traces): how many times it was made
     const attempts = new Map<string, number>()
+    const router = makeRouter(entities)
 
     const fail = (detail: string) => new AdapterError({ call: "evaluate (cluster)", detail })
 
@@ -104,18 +108,28 @@ export const make = <D, T, O, E>(
         const attempt = attempts.get(base) ?? 0
         attempts.set(base, attempt + 1)
         const requestId = protocol.requestId({ session, candidateHash, exampleKeys: keys, captureTraces, attempt })
-        const send = client(protocol.entityIdFor(requestId, entities)).Evaluate({
+        const send = (entity: number) => client(protocol.entityId(entity)).Evaluate({
           requestId,
           candidate: { ...candidate },
           ...(ids === undefined ? { examples: encoded! } : { ids }),
           captureTraces
         })
-        const outcome = yield* send.pipe(
-          // the runner's answer (even a failure) is final; only transport errors are retried
-          Effect.map((r): Either.Either<protocol.EvaluateReply, protocol.RemoteEvaluationError> => Either.right(r)),
-          Effect.catchTag("RemoteEvaluationError", (e) => Effect.succeed(Either.left(e))),
-          Effect.retry(sendRetry),
-          Effect.mapError((e) => fail(`${e._tag}: ${e.message}`))
+        // the entity is fixed for the call's whole life: resends must reach the same stored request
+        const outcome = yield* Effect.acquireUseRelease(
+          Effect.sync(() => ({ entity: router.acquire(), runner: undefined as string | undefined })),
+          (slot) =>
+            send(slot.entity).pipe(
+              Effect.tap((reply) => Effect.sync(() => (slot.runner = reply.runner))),
+              // the runner's answer (even a failure) is final; only transport errors are retried
+              Effect.map((r): Either.Either<protocol.EvaluateReply, protocol.RemoteEvaluationError> => Either.right(r)),
+              Effect.catchTag("RemoteEvaluationError", (e) => {
+                slot.runner = e.runner
+                return Effect.succeed(Either.left(e))
+              }),
+              Effect.retry(sendRetry),
+              Effect.mapError((e) => fail(`${e._tag}: ${e.message}`))
+            ),
+          (slot) => Effect.sync(() => router.release(slot.entity, slot.runner))
         )
         if (Either.isLeft(outcome)) return yield* fail(outcome.left.message)
         const reply = outcome.right

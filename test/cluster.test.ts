@@ -1,4 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
+import * as fc from "fast-check"
 import { Duration, Effect, Layer, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -13,6 +14,7 @@ import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
 import * as codec from "../src/internal/cluster/codec.js"
 import * as protocol from "../src/internal/cluster/protocol.js"
+import * as Router from "../src/internal/cluster/router.js"
 import * as storage from "../src/internal/cluster/storage.js"
 import { crashConfig } from "./fixtures/crashChild.js"
 import evaluation from "./fixtures/clusterEvaluation.js"
@@ -161,8 +163,8 @@ describe("cluster evaluation", () => {
       const probeLines = () => runners.reduce((n, r) => n + lines(r.log).filter((l) => l.startsWith(Candidate.hash(probe))).length, 0)
       const entity = yield* Effect.provide(ClusterEvaluation.Evaluator.client, client)
       const payload = { requestId: "probe-1", candidate: probe, examples: [{ id: 1, category: "a" }], captureTraces: false }
-      const first = yield* entity(protocol.entityIdFor("probe-1", 64)).Evaluate(payload)
-      const second = yield* entity(protocol.entityIdFor("probe-1", 64)).Evaluate(payload)
+      const first = yield* entity(protocol.entityId(0)).Evaluate(payload)
+      const second = yield* entity(protocol.entityId(0)).Evaluate(payload)
       expect(second).toEqual(first)
       expect(first.scores).toEqual([1])
       expect(probeLines()).toBe(1)
@@ -188,8 +190,6 @@ describe("cluster evaluation, pure parts", () => {
     ]
     const ids = new Set([id, ...variants.map(protocol.requestId)])
     expect(ids.size).toBe(variants.length + 1)
-    // a resend reaches the same entity
-    expect(protocol.entityIdFor(id, 64)).toBe(protocol.entityIdFor(protocol.requestId(base), 64))
   })
 
   it.effect("codecs: JSON round trip by default, the schema's encoded form with one, a clear error otherwise", () =>
@@ -249,5 +249,38 @@ describe("cluster evaluation, pure parts", () => {
     expect([...seen].filter((f) => /Cluster|internal[\\/]cluster/.test(f))).toEqual([])
     expect([...external].filter((s) => /^@effect\/(cluster|sql|rpc|sql-sqlite-node|sql-pg)(\/|$)/.test(s))).toEqual([])
     expect(seen.size).toBeGreaterThan(10)
+  })
+
+  it("routing: every id is tried once, then each request goes to the runner with the fewest in flight", () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 5 }),
+      fc.integer({ min: 1, max: 40 }),
+      fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
+      fc.array(fc.boolean(), { minLength: 1, maxLength: 200 }),
+      (runners, entities, ownerSeeds, script) => {
+        // a fixed (hashed) ownership of ids by runners
+        const ownerOf = (i: number) => `r${ownerSeeds[i]! % runners}`
+        const router = Router.make(entities)
+        // exploration first: every id once, in any order
+        const explored = Array.from({ length: entities }, () => router.acquire())
+        expect(new Set(explored).size).toBe(entities)
+        for (const i of explored) router.release(i, ownerOf(i))
+        const runnerNames = new Set(explored.map(ownerOf))
+        const inFlight: Array<number> = []
+        for (const start of script) {
+          if (start || inFlight.length === 0) {
+            const i = router.acquire()
+            const load = (r: string) => inFlight.filter((k) => ownerOf(k) === r).length
+            expect(load(ownerOf(i))).toBe(Math.min(...[...runnerNames].map(load)))
+            inFlight.push(i)
+          } else {
+            const i = inFlight.shift()!
+            router.release(i, ownerOf(i))
+          }
+        }
+        // ownership learned from answers only
+        for (const [i, r] of router.owners()) expect(r).toBe(ownerOf(i))
+      }
+    ))
   })
 })

@@ -93,6 +93,5 @@ export const requestId = (parts: {
 export const exampleKey = (encoded: unknown): string =>
   createHash("sha256").update(JSON.stringify(encoded) ?? "undefined").digest("hex").slice(0, 24)
 
-/** The entity id a request goes to: a stable bucket of its id, so that a resend reaches the same stored message. @internal */
-export const entityIdFor = (requestId: string, entities: number): string =>
-  `evaluator-${Number.parseInt(requestId.slice(0, 8), 16) % entities}`
+/** The name of entity `index` (requests are spread over a bounded set of entities). @internal */
+export const entityId = (index: number): string => `evaluator-${index}`
