@@ -13,6 +13,7 @@
  * Writes bench/results/scaleout.json (quick: scaleout-quick.json) and prints
  * a markdown table. The same file is the runner process (`--runner`).
  */
+import { NodeRuntime } from "@effect/platform-node"
 import { Context, Duration, Effect, Layer } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -216,7 +217,8 @@ export const quickOptions: ScaleoutOptions = { runners: [1, 2, 4], perRunner: 4,
 
 const main = async () => {
   if (process.argv.includes("--runner")) {
-    await Effect.runPromise(ClusterRunner.run({ definition: evaluation }))
+    // runMain: SIGTERM shuts the runner down cleanly
+    NodeRuntime.runMain(ClusterRunner.run({ definition: evaluation }))
     return
   }
   const quick = process.argv.includes("--quick")
