@@ -10,7 +10,8 @@
  *   cluster minus the mean time of the same call in process, calls made one
  *   at a time.
  *
- * Writes bench/results/scaleout.json (quick: scaleout-quick.json) and prints
+ * Writes bench/results/scaleout.json (quick: scaleout-quick.json; with
+ * SCALEOUT_STORAGE=postgres://...: scaleout-postgres*.json) and prints
  * a markdown table. The same file is the runner process (`--runner`).
  */
 import { NodeRuntime } from "@effect/platform-node"
@@ -53,6 +54,8 @@ export interface ScaleoutOptions {
   /** sequential calls for the overhead figure */
   readonly overheadCalls: number
   readonly latencyMs: number
+  /** a Postgres URL (default: a fresh SQLite file per configuration) */
+  readonly storage?: string | undefined
 }
 
 export interface ScaleoutRow {
@@ -71,6 +74,7 @@ export interface ScaleoutRow {
 export interface ScaleoutResult {
   readonly options: ScaleoutOptions
   readonly machine: { readonly node: string; readonly cpus: number; readonly loadAverage: ReadonlyArray<number> }
+  readonly storage: string
   readonly rows: ReadonlyArray<ScaleoutRow>
   readonly overhead: { readonly localMs: number; readonly remoteMs: number; readonly perEvaluationMs: number }
 }
@@ -118,7 +122,17 @@ const startRunner = (storage: string, options: ScaleoutOptions) =>
         })
       })
     )),
-    (child) => Effect.sync(() => child.kill("SIGTERM"))
+    // a clean stop (shards released, runner unregistered) before the next configuration starts
+    (child) =>
+      Effect.async<void>((resume) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+        const force = setTimeout(() => child.kill("SIGKILL"), 10_000)
+        child.once("exit", () => {
+          clearTimeout(force)
+          resume(Effect.void)
+        })
+        child.kill("SIGTERM")
+      })
   )
 
 type Evaluate = Adapter.Adapter<Example, Trace, string>["evaluate"]
@@ -145,7 +159,8 @@ const onCluster = <A, E>(
   Effect.scoped(Effect.gen(function*() {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-scaleout-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
-    const storage = path.join(dir, "cluster.db")
+    // SQLite by default (a fresh file per configuration); SCALEOUT_STORAGE=postgres://... to compare
+    const storage = options.storage ?? path.join(dir, "cluster.db")
     // one after the other: runners racing on an empty database's tables is a known hazard
     for (let i = 0; i < runners; i++) yield* startRunner(storage, options)
     const ctx = yield* Layer.build(ClusterAdapter.layerCluster(evaluation, { storage, failover: Duration.seconds(6) }))
@@ -173,8 +188,10 @@ export const scaleout = (options: ScaleoutOptions, log: (line: string) => void =
     const localMs = (yield* Effect.scoped(Effect.flatMap(local, (a) => drive(a.evaluate, options.overheadCalls, 1, "local")))).wallMs
     const remoteMs = (yield* onCluster(1, options, (evaluate) => drive(evaluate, options.overheadCalls, 1, "remote"))).wallMs
     const result: ScaleoutResult = {
-      options,
+      // the URL may hold a password: never written out
+      options: { ...options, storage: options.storage === undefined ? undefined : "postgres (url redacted)" },
       machine: { node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg() },
+      storage: options.storage === undefined ? "sqlite" : "postgres",
       rows: rows.map((r) => ({ ...r, relative: r.perSecond / base, efficiency: r.perSecond / base / r.runners })),
       overhead: {
         localMs: localMs / options.overheadCalls,
@@ -188,7 +205,7 @@ export const scaleout = (options: ScaleoutOptions, log: (line: string) => void =
 export const markdown = (r: ScaleoutResult): string => {
   const o = r.options
   const lines = [
-    `## Scale-out (${o.latencyMs} ms per evaluation, ${o.perRunner} evaluations at once per runner)`,
+    `## Scale-out (${o.latencyMs} ms per evaluation, ${o.perRunner} evaluations at once per runner, ${r.storage} storage)`,
     "",
     `Machine: node ${r.machine.node}, ${r.machine.cpus} CPUs, load average ${r.machine.loadAverage.map((x) => x.toFixed(1)).join(" ")}.`,
     "",
@@ -212,8 +229,9 @@ export const markdown = (r: ScaleoutResult): string => {
   return lines.join("\n")
 }
 
-export const fullOptions: ScaleoutOptions = { runners: [1, 2, 4], perRunner: 4, callsPerRunner: 150, overheadCalls: 60, latencyMs }
-export const quickOptions: ScaleoutOptions = { runners: [1, 2, 4], perRunner: 4, callsPerRunner: 40, overheadCalls: 20, latencyMs }
+const storage = process.env["SCALEOUT_STORAGE"]
+export const fullOptions: ScaleoutOptions = { runners: [1, 2, 4], perRunner: 4, callsPerRunner: 150, overheadCalls: 60, latencyMs, storage }
+export const quickOptions: ScaleoutOptions = { runners: [1, 2, 4], perRunner: 4, callsPerRunner: 40, overheadCalls: 20, latencyMs, storage }
 
 const main = async () => {
   if (process.argv.includes("--runner")) {
@@ -225,7 +243,8 @@ const main = async () => {
   const result = await Effect.runPromise(scaleout(quick ? quickOptions : fullOptions, (line) => console.error(`[scaleout] ${line}`)))
   const dir = path.join(path.dirname(self), "results")
   fs.mkdirSync(dir, { recursive: true })
-  fs.writeFileSync(path.join(dir, quick ? "scaleout-quick.json" : "scaleout.json"), JSON.stringify(result, null, 2) + "\n")
+  const name = `scaleout${storage === undefined ? "" : "-postgres"}${quick ? "-quick" : ""}.json`
+  fs.writeFileSync(path.join(dir, name), JSON.stringify(result, null, 2) + "\n")
   process.stdout.write(markdown(result))
 }
 

@@ -6,7 +6,7 @@
  * @internal
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { ConfigError } from "../../Errors.js"
 
 /** @internal */
@@ -51,6 +51,11 @@ export const layer = (kind: StorageKind): Layer.Layer<SqlClient, ConfigError> =>
       Effect.tryPromise({ try: () => import("@effect/sql-sqlite-node/SqliteClient"), catch: missing("@effect/sql-sqlite-node") })
         .pipe(Effect.map((m) =>
           m.layer({ filename: kind.filename }).pipe(
+            // WAL with synchronous=NORMAL: every commit survives the death of any process (the failure a
+            // cluster on one machine must survive); only an OS crash can lose the last commits. With the
+            // default FULL, each commit waits for an fsync while holding the database's one write lock,
+            // which all processes share: that, not the evaluations, then sets the cluster's pace.
+            Layer.tap((ctx) => Context.get(ctx, m.SqliteClient).unsafe("PRAGMA synchronous = NORMAL")),
             Layer.mapError((e) => new ConfigError({ field: "storage", detail: `sqlite:${kind.filename}: ${e.message}` }))
           )
         ))
