@@ -172,6 +172,13 @@ describe("cluster evaluation", () => {
       yield* remote.evaluate([{ id: 1, category: "a" }], probe, { captureTraces: false })
       yield* remote.evaluate([{ id: 1, category: "a" }], probe, { captureTraces: false })
       expect(probeLines()).toBe(3)
+
+      // a failure on a runner is the call's failure, naming the runner; so is a defect of the adapter
+      const failed = yield* Effect.flip(remote.evaluate([{ id: 1, category: "a" }], { fail: "the sandbox is gone" }, { captureTraces: false }))
+      expect(failed._tag).toBe("AdapterError")
+      expect(failed.message).toMatch(/evaluation on runner 127\.0\.0\.1:\d+ failed: Adapter failed in evaluate: the sandbox is gone/)
+      const died = yield* Effect.flip(remote.evaluate([{ id: 1, category: "a" }], { die: "boom" }, { captureTraces: false }))
+      expect(died.message).toMatch(/failed: defect: boom/)
     }).pipe(Effect.scoped), 150_000)
 })
 
