@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { Duration, Effect, Layer, Schema } from "effect"
+import { Duration, Effect, Layer, Option, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -13,6 +13,7 @@ import * as ClusterRunner from "../src/ClusterRunner.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
 import * as codec from "../src/internal/cluster/codec.js"
+import * as RunnerCommand from "../src/internal/cluster/command.js"
 import * as protocol from "../src/internal/cluster/protocol.js"
 import * as Router from "../src/internal/cluster/router.js"
 import * as storage from "../src/internal/cluster/storage.js"
@@ -290,4 +291,32 @@ describe("cluster evaluation, pure parts", () => {
       }
     ))
   })
+
+  it.effect("gepa runner flags: parsed and checked before anything starts, each error naming its flag", () =>
+    Effect.gen(function*() {
+      const none = Option.none<string>()
+      const base = {
+        module: "ev.ts",
+        storage: Option.some("./c.db"),
+        host: none,
+        port: Option.some("34500"),
+        listenHost: none,
+        concurrency: Option.some("8"),
+        shards: none,
+        failover: Option.some("10s")
+      }
+      const ok = yield* RunnerCommand.fromFlags(base)
+      expect(ok).toEqual({ module: "ev.ts", storage: "./c.db", port: 34500, concurrency: 8, failover: Duration.seconds(10) })
+      expect((yield* RunnerCommand.fromFlags({ ...base, failover: Option.some("2 minutes") })).failover).toEqual(Duration.minutes(2))
+      const bad = [
+        [{ port: Option.some("70000") }, "--port"],
+        [{ concurrency: Option.some("0") }, "--concurrency"],
+        [{ shards: Option.some("1.5") }, "--shards"],
+        [{ failover: Option.some("soon") }, "--failover"]
+      ] as const
+      for (const [change, field] of bad) {
+        const e = yield* Effect.flip(RunnerCommand.fromFlags({ ...base, ...change }))
+        expect(e.field).toBe(field)
+      }
+    }))
 })
