@@ -10,8 +10,7 @@
  *   cluster minus the mean time of the same call in process, calls made one
  *   at a time.
  *
- * Writes bench/results/scaleout.json (quick: scaleout-quick.json; with
- * SCALEOUT_STORAGE=postgres://...: scaleout-postgres*.json) and prints
+ * Writes bench/results/scaleout-<latency>ms[-postgres][-quick].json and prints
  * a markdown table. The same file is the runner process (`--runner`).
  */
 import { NodeRuntime } from "@effect/platform-node"
@@ -33,7 +32,7 @@ interface Example {
 
 type Trace = Adapter.ExampleTrace<Example, never, string>
 
-const latencyMs = Number(process.env["SCALEOUT_LATENCY_MS"] ?? "100")
+const latencyMs = Number(process.env["SCALEOUT_LATENCY_MS"] ?? "500")
 
 /** The evaluation: a fixed latency per example (a remote model or sandbox call), a trivial score. */
 export const evaluation = ClusterEvaluation.define({
@@ -230,8 +229,8 @@ export const markdown = (r: ScaleoutResult): string => {
 }
 
 const storage = process.env["SCALEOUT_STORAGE"]
-export const fullOptions: ScaleoutOptions = { runners: [1, 2, 4], perRunner: 4, callsPerRunner: 150, overheadCalls: 60, latencyMs, storage }
-export const quickOptions: ScaleoutOptions = { runners: [1, 2, 4], perRunner: 4, callsPerRunner: 40, overheadCalls: 20, latencyMs, storage }
+export const fullOptions: ScaleoutOptions = { runners: [1, 2, 4], perRunner: 4, callsPerRunner: 100, overheadCalls: 30, latencyMs, storage }
+export const quickOptions: ScaleoutOptions = { runners: [1, 2, 4], perRunner: 4, callsPerRunner: 24, overheadCalls: 10, latencyMs, storage }
 
 const main = async () => {
   if (process.argv.includes("--runner")) {
@@ -243,7 +242,7 @@ const main = async () => {
   const result = await Effect.runPromise(scaleout(quick ? quickOptions : fullOptions, (line) => console.error(`[scaleout] ${line}`)))
   const dir = path.join(path.dirname(self), "results")
   fs.mkdirSync(dir, { recursive: true })
-  const name = `scaleout${storage === undefined ? "" : "-postgres"}${quick ? "-quick" : ""}.json`
+  const name = `scaleout-${latencyMs}ms${storage === undefined ? "" : "-postgres"}${quick ? "-quick" : ""}.json`
   fs.writeFileSync(path.join(dir, name), JSON.stringify(result, null, 2) + "\n")
   process.stdout.write(markdown(result))
 }
