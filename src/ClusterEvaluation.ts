@@ -174,6 +174,10 @@ export const resolveSettings = (given?: Partial<Settings>): Effect.Effect<Settin
       failover: given.failover ?? config.defaults.failover
     })
     : Effect.mapError(
-      Effect.map(config.clusterSettings, (s) => ({ ...s, ...given })),
+      Effect.map(config.clusterSettings, (s) => ({
+        storage: s.storage,
+        shards: given?.shards ?? s.shards,
+        failover: given?.failover ?? s.failover
+      })),
       (e) => new ConfigError({ field: "cluster settings", detail: String(e) })
     )

@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { Duration, Effect, Layer, Option, Schema } from "effect"
+import { ConfigProvider, Duration, Effect, Layer, Option, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -318,5 +318,21 @@ describe("cluster evaluation, pure parts", () => {
         const e = yield* Effect.flip(RunnerCommand.fromFlags({ ...base, ...change }))
         expect(e.field).toBe(field)
       }
+    }))
+
+  it.effect("settings from Config: storage required, shards and failover checked; options win over the environment", () =>
+    Effect.gen(function*() {
+      const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+      const missing = yield* Effect.flip(ClusterEvaluation.resolveSettings().pipe(withEnv({})))
+      expect(missing.message).toMatch(/GEPA_CLUSTER_STORAGE/)
+      const env = { GEPA_CLUSTER_STORAGE: "./c.db", GEPA_CLUSTER_SHARDS: "60", GEPA_CLUSTER_FAILOVER: "10 seconds" }
+      expect(yield* ClusterEvaluation.resolveSettings().pipe(withEnv(env))).toEqual({
+        storage: "./c.db",
+        shards: 60,
+        failover: Duration.seconds(10)
+      })
+      expect((yield* ClusterEvaluation.resolveSettings({ shards: 7 }).pipe(withEnv(env))).shards).toBe(7)
+      const tooShort = yield* Effect.flip(ClusterEvaluation.resolveSettings().pipe(withEnv({ ...env, GEPA_CLUSTER_FAILOVER: "1 second" })))
+      expect(tooShort.message).toMatch(/at least 3 seconds/)
     }))
 })
