@@ -104,10 +104,12 @@ export const make = <D, T, O, E>(
           : undefined
         const keys = ids ?? encoded!.map(protocol.exampleKey)
         const candidateHash = Candidate.hash(candidate)
-        const base = `${candidateHash}|${captureTraces}|${keys.join(",")}`
+        const call = { session, candidateHash, exampleKeys: keys, captureTraces }
+        // keyed by the first attempt's id: a short key however large the chunk
+        const base = protocol.requestId({ ...call, attempt: 0 })
         const attempt = attempts.get(base) ?? 0
         attempts.set(base, attempt + 1)
-        const requestId = protocol.requestId({ session, candidateHash, exampleKeys: keys, captureTraces, attempt })
+        const requestId = attempt === 0 ? base : protocol.requestId({ ...call, attempt })
         const send = (entity: number) => client(protocol.entityId(entity)).Evaluate({
           requestId,
           candidate: { ...candidate },

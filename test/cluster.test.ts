@@ -1,4 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
+import * as TestRunner from "@effect/cluster/TestRunner"
 import * as fc from "fast-check"
 import { ConfigProvider, Duration, Effect, Layer, Option, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -335,4 +336,70 @@ describe("cluster evaluation, pure parts", () => {
       const tooShort = yield* Effect.flip(ClusterEvaluation.resolveSettings().pipe(withEnv({ ...env, GEPA_CLUSTER_FAILOVER: "1 second" })))
       expect(tooShort.message).toMatch(/at least 3 seconds/)
     }))
+})
+
+describe("cluster evaluation in one process (TestRunner)", () => {
+  interface Item {
+    readonly id: string
+    readonly text: string
+  }
+  type Out = { readonly at: Date; readonly text: string }
+
+  const make = (options: { readonly concurrency: number; readonly withData: boolean }) =>
+    Effect.gen(function*() {
+      let inFlight = 0
+      let maxInFlight = 0
+      const adapter = Adapter.fromExample((item: Item, candidate) =>
+        Effect.gen(function*() {
+          inFlight++
+          maxInFlight = Math.max(maxInFlight, inFlight)
+          yield* Effect.sleep("5 millis")
+          inFlight--
+          const out: Out = { at: new Date(Number(item.id) * 1000), text: `${candidate["p"]}:${item.text}` }
+          return { output: out, score: item.text === "runner" ? 1 : 0 }
+        })
+      )
+      const definition = ClusterEvaluation.define({
+        adapter,
+        output: Schema.Struct({ at: Schema.DateFromString, text: Schema.String }),
+        exampleId: (item: Item) => item.id,
+        ...(options.withData ? { data: ["1", "2", "3"].map((id) => ({ id, text: "runner" })) } : {})
+      })
+      const ctx = yield* Layer.build(
+        ClusterRunner.layer(definition, { concurrency: options.concurrency, address: "test" }).pipe(
+          Layer.provideMerge(TestRunner.layer)
+        )
+      )
+      const remote = yield* Effect.provide(ClusterAdapter.make(definition), ctx)
+      return { remote, maxInFlight: () => maxInFlight, reset: () => (maxInFlight = 0) }
+    })
+
+  // live clock: the adapter and the cluster's own timers really sleep
+  it.live("ids mode: runners resolve examples in their own data; outputs decode with the schema; the runner cap holds", () =>
+    Effect.gen(function*() {
+      const { maxInFlight, remote, reset } = yield* make({ concurrency: 2, withData: true })
+      // the optimizer's copies say "optimizer": only ids cross the wire, so the runner's data decides
+      const local: ReadonlyArray<Item> = ["1", "2", "3"].map((id) => ({ id, text: "optimizer" }))
+      const batch = yield* remote.evaluate(local, { p: "x" }, { captureTraces: true })
+      expect(batch.scores).toEqual([1, 1, 1])
+      expect(batch.outputs.map((o) => o.text)).toEqual(["x:runner", "x:runner", "x:runner"])
+      expect(batch.outputs[1]!.at).toEqual(new Date(2000))
+      expect(batch.trajectories?.length).toBe(3)
+      // 12 one-example calls at once: at most 2 run on the runner at a time
+      reset()
+      yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) => remote.evaluate([local[i % 3]!], { p: `c${i}` }, { captureTraces: false }), {
+        concurrency: "unbounded",
+        discard: true
+      })
+      expect(maxInFlight()).toBeGreaterThanOrEqual(1)
+      expect(maxInFlight()).toBeLessThanOrEqual(2)
+      const unknown = yield* Effect.flip(remote.evaluate([{ id: "9", text: "?" }], { p: "x" }, { captureTraces: false }))
+      expect(unknown.message).toMatch(/unknown id "9"/)
+    }).pipe(Effect.scoped))
+
+  it.live("a runner asked to resolve ids without data refuses to start", () =>
+    Effect.gen(function*() {
+      const e = yield* Effect.flip(make({ concurrency: 2, withData: false }))
+      expect(e).toMatchObject({ _tag: "ConfigError", field: "data" })
+    }).pipe(Effect.scoped))
 })
