@@ -38,9 +38,10 @@ export interface Options {
    */
   readonly entities?: number
   /**
-   * the namespace of request ids (default: fresh for every layer). Setting
-   * it lets a restarted optimizer reuse the stored replies of the calls its
-   * previous process made.
+   * the namespace of request ids (default: fresh for every layer, so two
+   * optimizers, or two runs, never share a stored reply). A restarted
+   * optimizer does not pick up replies of its previous process: its cache
+   * and run directory are what make a resumed run skip finished work.
    */
   readonly session?: string
   /**
