@@ -14,7 +14,7 @@ import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@e
 import type { Sharding } from "@effect/cluster/Sharding"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { Context, Effect, Either, Layer, Schedule, type Scope } from "effect"
-import type { Adapter } from "./Adapter.js"
+import type { Adapter, AdapterService } from "./Adapter.js"
 import * as Adapters from "./Adapter.js"
 import * as Candidate from "./Candidate.js"
 import * as ClusterEvaluation from "./ClusterEvaluation.js"
@@ -166,7 +166,7 @@ export const make = <D, T, O, E>(
 export const layer = <D, T, O, E>(
   definition: ClusterEvaluation.Definition<D, T, O, E>,
   options?: Options
-): Layer.Layer<Adapter<D, T, O>, E | ConfigError, Sharding> =>
+): Layer.Layer<AdapterService<D, T, O>, E | ConfigError, Sharding> =>
   Layer.scoped(Adapters.tag<D, T, O>(), make(definition, options))
 
 /**
@@ -204,5 +204,5 @@ export const layerClient = (settings?: Partial<ClusterEvaluation.Settings>): Lay
 export const layerCluster = <D, T, O, E>(
   definition: ClusterEvaluation.Definition<D, T, O, E>,
   options?: Options & Partial<ClusterEvaluation.Settings>
-): Layer.Layer<Adapter<D, T, O>, E | ConfigError> =>
+): Layer.Layer<AdapterService<D, T, O>, E | ConfigError> =>
   layer(definition, options).pipe(Layer.provide(layerClient(options)))

@@ -26,7 +26,7 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { type Config, Effect, Layer, type Schema } from "effect"
-import type { Adapter } from "./Adapter.js"
+import type { Adapter, AdapterService } from "./Adapter.js"
 import * as Adapters from "./Adapter.js"
 import type { DataLoader } from "./DataLoader.js"
 import { ConfigError } from "./Errors.js"
@@ -48,7 +48,7 @@ import * as storage from "./internal/cluster/storage.js"
 export interface Definition<D, T, O, E = never> {
   readonly _tag: "ClusterEvaluation"
   /** the user's adapter; runners use its `evaluate`, the optimizer the rest */
-  readonly adapter: Layer.Layer<Adapter<D, T, O>, E>
+  readonly adapter: Layer.Layer<AdapterService<D, T, O>, E>
   /** schema of an example, when examples are sent inline (default: JSON-safe values) */
   readonly example?: Schema.Schema<D, any> | undefined
   /** schema of an output (default: JSON-safe values) */
@@ -81,7 +81,7 @@ export interface Definition<D, T, O, E = never> {
  * @category constructors
  */
 export const define = <D, T, O, E = never>(options: {
-  readonly adapter: Adapter<D, T, O> | Layer.Layer<Adapter<D, T, O>, E>
+  readonly adapter: Adapter<D, T, O> | Layer.Layer<AdapterService<D, T, O>, E>
   readonly example?: Schema.Schema<D, any> | undefined
   readonly output?: Schema.Schema<O, any> | undefined
   readonly trajectory?: Schema.Schema<T, any> | undefined
@@ -91,7 +91,7 @@ export const define = <D, T, O, E = never>(options: {
   ...options,
   _tag: "ClusterEvaluation",
   adapter: Layer.isLayer(options.adapter)
-    ? options.adapter as Layer.Layer<Adapter<D, T, O>, E>
+    ? options.adapter as Layer.Layer<AdapterService<D, T, O>, E>
     : Adapters.layer(options.adapter as Adapter<D, T, O>)
 })
 

@@ -70,7 +70,9 @@ describe("optional peer dependencies", () => {
       expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true)
       expect(pkg.dependencies[name]).toBeUndefined()
     }
-    expect(pkg.exports["./AiLanguageModel"]).toBeDefined()
+    // every module is a subpath export (`effect-gepa/AiLanguageModel`), the internals are not
+    expect(pkg.exports["./*"]).toBeDefined()
+    expect(pkg.exports["./internal/*"]).toBeNull()
   })
 
   it("with the optional peers uninstalled, the main entry loads and works; naming a provider says what to install", () => {
