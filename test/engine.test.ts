@@ -168,6 +168,137 @@ describe("Gepa.optimize", () => {
     }))
 })
 
+describe("the proposal pipeline", () => {
+  // random per-call latencies: which proposal finishes first changes from run to run
+  const jittery = (latencySeed: number) =>
+    Effect.map(Toy.makeAdapter(), ({ adapter }) => ({
+      adapter: FaultInjection.adapter(adapter, { latency: "1 millis", jitter: "6 millis", seed: latencySeed }).adapter,
+      reflectionModel: FaultInjection.languageModel(Toy.reflectionModel(), { latency: "1 millis", jitter: "8 millis", seed: latencySeed + 100 }).model
+    }))
+
+  it.live("same seed, same result under random latencies, with proposals in flight (the default)", () =>
+    Effect.gen(function*() {
+      const runs: Array<ReturnType<typeof outcome>> = []
+      for (const latencySeed of [1, 2, 3]) {
+        const { adapter, reflectionModel } = yield* jittery(latencySeed)
+        const events: Array<GepaEvent> = []
+        const result = yield* Gepa.optimize({
+          ...base(adapter),
+          reflectionModel,
+          maxMetricCalls: 300,
+          maxConcurrency: 16,
+          seed: 5,
+          merge: true,
+          onEvent: (e) => void events.push(e)
+        })
+        // two components: two proposals in flight by default
+        const inFlight = events.filter((e) => e._tag === "IterationStarted").length -
+          events.filter((e) => e._tag === "IterationEnded").length
+        assert.strictEqual(inFlight, 0)
+        runs.push(outcome(result))
+      }
+      assert.deepStrictEqual(runs[1], runs[0])
+      assert.deepStrictEqual(runs[2], runs[0])
+    }))
+
+  it.live("proposals overlap: a proposal starts before the previous one is folded", () =>
+    Effect.gen(function*() {
+      const { adapter, reflectionModel } = yield* jittery(7)
+      const order: Array<string> = []
+      yield* Gepa.optimize({
+        ...base(adapter),
+        reflectionModel,
+        maxMetricCalls: 200,
+        parallelProposals: 2,
+        onEvent: (e) => {
+          if (e._tag === "IterationStarted") order.push(`start ${e.iteration}`)
+          if (e._tag === "IterationEnded") order.push(`end ${e.iteration}`)
+        }
+      })
+      assert.isBelow(order.indexOf("start 2"), order.indexOf("end 1"))
+      // folded in plan order
+      const ends = order.filter((o) => o.startsWith("end")).map((o) => Number(o.slice(4)))
+      assert.deepStrictEqual(ends, [...ends].sort((a, b) => a - b))
+    }))
+
+  it.effect("a stale child is rebased on the candidate that superseded its parent", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      const result = yield* Gepa.optimize({
+        ...base(adapter),
+        reflectionModel: Toy.reflectionModel(1),
+        maxMetricCalls: 400,
+        parallelProposals: 2,
+        skipPerfectScore: false
+      })
+      const rebased = result.state.trace.filter((t) => t.reason?.startsWith("rebased on candidate") === true)
+      assert.isAbove(rebased.length, 0)
+      for (const t of rebased) {
+        if (t.outcome !== "accepted") continue
+        // the child descends from the candidate it was rebased on, and keeps that candidate's other texts
+        const onto = Number(/rebased on candidate (\d+)/.exec(t.reason!)![1])
+        assert.deepStrictEqual(result.parents[t.candidate!], [onto])
+        const child = result.candidates[t.candidate!]!
+        const changed = Object.keys(child).filter((k) => child[k] !== result.candidates[onto]![k])
+        assert.deepStrictEqual(changed, [...(t.components ?? [])])
+      }
+    }))
+
+  it.effect("never starts a proposal whose accepted child could not be validated", () =>
+    Effect.gen(function*() {
+      for (const maxMetricCalls of [60, 97, 150, 233]) {
+        for (const parallelProposals of [1, 2]) {
+          const { adapter } = yield* Toy.makeAdapter()
+          const events: Array<GepaEvent> = []
+          const result = yield* Gepa.optimize({
+            ...base(adapter),
+            reflectionModel: Toy.reflectionModel(1),
+            maxMetricCalls,
+            parallelProposals,
+            skipPerfectScore: false,
+            onEvent: (e) => void events.push(e)
+          })
+          assert.isAtMost(result.totalMetricCalls, maxMetricCalls)
+          // every accepted child was validated: none skipped for want of budget
+          for (const t of result.state.trace) {
+            if (t.outcome === "accepted") assert.isDefined(t.candidate)
+            assert.notInclude(t.reason ?? "", "before validation")
+          }
+          // the run stopped because no further proposal fitted, and says how much was left
+          assert.match(result.stopReason, /budget exhausted: \d+ metric calls left, a proposal needs/)
+          const left = maxMetricCalls - result.totalMetricCalls
+          const needed = Number(/needs (?:at least|up to) (\d+)/.exec(result.stopReason)![1])
+          assert.isBelow(left, needed)
+        }
+      }
+    }))
+
+  it.effect("merges join the pipeline as proposals, within the cap", () =>
+    Effect.gen(function*() {
+      for (const maxInvocations of [1, 2]) {
+        const { adapter } = yield* Toy.makeAdapter()
+        const events: Array<GepaEvent> = []
+        const result = yield* Gepa.optimize({
+          ...base(adapter),
+          reflectionModel: Toy.reflectionModel(1),
+          maxMetricCalls: 500,
+          parallelProposals: 2,
+          seed: 3,
+          // rebasing keeps pipelined lineages together; exploring parents off the front lets them diverge
+          candidateSelector: { epsilonGreedy: 0.5 },
+          merge: { maxInvocations, overlapFloor: 3 },
+          onEvent: (e) => void events.push(e)
+        })
+        const attempted = events.filter((e) => e._tag === "MergeAttempted").length
+        assert.strictEqual(attempted, maxInvocations)
+        assert.strictEqual(result.mergesAttempted, attempted)
+        // a merge is a proposal like any other: planned, folded, one iteration
+        const merges = result.state.trace.filter((t) => t.kind === "merge")
+        assert.strictEqual(merges.length, attempted)
+      }
+    }))
+})
+
 describe("evaluation failures", () => {
   it.effect("injected failures and timeouts at 30% still let the run finish with correct accounting", () =>
     Effect.gen(function*() {
