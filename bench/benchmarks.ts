@@ -15,7 +15,6 @@ import * as BatchSampler from "../src/BatchSampler.js"
 import type { Candidate } from "../src/Candidate.js"
 import * as CandidateSelector from "../src/CandidateSelector.js"
 import * as EvaluationCache from "../src/EvaluationCache.js"
-import type { GepaEvent } from "../src/Event.js"
 import * as FaultInjection from "../src/FaultInjection.js"
 import * as Frontier from "../src/Frontier.js"
 import * as Gepa from "../src/Gepa.js"
@@ -102,7 +101,9 @@ export interface OverheadResult {
 
 export const overheadTask: TaskOptions = { components: 4, keywordsPerComponent: 40, trainSize: 200, valSize: 200, learnPermille: 150 }
 
-export const engineOverhead = (options: { readonly budget: number; readonly task?: TaskOptions }): Promise<OverheadResult> => {
+export const engineOverhead = (
+  options: { readonly budget: number; readonly task?: TaskOptions; readonly chunkSize?: number }
+): Promise<OverheadResult> => {
   const task = makeTask(options.task ?? overheadTask)
   let validations = 0
   const t0 = performance.now()
@@ -115,6 +116,7 @@ export const engineOverhead = (options: { readonly budget: number; readonly task
       reflectionModel: task.reflectionModel,
       maxMetricCalls: options.budget,
       minibatchSize: 3,
+      ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize }),
       seed: 0,
       onEvent: (e) => {
         if (e._tag === "EvaluationStarted" && e.purpose === "validation") validations++
@@ -140,127 +142,7 @@ export const engineOverhead = (options: { readonly budget: number; readonly task
   })
 }
 
-// ---------------------------------------------------------------- 2. concurrency vs critical path
-
-export interface ConcurrencyOptions {
-  readonly budget: number
-  readonly trainSize: number
-  readonly valSize: number
-  readonly taskLatencyMs: number
-  readonly taskJitterMs: number
-  readonly llmLatencyMs: number
-  readonly llmJitterMs: number
-  readonly learnPermille: number
-}
-
-export interface ConcurrencyRun {
-  readonly label: string
-  readonly maxConcurrency: number
-  readonly parallelProposals: number
-  readonly wallMs: number
-  readonly boundMs: number
-  readonly wallOverBound: number
-  readonly speedup: number
-  readonly metricCalls: number
-  readonly iterations: number
-  readonly accepted: number
-  readonly rounds: { readonly task: number; readonly llm: number }
-}
-
-type Phase = "seed-validation" | "parent-minibatch" | "child-minibatch" | "validation" | "merge-subsample" | "reflection"
-const phaseOrder: ReadonlyArray<Phase> = ["seed-validation", "merge-subsample", "parent-minibatch", "reflection", "child-minibatch", "validation"]
-
-/**
- * The critical-path lower bound of a run from its own events: inside one
- * iteration the phases run one after another (parent minibatches of all
- * parallel proposals, then their reflections, then child minibatches, then
- * validations), and a phase of n adapter calls at concurrency c takes
- * ceil(n/c) task latencies; reflection calls are not bounded by
- * maxConcurrency, so a reflection phase is one model latency. Cache hits are
- * not adapter calls and cost nothing.
- */
-const criticalPath = (events: ReadonlyArray<GepaEvent>, concurrency: number) => {
-  const calls = new Map<number, Map<Phase, number>>()
-  const add = (iteration: number, phase: Phase, n: number) => {
-    let m = calls.get(iteration)
-    if (m === undefined) calls.set(iteration, (m = new Map()))
-    m.set(phase, (m.get(phase) ?? 0) + n)
-  }
-  for (const e of events) {
-    if (e._tag === "EvaluationEnded") add(e.iteration, e.purpose, e.scores.length - e.cacheHits)
-    else if (e._tag === "ReflectiveDatasetBuilt") add(e.iteration, "reflection", 1)
-  }
-  let task = 0
-  let llm = 0
-  for (const phases of calls.values()) {
-    for (const phase of phaseOrder) {
-      const n = phases.get(phase) ?? 0
-      if (n === 0) continue
-      if (phase === "reflection") llm++
-      else task += Math.ceil(n / concurrency)
-    }
-  }
-  return { task, llm }
-}
-
-export const concurrency = async (options: ConcurrencyOptions): Promise<ReadonlyArray<ConcurrencyRun>> => {
-  const settings = [
-    { label: "sequential (c=1)", maxConcurrency: 1, parallelProposals: 1 },
-    { label: "c=16", maxConcurrency: 16, parallelProposals: 1 },
-    { label: "c=16, parallelProposals=4", maxConcurrency: 16, parallelProposals: 4 }
-  ]
-  const meanTask = options.taskLatencyMs + options.taskJitterMs / 2
-  const meanLlm = options.llmLatencyMs + options.llmJitterMs / 2
-  const runs: Array<Omit<ConcurrencyRun, "speedup">> = []
-  for (const s of settings) {
-    const task = makeTask({
-      components: 4,
-      keywordsPerComponent: 10,
-      trainSize: options.trainSize,
-      valSize: options.valSize,
-      learnPermille: options.learnPermille
-    })
-    const slowAdapter = FaultInjection.adapter(task.adapter, {
-      latency: `${options.taskLatencyMs} millis`,
-      jitter: `${options.taskJitterMs} millis`,
-      seed: 1
-    })
-    const slowModel = FaultInjection.languageModel(task.reflectionModel, {
-      latency: `${options.llmLatencyMs} millis`,
-      jitter: `${options.llmJitterMs} millis`,
-      seed: 2
-    })
-    const events: Array<GepaEvent> = []
-    const t0 = performance.now()
-    const result = await Effect.runPromise(Gepa.optimize({
-      seedCandidate: task.seedCandidate,
-      trainset: task.trainset,
-      valset: task.valset,
-      adapter: slowAdapter.adapter,
-      reflectionModel: slowModel.model,
-      maxMetricCalls: options.budget,
-      maxConcurrency: s.maxConcurrency,
-      parallelProposals: s.parallelProposals,
-      seed: 0,
-      onEvent: (e) => void events.push(e)
-    }))
-    const wallMs = performance.now() - t0
-    const rounds = criticalPath(events, s.maxConcurrency)
-    const boundMs = rounds.task * meanTask + rounds.llm * meanLlm
-    runs.push({
-      ...s,
-      wallMs,
-      boundMs,
-      wallOverBound: wallMs / boundMs,
-      metricCalls: result.totalMetricCalls,
-      iterations: result.iterations,
-      accepted: result.acceptedProposals,
-      rounds
-    })
-  }
-  const sequential = runs[0]!.wallMs
-  return runs.map((r) => ({ ...r, speedup: sequential / r.wallMs }))
-}
+// ---------------------------------------------------------------- 2. latency x quality: bench/latencyQuality.ts
 
 // ---------------------------------------------------------------- 3. scaling of the pure functions
 

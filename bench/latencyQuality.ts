@@ -30,10 +30,13 @@ export interface LatencySetting {
   readonly maxConcurrency: number
   readonly parallelProposals?: number
   readonly foldOrder?: "plan" | "completion"
+  /** components of the candidate (default: the task's); the categories stay the same */
+  readonly components?: number
 }
 
 export interface LatencyQualityRow {
   readonly label: string
+  readonly components: number
   readonly maxConcurrency: number
   readonly parallelProposals: number | "default"
   readonly foldOrder: "plan" | "completion"
@@ -70,8 +73,14 @@ const sd = (xs: ReadonlyArray<number>) => {
   return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / Math.max(1, xs.length - 1))
 }
 
+const taskOf = (options: LatencyQualityOptions, s: LatencySetting): TaskOptions => {
+  const components = s.components ?? options.task.components
+  const categories = options.task.components * options.task.keywordsPerComponent
+  return { ...options.task, components, keywordsPerComponent: Math.ceil(categories / components) }
+}
+
 const runOnce = async (options: LatencyQualityOptions, s: LatencySetting, seed: number) => {
-  const task = makeTask(options.task)
+  const task = makeTask(taskOf(options, s))
   const slow = FaultInjection.adapter(task.adapter, { latency: `${options.taskLatencyMs} millis`, seed: seed + 1 })
   const model = FaultInjection.languageModel(task.reflectionModel, { latency: `${options.llmLatencyMs} millis`, seed: seed + 2 })
   let wasted = 0
@@ -125,6 +134,7 @@ export const latencyQuality = async (
     const boundMs = options.budget * options.taskLatencyMs / s.maxConcurrency
     const row: LatencyQualityRow = {
       label: s.label,
+      components: taskOf(options, s).components,
       maxConcurrency: s.maxConcurrency,
       parallelProposals: s.parallelProposals ?? "default",
       foldOrder: s.foldOrder ?? "plan",

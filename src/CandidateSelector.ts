@@ -24,7 +24,18 @@ export type CandidateSelector = (state: State.GepaState, rng: Rng) => number
  * @category selectors
  */
 export const pareto: CandidateSelector = (state, rng) =>
-  Pareto.selectFromFronts(State.frontSets(state), State.scoreOf(state), rng) ?? State.bestIndex(state)
+  Pareto.draw(weightsOf(state), rng) ?? State.bestIndex(state)
+
+// The fronts and scores change only when a candidate is added, which makes
+// new `fronts` and `valAverages` objects; plans in between reuse the analysis.
+const weightsCache = new WeakMap<object, { readonly valAverages: object; readonly weights: Pareto.SelectionWeights }>()
+const weightsOf = (state: State.GepaState): Pareto.SelectionWeights => {
+  const cached = weightsCache.get(state.fronts)
+  if (cached !== undefined && cached.valAverages === state.valAverages) return cached.weights
+  const weights = Pareto.selectionWeights(State.frontSets(state), State.scoreOf(state))
+  weightsCache.set(state.fronts, { valAverages: state.valAverages, weights })
+  return weights
+}
 
 /**
  * Always the candidate with the best mean validation score.

@@ -374,7 +374,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
       Effect.retry(Effect.suspend(() => attempt(prompt)), retryPolicy).pipe(
         Effect.mapError((failure) => failure.error),
-        Effect.withSpan("OpenAiLanguageModel.complete", { attributes: { model } })
+        Effect.withSpan("OpenAiLanguageModel.complete", { attributes: { model }, captureStackTrace: false })
       )
 
     return { complete }

@@ -146,16 +146,49 @@ export const selectFromFronts = (
   fronts: FrontSets,
   scoreOf: (program: number) => number,
   rng: Rng
-): number | undefined => {
+): number | undefined => draw(selectionWeights(fronts, scoreOf), rng)
+
+/**
+ * What parent selection draws from: the surviving programs in ascending
+ * order, each weighted by the number of fronts it is on. Depends only on the
+ * fronts and the scores, so a caller may keep it until they change.
+ *
+ * @since 0.2.0
+ * @category pareto
+ */
+export interface SelectionWeights {
+  readonly programs: ReadonlyArray<number>
+  readonly weights: ReadonlyArray<number>
+  readonly total: number
+}
+
+/**
+ * @since 0.2.0
+ * @category pareto
+ */
+export const selectionWeights = (fronts: FrontSets, scoreOf: (program: number) => number): SelectionWeights => {
   const { count, survivors } = analyze(fronts, scoreOf)
-  if (survivors.length === 0) return undefined
   const programs = survivors.slice().sort((a, b) => a - b)
+  const weights = programs.map((p) => count[p]!)
   let total = 0
-  for (const p of programs) total += count[p]!
+  for (const w of weights) total += w
+  return { programs, weights, total }
+}
+
+/**
+ * A program drawn with probability proportional to its weight; `undefined`
+ * when there is none.
+ *
+ * @since 0.2.0
+ * @category pareto
+ */
+export const draw = (selection: SelectionWeights, rng: Rng): number | undefined => {
+  const { programs, weights, total } = selection
+  if (programs.length === 0) return undefined
   let r = rng.nextInt(total)
-  for (const p of programs) {
-    const w = count[p]!
-    if (r < w) return p
+  for (let i = 0; i < programs.length; i++) {
+    const w = weights[i]!
+    if (r < w) return programs[i]
     r -= w
   }
   return programs[programs.length - 1]

@@ -459,7 +459,7 @@ export const proposeComponent = (
             : Proposed({ component: args.component, text, completion })
       })
     ),
-    Effect.withSpan("Reflection.proposeComponent", { attributes: { component: args.component } })
+    Effect.withSpan("Reflection.proposeComponent", { attributes: { component: args.component }, captureStackTrace: false })
   )
 
 /**

@@ -9,7 +9,19 @@ import { markdown, runAll, type Sizes } from "../bench/run.js"
 
 const tiny: Sizes = {
   overheadBudget: 300,
-  concurrency: { budget: 40, trainSize: 12, valSize: 6, taskLatencyMs: 1, taskJitterMs: 1, llmLatencyMs: 2, llmJitterMs: 1, learnPermille: 500 },
+  latency: {
+    budget: 60,
+    taskLatencyMs: 1,
+    llmLatencyMs: 2,
+    seeds: [0, 1],
+    sequentialSeeds: [0],
+    task: { components: 2, keywordsPerComponent: 3, trainSize: 12, valSize: 6, testSize: 10, learnPermille: 500 },
+    settings: [
+      { label: "sequential (c=1)", maxConcurrency: 1 },
+      { label: "c=16, default (depth 2)", maxConcurrency: 16 },
+      { label: "1 component: c=16, parallelProposals 2", maxConcurrency: 16, parallelProposals: 2, components: 1 }
+    ]
+  },
   scaling: { candidates: [5, 20], examples: [5, 20], minMs: 1 },
   persistence: { candidates: 10, examples: 10, cacheEntries: 100, reps: 1 },
   faults: { budget: 40, seeds: 1, trainSize: 10, valSize: 6, failureRates: [0, 0.5], hangRate: 0.05, latencyMs: 1, timeoutMs: 20 }
@@ -21,10 +33,15 @@ describe("bench", () => {
     expect(report.overhead.metricCalls).toBeGreaterThan(0)
     expect(report.overhead.metricCalls).toBeLessThanOrEqual(tiny.overheadBudget)
     expect(Number.isFinite(report.overhead.engineUsPerIteration)).toBe(true)
-    expect(report.concurrency.map((c) => c.label)).toHaveLength(3)
-    for (const c of report.concurrency) {
+    expect(report.latency.map((c) => c.label)).toHaveLength(3)
+    expect(report.latency.map((c) => c.runs)).toEqual([1, 2, 2])
+    expect(report.latency.map((c) => c.components)).toEqual([2, 2, 1])
+    for (const c of report.latency) {
       expect(c.boundMs).toBeGreaterThan(0)
-      expect(c.metricCalls).toBeLessThanOrEqual(tiny.concurrency.budget)
+      expect(c.metricCallsMean).toBeLessThanOrEqual(tiny.latency.budget)
+      expect(c.testMean).toBeGreaterThanOrEqual(0)
+      expect(c.testMean).toBeLessThanOrEqual(1)
+      expect(c.wastedCallsMean).toBe(0)
     }
     expect(report.scaling.cells).toHaveLength(4)
     expect(Object.keys(report.scaling.exponents).sort()).toEqual(["addCandidate", "bestIndex", "select", "updateTable"])
@@ -35,7 +52,7 @@ describe("bench", () => {
     expect(report.memory.peakRssMb).toBeGreaterThan(0)
     expect(report.goals.length).toBeGreaterThan(0)
     const table = markdown(report)
-    for (const heading of ["Engine overhead", "Concurrency", "Scaling", "Persistence", "Fault injection", "Memory", "Goals"]) {
+    for (const heading of ["Engine overhead", "Latency x quality", "Scaling", "Persistence", "Fault injection", "Memory", "Goals"]) {
       expect(table).toContain(heading)
     }
     // the JSON file is this object serialized: it must survive a round trip

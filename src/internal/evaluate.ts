@@ -125,6 +125,9 @@ const checkContract = <T, O>(
   return Either.right(batch)
 }
 
+/** How long a worker may keep its permit across consecutive fast calls. */
+const SLICE_MS = 1
+
 const failedOutcome = <T, O>(id: string, score: number, error: string): Outcome<T, O> => ({
   id,
   score,
@@ -258,15 +261,15 @@ export const evaluate = <D, T, O>(
           while: (e) => !(e instanceof ModelUnrecoverable)
         })
       }
-      // the permit is taken before the timeout starts: queueing time must
-      // not count against the call. Once a call failed unrecoverably, chunks
-      // still waiting for a permit do not start: the evaluation is over.
-      return pool.withPermit(Effect.suspend(() => {
+      // runs under a permit taken by the worker, before the timeout starts:
+      // queueing time must not count against the call. Once a call failed
+      // unrecoverably, chunks not started yet do not start: the evaluation is over.
+      return Effect.suspend(() => {
         if (fatal !== undefined) return Effect.fail(fatal)
         // paid once the call starts (retries of the same examples are not new metric calls)
         if (meter !== undefined) meter.paid += to - from
         return Effect.either(call)
-      })).pipe(Effect.flatMap((result): Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> => {
+      }).pipe(Effect.flatMap((result): Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> => {
         if (Either.isLeft(result)) {
           const e = result.left
           if (e instanceof ModelUnrecoverable) {
@@ -281,8 +284,25 @@ export const evaluate = <D, T, O>(
     }
     if (chunkCount > 0) {
       let next = 0
-      const worker: Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> = Effect.suspend(() =>
-        next >= chunkCount ? Effect.void : Effect.zipRight(runChunk(next++), worker)
+      type Failure = AdapterContractError | PersistenceError | ModelUnrecoverable
+      // A worker keeps its permit for the next chunk only while its calls
+      // return within a time slice: a fast (in-process) adapter then pays for
+      // one permit per slice instead of one per call, and a slow one still
+      // gives its slot back after every call, so other evaluations in flight
+      // get their turn. In-flight calls never exceed the permits either way.
+      const slice = (started: number): Effect.Effect<void, Failure> =>
+        Effect.suspend(() =>
+          next >= chunkCount
+            ? Effect.void
+            : Effect.zipRight(
+              runChunk(next++),
+              Effect.suspend(() => (performance.now() - started < SLICE_MS ? slice(started) : Effect.void))
+            )
+        )
+      const worker: Effect.Effect<void, Failure> = Effect.suspend(() =>
+        next >= chunkCount
+          ? Effect.void
+          : Effect.zipRight(pool.withPermit(Effect.suspend(() => slice(performance.now()))), worker)
       )
       const workers = Math.min(chunkCount, pool.workers)
       yield* workers === 1 ? worker : Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
