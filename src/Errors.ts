@@ -102,7 +102,9 @@ export class AllEvaluationsFailed extends Schema.TaggedError<AllEvaluationsFaile
   lastError: Schema.String
 }) {
   override get message(): string {
-    return `Every evaluation failed for ${this.iterations} consecutive iterations (last error: ${this.lastError})`
+    return this.iterations === 0
+      ? `Every evaluation of the seed candidate failed (last error: ${this.lastError})`
+      : `Every evaluation failed in ${this.iterations} proposals in a row (last error: ${this.lastError})`
   }
 }
 

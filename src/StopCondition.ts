@@ -43,6 +43,14 @@ export interface StopCondition {
   readonly name: string
   readonly make: Effect.Effect<Check, never, Scope.Scope>
   readonly budget?: number | undefined
+  /**
+   * A deadline after the run's start: when it passes, the run ends at once,
+   * even while proposals are in flight. Their work is interrupted and kept
+   * planned in the saved state (nothing half-applied), so resuming the run
+   * continues them. Conditions without it are checked between proposals and
+   * let the proposals in flight finish.
+   */
+  readonly interruptAfter?: Duration.Duration | undefined
 }
 
 /**
@@ -102,17 +110,22 @@ export const maxCandidates = (n: number): StopCondition => {
 
 /**
  * Stop when `duration` has passed since the run started (Effect's Clock, so
- * the TestClock drives it in tests).
+ * the TestClock drives it in tests). A deadline: at that moment the run ends
+ * even with calls in flight; their proposals stay planned in the saved state
+ * and a resumed run continues them (see `interruptAfter`).
  *
  * @since 0.1.0
  * @category built-ins
  */
 export const timeout = (duration: Duration.DurationInput): StopCondition => {
-  const millis = Duration.toMillis(Duration.decode(duration))
+  const decoded = Duration.decode(duration)
+  const millis = Duration.toMillis(decoded)
   return {
-    name: `timeout(${Duration.format(Duration.decode(duration))})`,
+    name: `timeout(${Duration.format(decoded)})`,
     make: Effect.map(Clock.currentTimeMillis, (start) => () =>
-      Effect.map(Clock.currentTimeMillis, (now) => now - start >= millis))
+      Effect.map(Clock.currentTimeMillis, (now) => now - start >= millis)),
+    // a wall-clock limit is a deadline: it does not wait for a hung call
+    interruptAfter: decoded
   }
 }
 
@@ -190,16 +203,18 @@ export const manual = (name = "manual"): Effect.Effect<{ readonly condition: Sto
 
 /**
  * Stops when any of the conditions does. Its budget is the smallest budget
- * among them.
+ * among them, and its deadline the earliest.
  *
  * @since 0.1.0
  * @category combinators
  */
 export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition => {
   const budgets = conditions.flatMap((c) => (c.budget === undefined ? [] : [c.budget]))
+  const deadlines = conditions.flatMap((c) => (c.interruptAfter === undefined ? [] : [c.interruptAfter]))
   return {
     name: conditions.length === 1 ? conditions[0]!.name : `any(${conditions.map((c) => c.name).join(", ")})`,
     budget: budgets.length === 0 ? undefined : Math.min(...budgets),
+    interruptAfter: deadlines.length === 0 ? undefined : deadlines.reduce(Duration.min),
     make: Effect.map(Effect.forEach(conditions, (c) => c.make), (checks) => (s: Snapshot) =>
       Effect.reduce(checks, false, (acc, check) => (acc ? Effect.succeed(true) : check(s))))
   }

@@ -543,6 +543,36 @@ describe("stop conditions", () => {
       assert.isAbove(result.iterations, 0)
     }))
 
+  it.effect("timeout is a deadline: a hung call does not keep the run alive; resuming continues what was in flight", () =>
+    Effect.gen(function*() {
+      const dir = makeTmpDir("gepa-deadline-")
+      const { adapter } = yield* Toy.makeAdapter()
+      let calls = 0
+      // the seed's validation and the first proposals answer, then every call hangs
+      const hanging: ToyAdapter = {
+        ...adapter,
+        evaluate: (batch, candidate, options) =>
+          Effect.suspend(() => (calls++ < valset.length + 12 ? adapter.evaluate(batch, candidate, options) : Effect.never))
+      }
+      const fiber = yield* Effect.fork(Gepa.optimize({
+        ...base(hanging),
+        runDir: dir,
+        maxMetricCalls: 300,
+        stop: StopCondition.timeout("10 seconds")
+      }))
+      yield* TestClock.adjust("11 seconds")
+      const stopped = yield* Fiber.join(fiber)
+      assert.include(stopped.stopReason, "deadline")
+      // the proposals in flight were interrupted, not folded half-done: they are still planned
+      assert.isAbove(stopped.state.pending.length, 0)
+      assert.deepStrictEqual(State.checkConsistency(stopped.state), [])
+      // resumed with a working adapter, the run re-launches them and finishes
+      const resumed = yield* Gepa.optimize({ ...base(adapter), runDir: dir, maxMetricCalls: 300 })
+      assert.deepStrictEqual(resumed.state.pending, [])
+      assert.isAtLeast(resumed.iterations, stopped.state.iteration)
+      assert.isAtMost(resumed.totalMetricCalls, 300)
+    }))
+
   it.effect("stopFile", () =>
     Effect.gen(function*() {
       const dir = makeTmpDir("gepa-stop-")

@@ -17,9 +17,10 @@
  *
  * When a stop condition holds, no new proposal starts and the proposals in
  * flight finish and are folded: their budget is already reserved and their
- * work is paid for. A stop file is a pause instead: the proposals in flight
- * are interrupted and stay planned in the saved state, so the resumed run
- * re-launches them and continues exactly as if it had never stopped.
+ * work is paid for. A stop file, and a deadline (`StopCondition.timeout`),
+ * end the run at once instead: the proposals in flight are interrupted and
+ * stay planned in the saved state, so the resumed run re-launches them and
+ * continues exactly as if it had never stopped.
  *
  * @internal
  */
@@ -45,6 +46,7 @@ import * as Session from "./session.js"
 type Message<T, O> =
   | { readonly stage: "proposed"; readonly plan: State.PendingProposal; readonly p: Proposed }
   | { readonly stage: "finished"; readonly f: Propose.Finished<T, O> }
+  | { readonly stage: "deadline" }
 type Done<T, O> = readonly [iteration: number, exit: Exit.Exit<Message<T, O>, OptimizeError>]
 
 /**
@@ -164,15 +166,33 @@ export const run = <D, T, O>(
     // proposals an interrupted run had in flight start again as planned
     for (const plan of state.pending) yield* launch(plan)
 
+    // a deadline (StopCondition.timeout) ends the run even while it waits on calls in flight
+    let deadlinePassed = false
+    if (r.stop.interruptAfter !== undefined) {
+      yield* Effect.fork(
+        Effect.sleep(r.stop.interruptAfter).pipe(
+          Effect.zipRight(Effect.sync(() => {
+            deadlinePassed = true
+          })),
+          Effect.zipRight(Queue.offer(done, [-1, Exit.succeed({ stage: "deadline" as const })] as const))
+        )
+      )
+    }
+
     let stopReason: string | undefined
     let exhausted: string | undefined
     let dirty = false
     for (;;) {
-      if (store?.stopRequested !== undefined && (yield* store.stopRequested)) {
-        // a pause: what is in flight stays planned in the saved state and is
-        // re-launched on resume, so the resumed run is the uninterrupted one
+      const paused = deadlinePassed
+        ? `stop condition met: ${r.stop.name} (deadline)`
+        : store?.stopRequested !== undefined && (yield* store.stopRequested)
+        ? "stop requested (stop file)"
+        : undefined
+      if (paused !== undefined) {
+        // what is in flight stays planned in the saved state and is
+        // re-launched on resume: nothing is half-applied, nothing lost
         yield* Fiber.interruptAll(fibers)
-        stopReason = "stop requested (stop file)"
+        stopReason = paused
         break
       }
       if (stopReason === undefined && (yield* s.stopCheck(StopCondition.snapshot(state)))) {
@@ -208,6 +228,7 @@ export const run = <D, T, O>(
             return yield* Effect.failCause(exit.cause)
           }
           const message = exit.value
+          if (message.stage === "deadline") break
           if (message.stage === "proposed") proposed.set(iteration, message.p)
           else {
             validating.delete(iteration)
@@ -216,6 +237,7 @@ export const run = <D, T, O>(
           next = yield* nextToFold
         }
       }
+      if (next === undefined) continue // the deadline passed: the loop's top ends the run
       finished.delete(next.plan.iteration)
       const folded = yield* Either.match(Accept.fold(r, state, next, s.listening), {
         onLeft: Effect.fail,
