@@ -22,7 +22,7 @@ import { Clock, Config, Duration, Effect, Layer, Option, Redacted } from "effect
 import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
-import { makeRateLimiter, retrySchedule } from "./internal/modelCall.js"
+import { isNonNegativeInteger, makeRateLimiter, resolvePolicy, retrySchedule } from "./internal/modelCall.js"
 import * as wire from "./internal/openaiWire.js"
 import {
   type Completion,
@@ -155,25 +155,6 @@ interface Resolved {
 
 const invalid = (field: string, detail: string) => Effect.fail(new ConfigError({ field, detail }))
 
-const millisOf = (
-  field: string,
-  input: Duration.DurationInput | undefined,
-  fallback: number,
-  allowZero: boolean
-): Effect.Effect<number, ConfigError> => {
-  if (input === undefined) return Effect.succeed(fallback)
-  // Duration clamps negative numbers to zero, which would hide the mistake
-  if (typeof input === "number" && input < 0) return invalid(field, `must not be negative, got ${input}`)
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return invalid(field, `not a duration: ${String(input)}`)
-  const millis = Duration.toMillis(decoded.value)
-  if (!Number.isFinite(millis)) return invalid(field, "must be finite")
-  if (allowZero ? millis < 0 : millis <= 0) return invalid(field, `must be ${allowZero ? "at least 0" : "positive"}`)
-  return Effect.succeed(millis)
-}
-
-const isNonNegativeInteger = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 0
-
 const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
   Effect.gen(function*() {
     if (typeof options.model !== "string" || options.model.trim() === "") {
@@ -216,43 +197,11 @@ const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
         return yield* invalid(`extraBody.${reserved}`, "is set by the model itself and cannot be overridden")
       }
     }
-    const timeoutMillis = yield* millisOf("timeout", options.timeout, defaults.timeoutMillis, false)
-    const maxRetries = options.maxRetries ?? defaults.maxRetries
-    if (!isNonNegativeInteger(maxRetries)) {
-      return yield* invalid("maxRetries", `must be a non-negative integer, got ${maxRetries}`)
-    }
-    const retryBaseDelayMillis = yield* millisOf(
-      "retryBaseDelay",
-      options.retryBaseDelay,
-      defaults.retryBaseDelayMillis,
-      true
+    // timeout, retries, concurrency, rate limit and price: checked as for every model layer
+    const { timeoutMillis, maxRetries, retryBaseDelayMillis, maxRetryDelayMillis, maxConcurrency, rateLimit } = yield* resolvePolicy(
+      options,
+      defaults
     )
-    const maxRetryDelayMillis = yield* millisOf(
-      "maxRetryDelay",
-      options.maxRetryDelay,
-      defaults.maxRetryDelayMillis,
-      true
-    )
-    const maxConcurrency = options.maxConcurrency ?? defaults.maxConcurrency
-    if (!(isNonNegativeInteger(maxConcurrency) && maxConcurrency > 0)) {
-      return yield* invalid("maxConcurrency", `must be a positive integer, got ${maxConcurrency}`)
-    }
-    let rateLimit: Resolved["rateLimit"] = undefined
-    if (options.rateLimit !== undefined) {
-      const { requests, interval } = options.rateLimit
-      if (!(isNonNegativeInteger(requests) && requests > 0)) {
-        return yield* invalid("rateLimit.requests", `must be a positive integer, got ${requests}`)
-      }
-      rateLimit = { requests, intervalMillis: yield* millisOf("rateLimit.interval", interval, 0, false) }
-    }
-    if (options.price !== undefined) {
-      for (const field of ["inputPerMillion", "outputPerMillion"] as const) {
-        const p = options.price[field]
-        if (!(typeof p === "number" && Number.isFinite(p) && p >= 0)) {
-          return yield* invalid(`price.${field}`, `must be a non-negative number, got ${p}`)
-        }
-      }
-    }
     const body: Record<string, unknown> = {}
     if (temperature !== undefined) body.temperature = temperature
     if (maxOutputTokens !== undefined) body[maxTokensField] = maxOutputTokens

@@ -82,26 +82,29 @@ export const millisOf = (
 }
 
 /** Checks the shared options; a `ConfigError` names the first bad field. */
-export const resolvePolicy = (options: PolicyOptions): Effect.Effect<Policy, ConfigError> =>
+export const resolvePolicy = (
+  options: PolicyOptions,
+  defaults: Omit<Policy, "rateLimit" | "price"> = policyDefaults
+): Effect.Effect<Policy, ConfigError> =>
   Effect.gen(function*() {
-    const timeoutMillis = yield* millisOf("timeout", options.timeout, policyDefaults.timeoutMillis, false)
-    const maxRetries = options.maxRetries ?? policyDefaults.maxRetries
+    const timeoutMillis = yield* millisOf("timeout", options.timeout, defaults.timeoutMillis, false)
+    const maxRetries = options.maxRetries ?? defaults.maxRetries
     if (!isNonNegativeInteger(maxRetries)) {
       return yield* invalid("maxRetries", `must be a non-negative integer, got ${maxRetries}`)
     }
     const retryBaseDelayMillis = yield* millisOf(
       "retryBaseDelay",
       options.retryBaseDelay,
-      policyDefaults.retryBaseDelayMillis,
+      defaults.retryBaseDelayMillis,
       true
     )
     const maxRetryDelayMillis = yield* millisOf(
       "maxRetryDelay",
       options.maxRetryDelay,
-      policyDefaults.maxRetryDelayMillis,
+      defaults.maxRetryDelayMillis,
       true
     )
-    const maxConcurrency = options.maxConcurrency ?? policyDefaults.maxConcurrency
+    const maxConcurrency = options.maxConcurrency ?? defaults.maxConcurrency
     if (!(isNonNegativeInteger(maxConcurrency) && maxConcurrency > 0)) {
       return yield* invalid("maxConcurrency", `must be a positive integer, got ${maxConcurrency}`)
     }
