@@ -46,6 +46,9 @@ export interface LatencyQualityRow {
   readonly wallOverBound: number
   readonly testMean: number
   readonly testSd: number
+  /** per seed, in the order of the seeds: for paired comparisons between rows */
+  readonly testScores: ReadonlyArray<number>
+  readonly seeds: ReadonlyArray<number>
   readonly valMean: number
   readonly metricCallsMean: number
   /** minibatch calls of proposals whose accepted child was never validated */
@@ -67,8 +70,8 @@ const median = (xs: ReadonlyArray<number>) => {
   const m = Math.floor(s.length / 2)
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
-const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
-const sd = (xs: ReadonlyArray<number>) => {
+export const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
+export const sd = (xs: ReadonlyArray<number>) => {
   const m = mean(xs)
   return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / Math.max(1, xs.length - 1))
 }
@@ -144,6 +147,8 @@ export const latencyQuality = async (
       wallOverBound: median(runs.map((r) => r.wallMs)) / boundMs,
       testMean: mean(runs.map((r) => r.test)),
       testSd: sd(runs.map((r) => r.test)),
+      testScores: runs.map((r) => r.test),
+      seeds,
       valMean: mean(runs.map((r) => r.val)),
       metricCallsMean: mean(runs.map((r) => r.metricCalls)),
       wastedCallsMean: mean(runs.map((r) => r.wasted)),

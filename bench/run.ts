@@ -77,6 +77,15 @@ export interface Goal {
   readonly met: boolean
 }
 
+/** Mean ± sd over the seeds both rows ran of (a - b), the rows' held-out scores. */
+const pairedDifference = (a: LQ.LatencyQualityRow, b: LQ.LatencyQualityRow): string => {
+  const diffs = a.seeds.flatMap((seed, i) => {
+    const j = b.seeds.indexOf(seed)
+    return j < 0 ? [] : [a.testScores[i]! - b.testScores[j]!]
+  })
+  return diffs.length === 0 ? "n/a" : `${LQ.mean(diffs) >= 0 ? "+" : ""}${LQ.mean(diffs).toFixed(3)} ± ${LQ.sd(diffs).toFixed(3)} over ${diffs.length} seeds`
+}
+
 export const runAll = async (sizes: Sizes, mode: string, log: (line: string) => void = () => {}): Promise<Report> => {
   const start = performance.now()
   log("1/5 engine overhead")
@@ -109,7 +118,7 @@ export const runAll = async (sizes: Sizes, mode: string, log: (line: string) => 
       ...(sequential === undefined || sequential === recommended ? [] : [{
         name: `${recommended.label}: mean held-out score vs ${sequential.label}`,
         target: `>= ${(sequential.testMean - 0.01).toFixed(3)} (sequential - 0.01)`,
-        actual: recommended.testMean.toFixed(3),
+        actual: `${recommended.testMean.toFixed(3)} (paired difference ${pairedDifference(recommended, sequential)})`,
         met: recommended.testMean >= sequential.testMean - 0.01
       }]),
       { name: "calls wasted (minibatches of children never validated)", target: "0", actual: f(recommended.wastedCallsMean, 1), met: recommended.wastedCallsMean === 0 }
