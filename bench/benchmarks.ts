@@ -349,7 +349,8 @@ export const syntheticState = (n: number, m: number, options: { readonly fullSco
     sampler: BatchSampler.initial,
     merge: Merge.initial,
     trace: [],
-  pending: []
+  pending: [],
+    lostMetricCalls: 0
   }
 }
 

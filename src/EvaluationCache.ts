@@ -48,6 +48,12 @@ export interface CachedEvaluation<O> {
    * saved state does not count them yet.
    */
   readonly iteration?: number | undefined
+  /**
+   * The trajectory, encoded by the adapter's `traceCodec`, when the
+   * evaluation captured traces and the adapter can store them. Served only to
+   * the iteration that paid for it: a proposal re-launched after a crash.
+   */
+  readonly trajectory?: unknown
 }
 
 /**

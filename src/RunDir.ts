@@ -17,6 +17,13 @@
  *   `gepa_state.corrupt-<time>.json`).
  * - `cache.jsonl`: the evaluation cache, one entry a line, appended as
  *   evaluations finish; a truncated last line is ignored.
+ * - `reservations.jsonl`: the write-ahead budget. Before the adapter calls
+ *   of an evaluation start, a line `{ i, n, g }` (iteration, examples, save
+ *   generation) is appended and fsynced, so the calls of a process killed
+ *   mid-evaluation are on record. On load, the calls on record that the
+ *   state neither counts nor finds in the cache are charged as lost work
+ *   (`lostMetricCalls`). A line `{ base }` restarts the count (a new log
+ *   beside an existing state, or a fresh start on a warm cache).
  * - `events.jsonl`: the event log (without the big state and result
  *   payloads).
  * - `best_candidate.json`: the current best candidate, rewritten on every
@@ -53,6 +60,7 @@ export const FILES = {
   prev: "gepa_state.prev.json",
   events: "events.jsonl",
   cache: "cache.jsonl",
+  reservations: "reservations.jsonl",
   candidates: "candidates.jsonl",
   best: "best_candidate.json",
   bestOutputs: "best_outputs.json",
@@ -419,6 +427,8 @@ interface CacheLine {
   readonly g?: number
   /** the iteration (proposal) that paid for it */
   readonly i?: number
+  /** the trajectory, as the adapter's `traceCodec` encoded it */
+  readonly t?: unknown
 }
 
 const isCacheLine = (u: unknown): u is CacheLine =>
@@ -504,13 +514,54 @@ export const make = <O>(
         entries.set(parsed.k, {
           output: parsed.output as O,
           score: parsed.score,
-          objectiveScores: parsed.objectiveScores
+          objectiveScores: parsed.objectiveScores,
+          ...(parsed.i === undefined ? {} : { iteration: parsed.i }),
+          ...(parsed.t === undefined ? {} : { trajectory: parsed.t })
         })
         generations.set(parsed.k, parsed.g ?? 0)
         if (parsed.i !== undefined) paidBy.set(parsed.k, parsed.i)
       }
     }
     let cacheDirty = false
+    // owed entries not used yet (see `unaccounted`)
+    let owedLeft = 0
+    // the same, per iteration that paid for them (-1: unknown)
+    const owedBy = new Map<number, number>()
+    const addOwed = (entry: EvaluationCache.CachedEvaluation<O>, delta: number) => {
+      const i = entry.iteration ?? -1
+      const n = (owedBy.get(i) ?? 0) + delta
+      if (n === 0) owedBy.delete(i)
+      else owedBy.set(i, n)
+      owedLeft += delta
+    }
+
+    // the write-ahead budget: calls on record since the last `base` line
+    const reservations = yield* openAppend(FILES.reservations)
+    let onRecord = 0
+    let logSaved = false
+    let logEmpty = true
+    for (const line of reservations.text.split("\n")) {
+      if (line.length === 0) continue
+      let parsed: { readonly n?: unknown; readonly base?: unknown; readonly g?: unknown }
+      try {
+        parsed = JSON.parse(line) as typeof parsed
+      } catch {
+        continue
+      }
+      logEmpty = false
+      if (typeof parsed.base === "number") onRecord = parsed.base
+      else if (typeof parsed.n === "number") onRecord += parsed.n
+      if (typeof parsed.g === "number" && parsed.g > 0) logSaved = true
+    }
+    const appendReservation = (line: object, sync = true) =>
+      attempt(file(FILES.reservations), "append to", () => {
+        fs.writeSync(reservations.fd, JSON.stringify(line) + "\n")
+        if (sync) fs.fsyncSync(reservations.fd)
+      })
+    let lostAtLoad = 0
+    const reserve = (r: { readonly iteration: number; readonly calls: number }) =>
+      // a release need not be durable: losing it only overcharges
+      appendReservation({ i: r.iteration, n: r.calls, g: generation }, r.calls > 0)
 
     const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : {
       get: (key) =>
@@ -518,7 +569,10 @@ export const make = <O>(
           const k = EvaluationCache.keyString(key)
           const hit = entries.get(k)
           // an owed evaluation is charged once, by the hit that returns it
-          if (hit?.owed === true) entries.set(k, { ...hit, owed: false })
+          if (hit?.owed === true) {
+            entries.set(k, { ...hit, owed: false })
+            addOwed(hit, -1)
+          }
           return Option.fromNullable(hit)
         }),
       set: (key, value) =>
@@ -530,11 +584,15 @@ export const make = <O>(
             score: value.score,
             ...(value.objectiveScores === undefined ? {} : { objectiveScores: value.objectiveScores }),
             g: generation,
-            ...(value.iteration === undefined ? {} : { i: value.iteration })
+            ...(value.iteration === undefined ? {} : { i: value.iteration }),
+            ...(value.trajectory === undefined ? {} : { t: value.trajectory })
           }
           // written before the entry is visible, so a hit is always on disk too
           fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
-          entries.set(k, { output: value.output, score: value.score, objectiveScores: value.objectiveScores })
+          const { owed: _, ...entry } = value
+          // a result paid by a crashed process and evaluated again (traces it
+          // could not store): the first payment stays owed, never free
+          entries.set(k, entries.get(k)?.owed === true ? { ...entry, owed: true } : entry)
           generations.set(k, generation)
           if (value.iteration !== undefined) paidBy.set(k, value.iteration)
           cacheDirty = true
@@ -555,9 +613,23 @@ export const make = <O>(
         const inFlight = new Set(loaded.state.pending.map((p) => p.iteration))
         for (const [k, g] of generations) {
           const i = paidBy.get(k)
-          if (g >= generation || (i !== undefined && inFlight.has(i))) entries.set(k, { ...entries.get(k)!, owed: true })
+          // not counted by the saved state: paid by a proposal in flight at
+          // the save or planned after it (or, without an iteration, written after it)
+          const owed = i === undefined ? g >= generation : inFlight.has(i) || i > loaded.state.iteration
+          if (owed) {
+            entries.set(k, { ...entries.get(k)!, owed: true })
+            addOwed(entries.get(k)!, 1)
+          }
         }
         yield* keepCandidates(loaded.state.candidates.length)
+        const counted = loaded.state.metricCalls + loaded.state.lostMetricCalls + owedLeft
+        if (logEmpty) {
+          // a run directory from before the write-ahead budget: its count starts here
+          yield* appendReservation({ base: counted })
+          logEmpty = false
+        } else {
+          lostAtLoad = Math.max(0, onRecord - counted)
+        }
         return Option.some(loaded.state)
       })
 
@@ -577,9 +649,18 @@ export const make = <O>(
         // and nothing it paid for is counted anywhere, so all of it is owed.
         // A later generation means saved states were removed on purpose to
         // start over on a warm cache: then hits are simply free.
-        let everSaved = false
+        let everSaved = logSaved
         for (const g of generations.values()) if (g > 0) everSaved = true
-        if (!everSaved) for (const [k, entry] of entries) entries.set(k, { ...entry, owed: true })
+        if (!everSaved) {
+          for (const [k, entry] of entries) {
+            entries.set(k, { ...entry, owed: true })
+            addOwed(entry, 1)
+          }
+          lostAtLoad = Math.max(0, onRecord - owedLeft)
+        } else if (!logEmpty) {
+          // what the removed run paid is not this run's
+          yield* appendReservation({ base: 0 })
+        }
         yield* keepCandidates(0)
         return Option.none()
       }
@@ -671,8 +752,11 @@ export const make = <O>(
           const best = State.bestIndex(state)
           const hash = Candidate.hash(state.candidates[best]!)
           const outputs: Record<string, { output: unknown; score: number }> = {}
+          // cache keys hold the example's content hash (the id in runs from before 0.2)
+          const print = state.fingerprint?.valset
+          const contentOf = new Map(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]!] as const))
           for (const id of Object.keys(state.valScores[best] ?? {})) {
-            const hit = entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id }))
+            const hit = entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id: contentOf.get(id) ?? id }))
             if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }
           }
           writeAtomic(root, FILES.bestOutputs, JSON.stringify({ candidate: best, outputs }, null, 2) + "\n")
@@ -680,7 +764,8 @@ export const make = <O>(
         fsyncDir(root)
       })
 
-    const store: RunStore<O> = { location: root, load, save, cache, onEvent, stopRequested, finish }
+    const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owedBy as ReadonlyMap<number, number> }))
+    const store: RunStore<O> = { location: root, load, save, cache, onEvent, stopRequested, finish, reserve, unaccounted }
     return store
   })
 

@@ -44,6 +44,13 @@ export interface Pool<D, T, O> {
   readonly retry: Schedule.Schedule<unknown, AdapterError | EvaluationTimeout> | undefined
   readonly cache: EvaluationCache<O> | undefined
   readonly fallbackScore: number
+  /**
+   * the example's cache key: its content hash, so that a cached result can
+   * never be attached to another example (the id when absent)
+   */
+  readonly exampleKey?: ((split: Split, id: string) => string) | undefined
+  /** write-ahead budget: made durable before an evaluation's adapter calls start */
+  readonly reserve?: ((iteration: number, calls: number) => Effect.Effect<void, PersistenceError>) | undefined
 }
 
 /** @internal */
@@ -81,6 +88,16 @@ export interface Evaluation<T, O> {
    * hits on evaluations an interrupted run paid for but never counted
    */
   readonly spent: number
+}
+
+/** A trajectory in its stored form; none when the codec cannot encode it (it is then evaluated again when needed). */
+const encodeTrace = <T>(codec: NonNullable<Adapter<unknown, T, unknown>["traceCodec"]>, t: T | undefined): { trajectory?: unknown } => {
+  if (t === undefined) return {}
+  try {
+    return { trajectory: codec.encode(t) }
+  } catch {
+    return {}
+  }
 }
 
 const describe = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e))
@@ -136,14 +153,30 @@ export const evaluate = <D, T, O>(
   AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable
 > =>
   Effect.gen(function*() {
-    const useCache = pool.cache !== undefined && !request.captureTraces
+    const codec = pool.adapter.traceCodec
+    // a traced evaluation is served from the cache only to the iteration that
+    // paid for it (a proposal re-launched after a crash), and only with its
+    // stored trajectory: anything else is evaluated as the uninterrupted run would
+    const useCache = pool.cache !== undefined && (!request.captureTraces || (codec !== undefined && request.iteration !== undefined))
     const hash = useCache ? Candidate.hash(candidate) : ""
+    const keyOf = pool.exampleKey === undefined ? (id: string) => id : (id: string) => pool.exampleKey!(request.split, id)
     const results = new Map<number, Outcome<T, O>>()
     const missing: Array<number> = []
     let owedHits = 0
     if (useCache) {
-      const hits = yield* Effect.forEach(request.ids, (id) => pool.cache!.get({ candidateHash: hash, split: request.split, id }))
+      const hits = yield* Effect.forEach(request.ids, (id) => pool.cache!.get({ candidateHash: hash, split: request.split, id: keyOf(id) }))
       hits.forEach((hit, i) => {
+        let trajectory = Option.none<T>()
+        if (Option.isSome(hit) && request.captureTraces) {
+          if (hit.value.iteration !== request.iteration || hit.value.trajectory === undefined) hit = Option.none()
+          else {
+            try {
+              trajectory = Option.some(codec!.decode(hit.value.trajectory))
+            } catch {
+              hit = Option.none()
+            }
+          }
+        }
         if (Option.isSome(hit)) {
           if (hit.value.owed === true) {
             owedHits++
@@ -153,7 +186,7 @@ export const evaluate = <D, T, O>(
             id: request.ids[i]!,
             score: hit.value.score,
             output: Option.some(hit.value.output),
-            trajectory: Option.none(),
+            trajectory,
             objectiveScores: hit.value.objectiveScores,
             error: undefined,
             cached: true
@@ -179,6 +212,12 @@ export const evaluate = <D, T, O>(
     const chunks = Chunk.toReadonlyArray(
       Chunk.chunksOf(Chunk.fromIterable(uniqueMissing.map((pos, k) => [pos, examples[k]!] as const)), pool.chunkSize)
     ).map(Chunk.toReadonlyArray)
+
+    // the write-ahead budget: on record before any of these calls starts; an
+    // interrupted evaluation (a pause) gives back the calls it never started
+    let started = 0
+    const reserve = pool.reserve !== undefined && uniqueMissing.length > 0 ? pool.reserve : undefined
+    if (reserve !== undefined) yield* reserve(request.iteration ?? 0, uniqueMissing.length)
 
     let fatal: ModelUnrecoverable | undefined = undefined
     const runChunk = (chunk: ReadonlyArray<readonly [number, D]>) => {
@@ -211,7 +250,13 @@ export const evaluate = <D, T, O>(
       if (pool.retry !== undefined) call = Effect.retry(call, pool.retry)
       const meter = request.meter
       // paid once the call starts (retries of the same examples are not new metric calls)
-      if (meter !== undefined) call = Effect.zipRight(Effect.sync(() => { meter.paid += chunk.length }), call)
+      call = Effect.zipRight(
+        Effect.sync(() => {
+          started += chunk.length
+          if (meter !== undefined) meter.paid += chunk.length
+        }),
+        call
+      )
       // the permit is taken before the timeout starts: queueing time must not
       // count against the call
       // once a call failed unrecoverably, chunks still waiting for a permit
@@ -247,14 +292,19 @@ export const evaluate = <D, T, O>(
         : Effect.forEach(chunk, ([pos], k) =>
           batch.errors?.[k] !== undefined
             ? Effect.void
-            : pool.cache!.set({ candidateHash: cacheHash, split: request.split, id: request.ids[pos]! }, {
+            : pool.cache!.set({ candidateHash: cacheHash, split: request.split, id: keyOf(request.ids[pos]!) }, {
               output: batch.outputs[k]!,
               score: batch.scores[k]!,
               objectiveScores: batch.objectiveScores?.[k],
-              iteration: request.iteration
+              iteration: request.iteration,
+              ...(request.captureTraces && codec !== undefined ? encodeTrace(codec, batch.trajectories?.[k]) : {})
             }), { discard: true })
 
-    const chunkResults = yield* Effect.forEach(chunks, runChunk, { concurrency: "unbounded" })
+    const runAll = Effect.forEach(chunks, runChunk, { concurrency: "unbounded" })
+    const chunkResults = yield* (reserve === undefined ? runAll : Effect.onInterrupt(runAll, () =>
+      started < uniqueMissing.length
+        ? Effect.ignore(reserve(request.iteration ?? 0, started - uniqueMissing.length))
+        : Effect.void))
     for (const [c, chunk] of chunks.entries()) {
       const result = chunkResults[c]!
       for (const [k, [pos]] of chunk.entries()) {
