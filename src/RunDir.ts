@@ -559,6 +559,7 @@ export const make = <O>(
         if (sync) fs.fsyncSync(reservations.fd)
       })
     let lostAtLoad = 0
+    let savedMarked = false
     const reserve = (r: { readonly iteration: number; readonly calls: number }) =>
       // a release need not be durable: losing it only overcharges
       appendReservation({ i: r.iteration, n: r.calls, g: generation }, r.calls > 0)
@@ -729,6 +730,12 @@ export const make = <O>(
         }
         writeAtomic(root, FILES.state, JSON.stringify(envelope), FILES.prev)
         generation++
+        if (!savedMarked) {
+          // tells a later fresh start on this directory that a state was saved
+          // here (and removed on purpose), not lost before its first save
+          fs.writeSync(reservations.fd, JSON.stringify({ g: generation }) + "\n")
+          savedMarked = true
+        }
         writeBest(state)
         fsyncDir(root)
       })

@@ -39,7 +39,7 @@ import * as Plan from "./plan.js"
 import * as Propose from "./propose.js"
 import * as Rebase from "./rebase.js"
 import type { Proposed } from "./reflect.js"
-import { checkResume, type Resolved, resolve } from "./resolve.js"
+import { adoptSaved, checkResume, type Resolved, resolve } from "./resolve.js"
 import * as Session from "./session.js"
 
 type Message<T, O> =
@@ -59,8 +59,11 @@ export const run = <D, T, O>(
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, Adapter<D, T, O> | ReflectionModel | Scope.Scope> =>
   Effect.gen(function*() {
-    const r = yield* resolve(config)
-    const store = makeStore === undefined ? undefined : yield* makeStore(r)
+    const requested = yield* resolve(config)
+    const store = makeStore === undefined ? undefined : yield* makeStore(requested)
+    const loaded = store === undefined ? Option.none<State.GepaState>() : yield* store.load
+    // issue 12: a resumed run keeps the saved pipeline depth unless one is given
+    const r = Option.isSome(loaded) ? adoptSaved(requested, loaded.value) : requested
     const s = yield* Session.make(r, store, extraEmit)
     const best = new Map<string, { candidate: number; output: O; score: number }>()
     const emitAll = (events: ReadonlyArray<GepaEvent>) =>
@@ -71,7 +74,6 @@ export const run = <D, T, O>(
         : Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
 
     // ---- start: resume, or score the seed ----
-    const loaded = store === undefined ? Option.none<State.GepaState>() : yield* store.load
     const started = (resumed: boolean) =>
       s.emit(() => GepaEvent.OptimizationStarted({ resumed, trainSize: r.trainIds.length, valSize: r.valIds.length, budget: r.budget }))
     let state: State.GepaState

@@ -274,6 +274,22 @@ const settingsOf = <D, T, O>(
   fallbackScore: String(config.fallbackScore ?? 0)
 })
 
+/**
+ * The configuration a resume continues with: the default pipeline depth
+ * follows `maxConcurrency`, which may change between a stop and a resume, so
+ * without an explicit `parallelProposals` the saved run's depth is kept (the
+ * depth changes the schedule, and so the result).
+ */
+export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState): Resolved<D, T, O> => {
+  const saved = Number(state.fingerprint?.settings["parallelProposals"])
+  if (r.config.parallelProposals !== undefined || !isPositiveInt(saved) || saved === r.parallelProposals) return r
+  return {
+    ...r,
+    parallelProposals: saved,
+    fingerprint: { ...r.fingerprint, settings: { ...r.fingerprint.settings, parallelProposals: String(saved) } }
+  }
+}
+
 /** Checks that a saved state belongs to this configuration. */
 export const checkResume = (
   state: State.GepaState,
