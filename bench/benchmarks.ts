@@ -435,6 +435,12 @@ export interface PersistenceResult {
   readonly runDirCandidatesMb: number
   readonly runDirLoadMs: number
   readonly runDirFileMb: number
+  /**
+   * the write-ahead budget per iteration: three reservations (parent
+   * minibatch, child minibatch, validation), each an append and an fsync of
+   * reservations.jsonl, as the engine makes them before an iteration's adapter calls
+   */
+  readonly runDirReserveMsPerIteration: number
   readonly roundTripOk: boolean
   readonly cache: ReadonlyArray<{ readonly name: string; readonly entries: number; readonly appendPerSec: number; readonly lookupPerSec: number }>
 }
@@ -497,8 +503,16 @@ export const persistence = async (options: {
         yield* store.save({ ...state, iteration: state.iteration + k + 1 })
         saves.push(performance.now() - t1)
       }
+      const reserves: Array<number> = []
+      for (let k = 0; k < Math.max(reps, 20); k++) {
+        const t2 = performance.now()
+        yield* store.reserve!({ iteration: state.iteration + k + 1, calls: 3 })
+        yield* store.reserve!({ iteration: state.iteration + k + 1, calls: 3 })
+        yield* store.reserve!({ iteration: state.iteration + k + 1, calls: options.examples })
+        reserves.push(performance.now() - t2)
+      }
       const cache = yield* cacheThroughputEffect("RunDir cache (cache.jsonl)", store.cache!, options.cacheEntries)
-      return { saves, firstSave, cache }
+      return { saves, firstSave, cache, reserves }
     })))
     const runDirLoads: Array<number> = []
     for (let k = 0; k < reps; k++) {
@@ -513,6 +527,7 @@ export const persistence = async (options: {
       examples: options.examples,
       method: "RunDir.save (candidates appended once to candidates.jsonl; head written to a temp file, fsynced, renamed, previous generation kept) and RunDir.readState (JSON.parse + Schema.decode)",
       runDirSaveMs: median(runDirTimes.saves),
+      runDirReserveMsPerIteration: median(runDirTimes.reserves),
       runDirFirstSaveMs: runDirTimes.firstSave,
       runDirLoadMs: median(runDirLoads),
       runDirFileMb: runDirSize / 1024 / 1024,

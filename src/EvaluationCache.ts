@@ -1,5 +1,5 @@
 /**
- * The evaluation cache: (candidate hash, split, example id) -> output and
+ * The evaluation cache: (candidate hash, split, example content hash) -> output and
  * score. A hit costs no metric call. The engine uses it for evaluations
  * without traces: validation, merge subsamples and child minibatches.
  *
@@ -25,6 +25,12 @@ export interface CacheKey {
   readonly candidateHash: string
   readonly split: Split
   readonly id: string
+  /**
+   * the content hash of the example (since 0.2.0): what the key stands for,
+   * so that a cached result is never attached to another example under the
+   * same id; the id alone identifies the example when absent
+   */
+  readonly contentHash?: string | undefined
 }
 
 /**
@@ -74,7 +80,8 @@ export interface EvaluationCache<O> {
  * @since 0.1.0
  * @category utils
  */
-export const keyString = (key: CacheKey): string => `${key.candidateHash}\u0000${key.split}\u0000${key.id}`
+export const keyString = (key: CacheKey): string =>
+  `${key.candidateHash}\u0000${key.split}\u0000${key.contentHash ?? key.id}`
 
 /**
  * An in-memory cache, optionally pre-filled (for example from a run

@@ -763,7 +763,7 @@ export const make = <O>(
           const print = state.fingerprint?.valset
           const contentOf = new Map(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]!] as const))
           for (const id of Object.keys(state.valScores[best] ?? {})) {
-            const hit = entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id: contentOf.get(id) ?? id }))
+            const hit = entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id, contentHash: contentOf.get(id) }))
             if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }
           }
           writeAtomic(root, FILES.bestOutputs, JSON.stringify({ candidate: best, outputs }, null, 2) + "\n")

@@ -159,12 +159,14 @@ export const evaluate = <D, T, O>(
     // stored trajectory: anything else is evaluated as the uninterrupted run would
     const useCache = pool.cache !== undefined && (!request.captureTraces || (codec !== undefined && request.iteration !== undefined))
     const hash = useCache ? Candidate.hash(candidate) : ""
-    const keyOf = pool.exampleKey === undefined ? (id: string) => id : (id: string) => pool.exampleKey!(request.split, id)
+    const keyOf = pool.exampleKey === undefined
+      ? (id: string) => ({ candidateHash: hash, split: request.split, id })
+      : (id: string) => ({ candidateHash: hash, split: request.split, id, contentHash: pool.exampleKey!(request.split, id) })
     const results = new Map<number, Outcome<T, O>>()
     const missing: Array<number> = []
     let owedHits = 0
     if (useCache) {
-      const hits = yield* Effect.forEach(request.ids, (id) => pool.cache!.get({ candidateHash: hash, split: request.split, id: keyOf(id) }))
+      const hits = yield* Effect.forEach(request.ids, (id) => pool.cache!.get(keyOf(id)))
       hits.forEach((hit, i) => {
         let trajectory = Option.none<T>()
         if (Option.isSome(hit) && request.captureTraces) {
@@ -292,7 +294,7 @@ export const evaluate = <D, T, O>(
         : Effect.forEach(chunk, ([pos], k) =>
           batch.errors?.[k] !== undefined
             ? Effect.void
-            : pool.cache!.set({ candidateHash: cacheHash, split: request.split, id: keyOf(request.ids[pos]!) }, {
+            : pool.cache!.set({ ...keyOf(request.ids[pos]!), candidateHash: cacheHash }, {
               output: batch.outputs[k]!,
               score: batch.scores[k]!,
               objectiveScores: batch.objectiveScores?.[k],
