@@ -143,9 +143,11 @@ describe("content-checked resume", () => {
       const file = path.join(dir, RunDir.FILES.state)
       const envelope = JSON.parse(fs.readFileSync(file, "utf8")) as { state: Record<string, unknown> }
       delete envelope.state["fingerprint"]
+      delete envelope.state["lostMetricCalls"]
       fs.writeFileSync(file, JSON.stringify(envelope))
       const old = yield* Gepa.optimize({ ...config(adapter), runDir: dir, stop: StopCondition.maxIterations(5) })
       expect(old.state.fingerprint).toEqual(resumed.state.fingerprint)
+      expect(old.lostMetricCalls).toBe(0)
     }))
 })
 

@@ -216,7 +216,8 @@ export const evaluate = <D, T, O>(
     ).map(Chunk.toReadonlyArray)
 
     // the write-ahead budget: on record before any of these calls starts; an
-    // interrupted evaluation (a pause) gives back the calls it never started
+    // evaluation that ends early (a pause, an unrecoverable failure) gives
+    // back the calls it never started
     let started = 0
     const reserve = pool.reserve !== undefined && uniqueMissing.length > 0 ? pool.reserve : undefined
     if (reserve !== undefined) yield* reserve(request.iteration ?? 0, uniqueMissing.length)
@@ -303,7 +304,7 @@ export const evaluate = <D, T, O>(
             }), { discard: true })
 
     const runAll = Effect.forEach(chunks, runChunk, { concurrency: "unbounded" })
-    const chunkResults = yield* (reserve === undefined ? runAll : Effect.onInterrupt(runAll, () =>
+    const chunkResults = yield* (reserve === undefined ? runAll : Effect.onExit(runAll, () =>
       started < uniqueMissing.length
         ? Effect.ignore(reserve(request.iteration ?? 0, started - uniqueMissing.length))
         : Effect.void))
