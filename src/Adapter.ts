@@ -13,6 +13,7 @@ import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import type { Candidate } from "./Candidate.js"
 import { AdapterError, ModelUnrecoverable, type ProposalError } from "./Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "./EvaluationBatch.js"
+import { stableStringify } from "./Fingerprint.js"
 
 /**
  * @since 0.1.0
@@ -101,13 +102,20 @@ export interface TraceCodec<T> {
 
 /**
  * The codec for trajectories that are JSON values already (plain objects,
- * arrays, strings, numbers, booleans, null).
+ * arrays, strings, numbers, booleans, null). A trajectory that would not
+ * come back the same from JSON (a `Date`, a `Map`, an `Error`, `undefined` in
+ * a list, a non-finite number) is not stored, so a replay never reflects on
+ * a different trace: that evaluation is paid again instead.
  *
  * @since 0.2.0
  * @category constructors
  */
 export const jsonTraces = <T>(): TraceCodec<T> => ({
-  encode: (t) => t,
+  encode: (t) => {
+    const json: unknown = JSON.parse(JSON.stringify(t) ?? "null")
+    if (stableStringify(json) !== stableStringify(t)) throw new Error("the trajectory is not a JSON value")
+    return json
+  },
   decode: (u) => u as T
 })
 

@@ -3,7 +3,7 @@
  * content, the write-ahead budget and stored trajectories.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Adapter from "../src/Adapter.js"
@@ -54,6 +54,26 @@ describe("Fingerprint", () => {
     const cyclic: Record<string, unknown> = { a: 1 }
     cyclic["self"] = cyclic
     expect(Fingerprint.stableStringify(cyclic)).toBe(`{"a":1,"self":#ref0}`)
+  })
+})
+
+describe("trace codecs", () => {
+  it("jsonTraces stores JSON values as they are and refuses what JSON would change", () => {
+    const codec = Adapter.jsonTraces<unknown>()
+    const trace = { steps: [{ tool: "search", ok: true, n: 2 }], note: null }
+    expect(codec.decode(codec.encode(trace))).toEqual(trace)
+    expect(() => codec.encode({ at: new Date(0) })).toThrow()
+    expect(() => codec.encode({ list: [undefined] })).toThrow()
+    expect(() => codec.encode({ x: Number.NaN })).toThrow()
+  })
+
+  it("traceSchema round-trips through the schema's JSON form", () => {
+    const codec = Adapter.traceSchema(Schema.Struct({ at: Schema.Date, tokens: Schema.Number }))
+    const trace = { at: new Date(5), tokens: 3 }
+    const stored = codec.encode(trace)
+    expect(JSON.parse(JSON.stringify(stored))).toEqual({ at: new Date(5).toISOString(), tokens: 3 })
+    expect(codec.decode(JSON.parse(JSON.stringify(stored)))).toEqual(trace)
+    expect(() => codec.decode({ at: "not a date", tokens: 3 })).toThrow()
   })
 })
 
