@@ -165,9 +165,9 @@ const pooled = async <A>(tasks: ReadonlyArray<() => Promise<A>>, n: number): Pro
 }
 
 describe("crash exactness", () => {
-  // 25 kill points; the budget of 400 is not binding (the run ends after 25 iterations), 150 is
+  // 25 kill points; the budget of 400 is not binding (the run ends after 25 iterations), 170 is
   const loose = 400
-  const tight = 150
+  const tight = 170
   const runs: ReadonlyArray<{ readonly budget: number; readonly points: ReadonlyArray<string> }> = [
     { budget: loose, points: ["rename:1", "rename:4"] },
     { budget: loose, points: ["write:15", "write:120"] },
