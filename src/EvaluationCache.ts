@@ -31,6 +31,14 @@ export interface CacheKey {
    * same id; the id alone identifies the example when absent
    */
   readonly contentHash?: string | undefined
+  /**
+   * lookup hints, not part of the key (since 0.2.0): the iteration asking,
+   * and whether it needs the trajectory. A cache that stores trajectories
+   * per paying iteration (a run directory) returns the asker's own; one
+   * that keeps a single value per key may ignore them.
+   */
+  readonly requestedBy?: number | undefined
+  readonly traced?: boolean | undefined
 }
 
 /**

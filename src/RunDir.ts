@@ -494,9 +494,30 @@ export const make = <O>(
       })
     const useCache = options?.cache ?? true
     let cacheFd: number | undefined
+    // the latest result per key (without trajectory)
     const entries = new Map<string, EvaluationCache.CachedEvaluation<O>>()
-    const generations = new Map<string, number>()
-    const paidBy = new Map<string, number>()
+    // every payment of a key (one per cache line): by which iteration, after
+    // which save, and whether the loaded state still owes it
+    interface Payment {
+      readonly i: number | undefined
+      readonly g: number
+      owed: boolean
+    }
+    const payments = new Map<string, Array<Payment>>()
+    // trajectories per key, per iteration that paid for them: a traced result
+    // is served to that iteration only (two proposals in flight may evaluate
+    // the same parent on the same example)
+    const traces = new Map<string, Map<number, unknown>>()
+    const addPayment = (k: string, p: Payment) => {
+      const list = payments.get(k)
+      if (list === undefined) payments.set(k, [p])
+      else list.push(p)
+    }
+    const addTrace = (k: string, i: number, t: unknown) => {
+      const m = traces.get(k)
+      if (m === undefined) traces.set(k, new Map([[i, t]]))
+      else m.set(i, t)
+    }
     // generation of the last save: of the loaded state, then of each save
     let generation = 0
     if (useCache) {
@@ -515,11 +536,10 @@ export const make = <O>(
           output: parsed.output as O,
           score: parsed.score,
           objectiveScores: parsed.objectiveScores,
-          ...(parsed.i === undefined ? {} : { iteration: parsed.i }),
-          ...(parsed.t === undefined ? {} : { trajectory: parsed.t })
+          ...(parsed.i === undefined ? {} : { iteration: parsed.i })
         })
-        generations.set(parsed.k, parsed.g ?? 0)
-        if (parsed.i !== undefined) paidBy.set(parsed.k, parsed.i)
+        addPayment(parsed.k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
+        if (parsed.t !== undefined && parsed.i !== undefined) addTrace(parsed.k, parsed.i, parsed.t)
       }
     }
     let cacheDirty = false
@@ -527,8 +547,9 @@ export const make = <O>(
     let owedLeft = 0
     // the same, per iteration that paid for them (-1: unknown)
     const owedBy = new Map<number, number>()
-    const addOwed = (entry: EvaluationCache.CachedEvaluation<O>, delta: number) => {
-      const i = entry.iteration ?? -1
+    const addOwed = (payment: Payment, delta: number) => {
+      payment.owed = delta > 0
+      const i = payment.i ?? -1
       const n = (owedBy.get(i) ?? 0) + delta
       if (n === 0) owedBy.delete(i)
       else owedBy.set(i, n)
@@ -568,13 +589,25 @@ export const make = <O>(
       get: (key) =>
         Effect.sync(() => {
           const k = EvaluationCache.keyString(key)
-          const hit = entries.get(k)
-          // an owed evaluation is charged once, by the hit that returns it
-          if (hit?.owed === true) {
-            entries.set(k, { ...hit, owed: false })
-            addOwed(hit, -1)
+          let hit = entries.get(k)
+          if (hit === undefined) return Option.none()
+          if (key.traced === true) {
+            // only the trajectory the asking iteration paid for
+            const t = key.requestedBy === undefined ? undefined : traces.get(k)?.get(key.requestedBy)
+            if (t === undefined) return Option.none()
+            hit = { ...hit, iteration: key.requestedBy, trajectory: t }
           }
-          return Option.fromNullable(hit)
+          // an owed payment is charged once, by the hit that uses it: the
+          // asking iteration's own payment first
+          const list = payments.get(k)
+          if (owedLeft > 0 && list !== undefined) {
+            const own = list.find((p) => p.owed && p.i === key.requestedBy) ?? list.find((p) => p.owed)
+            if (own !== undefined) {
+              addOwed(own, -1)
+              return Option.some({ ...hit, owed: true })
+            }
+          }
+          return Option.some(hit)
         }),
       set: (key, value) =>
         attempt(file(FILES.cache), "append to", () => {
@@ -590,12 +623,12 @@ export const make = <O>(
           }
           // written before the entry is visible, so a hit is always on disk too
           fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
-          const { owed: _, ...entry } = value
-          // a result paid by a crashed process and evaluated again (traces it
-          // could not store): the first payment stays owed, never free
-          entries.set(k, entries.get(k)?.owed === true ? { ...entry, owed: true } : entry)
-          generations.set(k, generation)
-          if (value.iteration !== undefined) paidBy.set(k, value.iteration)
+          const { owed: _, trajectory, ...entry } = value
+          entries.set(k, entry)
+          // a new payment; an owed earlier one (a result evaluated again
+          // because its trajectory could not be stored) stays owed, never free
+          addPayment(k, { i: value.iteration, g: generation, owed: false })
+          if (trajectory !== undefined && value.iteration !== undefined) addTrace(k, value.iteration, trajectory)
           cacheDirty = true
         }),
       size: Effect.sync(() => entries.size)
@@ -612,14 +645,11 @@ export const make = <O>(
       Effect.gen(function*() {
         generation = loaded.generation
         const inFlight = new Set(loaded.state.pending.map((p) => p.iteration))
-        for (const [k, g] of generations) {
-          const i = paidBy.get(k)
-          // not counted by the saved state: paid by a proposal in flight at
-          // the save or planned after it (or, without an iteration, written after it)
-          const owed = i === undefined ? g >= generation : inFlight.has(i) || i > loaded.state.iteration
-          if (owed) {
-            entries.set(k, { ...entries.get(k)!, owed: true })
-            addOwed(entries.get(k)!, 1)
+        for (const list of payments.values()) {
+          for (const p of list) {
+            // not counted by the saved state: paid by a proposal in flight at
+            // the save or planned after it (or, without an iteration, written after it)
+            if (p.i === undefined ? p.g >= generation : inFlight.has(p.i) || p.i > loaded.state.iteration) addOwed(p, 1)
           }
         }
         yield* keepCandidates(loaded.state.candidates.length)
@@ -651,12 +681,9 @@ export const make = <O>(
         // A later generation means saved states were removed on purpose to
         // start over on a warm cache: then hits are simply free.
         let everSaved = logSaved
-        for (const g of generations.values()) if (g > 0) everSaved = true
+        for (const list of payments.values()) for (const p of list) if (p.g > 0) everSaved = true
         if (!everSaved) {
-          for (const [k, entry] of entries) {
-            entries.set(k, { ...entry, owed: true })
-            addOwed(entry, 1)
-          }
+          for (const list of payments.values()) for (const p of list) addOwed(p, 1)
           lostAtLoad = Math.max(0, onRecord - owedLeft)
         } else if (!logEmpty) {
           // what the removed run paid is not this run's

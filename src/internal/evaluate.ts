@@ -51,6 +51,8 @@ export interface Pool<D, T, O> {
   readonly exampleKey?: ((split: Split, id: string) => string) | undefined
   /** write-ahead budget: made durable before an evaluation's adapter calls start */
   readonly reserve?: ((iteration: number, calls: number) => Effect.Effect<void, PersistenceError>) | undefined
+  /** the fewest calls one reservation covers (the calls that can start at once) */
+  readonly reserveBlock?: number | undefined
 }
 
 /** @internal */
@@ -166,7 +168,10 @@ export const evaluate = <D, T, O>(
     const missing: Array<number> = []
     let owedHits = 0
     if (useCache) {
-      const hits = yield* Effect.forEach(request.ids, (id) => pool.cache!.get(keyOf(id)))
+      const hits = yield* Effect.forEach(
+        request.ids,
+        (id) => pool.cache!.get({ ...keyOf(id), requestedBy: request.iteration, traced: request.captureTraces })
+      )
       hits.forEach((hit, i) => {
         let trajectory = Option.none<T>()
         if (Option.isSome(hit) && request.captureTraces) {
@@ -215,12 +220,27 @@ export const evaluate = <D, T, O>(
       Chunk.chunksOf(Chunk.fromIterable(uniqueMissing.map((pos, k) => [pos, examples[k]!] as const)), pool.chunkSize)
     ).map(Chunk.toReadonlyArray)
 
-    // the write-ahead budget: on record before any of these calls starts; an
-    // evaluation that ends early (a pause, an unrecoverable failure) gives
-    // back the calls it never started
+    // The write-ahead budget: a call is on record before it starts. Calls are
+    // reserved in blocks (taken by the chunk that needs one, while it holds
+    // its permit): one durable append per block, and a crash is charged at
+    // most the block's calls that had not started. An evaluation that ends
+    // early (a pause, an unrecoverable failure) gives back what it reserved
+    // and never started.
     let started = 0
+    // calls let through to start (a chunk is admitted before its call starts)
+    let admitted = 0
+    let reservedCalls = 0
     const reserve = pool.reserve !== undefined && uniqueMissing.length > 0 ? pool.reserve : undefined
-    if (reserve !== undefined) yield* reserve(request.iteration ?? 0, uniqueMissing.length)
+    const block = Math.max(pool.reserveBlock ?? 1, Math.ceil(uniqueMissing.length / 4))
+    const reserveFor = (calls: number): Effect.Effect<void, PersistenceError> =>
+      Effect.suspend(() => {
+        admitted += calls
+        if (reserve === undefined || admitted <= reservedCalls) return Effect.void
+        const more = Math.min(uniqueMissing.length - reservedCalls, Math.max(block, admitted - reservedCalls))
+        // counted before the append, so that chunks starting meanwhile see it
+        reservedCalls += more
+        return reserve(request.iteration ?? 0, more)
+      })
 
     let fatal: ModelUnrecoverable | undefined = undefined
     const runChunk = (chunk: ReadonlyArray<readonly [number, D]>) => {
@@ -267,9 +287,12 @@ export const evaluate = <D, T, O>(
       // (noted while the permit is held, before the next chunk can take it)
       const guarded = Effect.suspend(() =>
         fatal === undefined
-          ? Effect.tap(Effect.either(call), (result) => {
-            if (Either.isRight(result) && Either.isLeft(result.right)) fatal ??= result.right.left
-          })
+          ? Effect.zipRight(
+            reserveFor(chunk.length),
+            Effect.tap(Effect.either(call), (result) => {
+              if (Either.isRight(result) && Either.isLeft(result.right)) fatal ??= result.right.left
+            })
+          )
           : Effect.succeed(Either.right(Either.left(fatal)))
       )
       return pool.withPermit(guarded).pipe(
@@ -305,8 +328,8 @@ export const evaluate = <D, T, O>(
 
     const runAll = Effect.forEach(chunks, runChunk, { concurrency: "unbounded" })
     const chunkResults = yield* (reserve === undefined ? runAll : Effect.onExit(runAll, () =>
-      started < uniqueMissing.length
-        ? Effect.ignore(reserve(request.iteration ?? 0, started - uniqueMissing.length))
+      started < reservedCalls
+        ? Effect.ignore(reserve(request.iteration ?? 0, started - reservedCalls))
         : Effect.void))
     for (const [c, chunk] of chunks.entries()) {
       const result = chunkResults[c]!
