@@ -436,11 +436,13 @@ export interface PersistenceResult {
   readonly runDirLoadMs: number
   readonly runDirFileMb: number
   /**
-   * the write-ahead budget per iteration: three reservations (parent
-   * minibatch, child minibatch, validation), each an append and an fsync of
-   * reservations.jsonl, as the engine makes them before an iteration's adapter calls
+   * the write-ahead budget per iteration: the reservations the engine makes
+   * before an iteration's adapter calls (one for each minibatch, two blocks
+   * for a validation of `examples`), each an append to reservations.jsonl
    */
   readonly runDirReserveMsPerIteration: number
+  /** the save after an iteration's reservations (it flushes them: one more fdatasync than `runDirSaveMs`) */
+  readonly runDirSaveWithReservationsMs: number
   readonly roundTripOk: boolean
   readonly cache: ReadonlyArray<{ readonly name: string; readonly entries: number; readonly appendPerSec: number; readonly lookupPerSec: number }>
 }
@@ -504,15 +506,20 @@ export const persistence = async (options: {
         saves.push(performance.now() - t1)
       }
       const reserves: Array<number> = []
-      for (let k = 0; k < Math.max(reps, 20); k++) {
+      const savesAfterReserves: Array<number> = []
+      for (let k = 0; k < Math.max(reps, 10); k++) {
+        const iteration = state.iteration + reps + k + 1
         const t2 = performance.now()
-        yield* store.reserve!({ iteration: state.iteration + k + 1, calls: 3 })
-        yield* store.reserve!({ iteration: state.iteration + k + 1, calls: 3 })
-        yield* store.reserve!({ iteration: state.iteration + k + 1, calls: options.examples })
+        yield* store.reserve!({ iteration, calls: 3 })
+        yield* store.reserve!({ iteration, calls: 3 })
+        for (let b = 0; b < 2; b++) yield* store.reserve!({ iteration, calls: Math.ceil(options.examples / 2) })
         reserves.push(performance.now() - t2)
+        const t3 = performance.now()
+        yield* store.save({ ...state, iteration })
+        savesAfterReserves.push(performance.now() - t3)
       }
       const cache = yield* cacheThroughputEffect("RunDir cache (cache.jsonl)", store.cache!, options.cacheEntries)
-      return { saves, firstSave, cache, reserves }
+      return { saves, firstSave, cache, reserves, savesAfterReserves }
     })))
     const runDirLoads: Array<number> = []
     for (let k = 0; k < reps; k++) {
@@ -528,6 +535,7 @@ export const persistence = async (options: {
       method: "RunDir.save (candidates appended once to candidates.jsonl; head written to a temp file, fsynced, renamed, previous generation kept) and RunDir.readState (JSON.parse + Schema.decode)",
       runDirSaveMs: median(runDirTimes.saves),
       runDirReserveMsPerIteration: median(runDirTimes.reserves),
+      runDirSaveWithReservationsMs: median(runDirTimes.savesAfterReserves),
       runDirFirstSaveMs: runDirTimes.firstSave,
       runDirLoadMs: median(runDirLoads),
       runDirFileMb: runDirSize / 1024 / 1024,

@@ -17,10 +17,11 @@
  *   `gepa_state.corrupt-<time>.json`).
  * - `cache.jsonl`: the evaluation cache, one entry a line, appended as
  *   evaluations finish; a truncated last line is ignored.
- * - `reservations.jsonl`: the write-ahead budget. Before the adapter calls
- *   of an evaluation start, a line `{ i, n, g }` (iteration, examples, save
- *   generation) is appended and fsynced, so the calls of a process killed
- *   mid-evaluation are on record. On load, the calls on record that the
+ * - `reservations.jsonl`: the write-ahead budget. Before adapter calls
+ *   start, a line `{ i, n, g }` (iteration, examples, save generation) is
+ *   appended and fsynced for a block of them, so the calls of a process
+ *   killed mid-evaluation are on record (a negative `n` gives back calls
+ *   never started; a line `{ g }` notes a directory's first save). On load, the calls on record that the
  *   state neither counts nor finds in the cache are charged as lost work
  *   (`lostMetricCalls`). A line `{ base }` restarts the count (a new log
  *   beside an existing state, or a fresh start on a warm cache).
@@ -90,6 +91,14 @@ export interface Options {
   readonly trackBestOutputs?: boolean
   /** upgrades of older saved states, keyed by the version they upgrade from */
   readonly migrations?: Migrations
+  /**
+   * flush every write-ahead reservation to disk before its calls start
+   * (default false: a reservation is written before its calls start, which
+   * survives the process being killed, and flushed with the next save; with
+   * true it also survives the machine going down, at the cost of an fsync
+   * per reservation)
+   */
+  readonly syncReservations?: boolean
 }
 
 /**
@@ -574,16 +583,35 @@ export const make = <O>(
       else if (typeof parsed.n === "number") onRecord += parsed.n
       if (typeof parsed.g === "number" && parsed.g > 0) logSaved = true
     }
-    const appendReservation = (line: object, sync = true) =>
-      attempt(file(FILES.reservations), "append to", () => {
-        fs.writeSync(reservations.fd, JSON.stringify(line) + "\n")
-        if (sync) fs.fsyncSync(reservations.fd)
-      })
+    const appendReservation = (line: object, sync = true): Effect.Effect<void, PersistenceError> =>
+      Effect.flatMap(
+        attempt(file(FILES.reservations), "append to", () => fs.writeSync(reservations.fd, JSON.stringify(line) + "\n")),
+        // the data (and the file size) reach the disk before the call starts;
+        // the flush runs off the event loop, so other calls keep going meanwhile
+        () =>
+          sync
+            ? Effect.async<void, PersistenceError>((resume) => {
+              fs.fdatasync(reservations.fd, (e) =>
+                resume(
+                  e === null
+                    ? Effect.void
+                    : Effect.fail(new PersistenceError({ path: file(FILES.reservations), operation: "fsync", detail: errorText(e) }))
+                ))
+            })
+            : Effect.void
+      )
     let lostAtLoad = 0
     let savedMarked = false
-    const reserve = (r: { readonly iteration: number; readonly calls: number }) =>
-      // a release need not be durable: losing it only overcharges
-      appendReservation({ i: r.iteration, n: r.calls, g: generation }, r.calls > 0)
+    let reservationsDirty = false
+    const syncEach = options?.syncReservations ?? false
+    const reserve = (r: { readonly iteration: number; readonly calls: number }) => {
+      reservationsDirty = true
+      // written before the calls start: it survives the process being
+      // killed; flushed to disk with the next save, or before the calls start
+      // with `syncReservations` (a release need not be durable: losing it
+      // only overcharges)
+      return appendReservation({ i: r.iteration, n: r.calls, g: generation }, syncEach && r.calls > 0)
+    }
 
     const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : {
       get: (key) =>
@@ -715,10 +743,15 @@ export const make = <O>(
 
     const save = (state: State.GepaState): Effect.Effect<void, PersistenceError> =>
       attempt(file(FILES.state), "save", () => {
-        // the cache entries this state relies on reach the disk first
+        // the cache entries this state relies on reach the disk first, with
+        // the reservations of the calls made since the last save
         if (cacheDirty && cacheFd !== undefined) {
           fs.fsyncSync(cacheFd)
           cacheDirty = false
+        }
+        if (reservationsDirty) {
+          fs.fdatasyncSync(reservations.fd)
+          reservationsDirty = false
         }
         const count = state.candidates.length
         if (count < written) {

@@ -222,8 +222,9 @@ export const evaluate = <D, T, O>(
 
     // The write-ahead budget: a call is on record before it starts. Calls are
     // reserved in blocks (taken by the chunk that needs one, while it holds
-    // its permit): one durable append per block, and a crash is charged at
-    // most the block's calls that had not started. An evaluation that ends
+    // its permit, at least half the evaluation): one or two durable appends
+    // per evaluation, and a crash is charged at most the block's calls that
+    // had not started. An evaluation that ends
     // early (a pause, an unrecoverable failure) gives back what it reserved
     // and never started.
     let started = 0
@@ -231,7 +232,7 @@ export const evaluate = <D, T, O>(
     let admitted = 0
     let reservedCalls = 0
     const reserve = pool.reserve !== undefined && uniqueMissing.length > 0 ? pool.reserve : undefined
-    const block = Math.max(pool.reserveBlock ?? 1, Math.ceil(uniqueMissing.length / 4))
+    const block = Math.max(pool.reserveBlock ?? 1, Math.ceil(uniqueMissing.length / 2))
     const reserveFor = (calls: number): Effect.Effect<void, PersistenceError> =>
       Effect.suspend(() => {
         admitted += calls
