@@ -30,10 +30,12 @@ export interface RunStore<O> {
   /** true once a graceful stop was requested (e.g. a stop file exists) */
   readonly stopRequested?: Effect.Effect<boolean> | undefined
   /**
-   * Write-ahead budget (since 0.2.0): called before the adapter calls of an
-   * evaluation start, with the iteration paying and the number of examples
-   * about to be evaluated. Durable when it succeeds, so that a process killed
-   * while the calls are in flight still has them on record. A negative
+   * Write-ahead budget (since 0.2.0): called before adapter calls start,
+   * with the iteration paying and the number of examples about to be
+   * evaluated (a block of them). On record when it succeeds, so that a
+   * process killed while the calls are in flight still has them (a run
+   * directory writes it at once and flushes it to disk with the next save,
+   * or at once with `syncReservations`). A negative
    * `calls` gives back calls reserved and never started (an evaluation
    * interrupted by a pause).
    */
