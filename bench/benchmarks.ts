@@ -231,7 +231,8 @@ export const syntheticState = (n: number, m: number, options: { readonly fullSco
     sampler: BatchSampler.initial,
     merge: Merge.initial,
     trace: [],
-  pending: []
+  pending: [],
+    lostMetricCalls: 0
   }
 }
 
@@ -316,6 +317,14 @@ export interface PersistenceResult {
   readonly runDirCandidatesMb: number
   readonly runDirLoadMs: number
   readonly runDirFileMb: number
+  /**
+   * the write-ahead budget per iteration: the reservations the engine makes
+   * before an iteration's adapter calls (one for each minibatch, two blocks
+   * for a validation of `examples`), each an append to reservations.jsonl
+   */
+  readonly runDirReserveMsPerIteration: number
+  /** the save after an iteration's reservations (it flushes them: one more fdatasync than `runDirSaveMs`) */
+  readonly runDirSaveWithReservationsMs: number
   readonly roundTripOk: boolean
   readonly cache: ReadonlyArray<{ readonly name: string; readonly entries: number; readonly appendPerSec: number; readonly lookupPerSec: number }>
 }
@@ -378,8 +387,21 @@ export const persistence = async (options: {
         yield* store.save({ ...state, iteration: state.iteration + k + 1 })
         saves.push(performance.now() - t1)
       }
+      const reserves: Array<number> = []
+      const savesAfterReserves: Array<number> = []
+      for (let k = 0; k < Math.max(reps, 10); k++) {
+        const iteration = state.iteration + reps + k + 1
+        const t2 = performance.now()
+        yield* store.reserve!({ iteration, calls: 3 })
+        yield* store.reserve!({ iteration, calls: 3 })
+        for (let b = 0; b < 2; b++) yield* store.reserve!({ iteration, calls: Math.ceil(options.examples / 2) })
+        reserves.push(performance.now() - t2)
+        const t3 = performance.now()
+        yield* store.save({ ...state, iteration })
+        savesAfterReserves.push(performance.now() - t3)
+      }
       const cache = yield* cacheThroughputEffect("RunDir cache (cache.jsonl)", store.cache!, options.cacheEntries)
-      return { saves, firstSave, cache }
+      return { saves, firstSave, cache, reserves, savesAfterReserves }
     })))
     const runDirLoads: Array<number> = []
     for (let k = 0; k < reps; k++) {
@@ -394,6 +416,8 @@ export const persistence = async (options: {
       examples: options.examples,
       method: "RunDir.save (candidates appended once to candidates.jsonl; head written to a temp file, fsynced, renamed, previous generation kept) and RunDir.readState (JSON.parse + Schema.decode)",
       runDirSaveMs: median(runDirTimes.saves),
+      runDirReserveMsPerIteration: median(runDirTimes.reserves),
+      runDirSaveWithReservationsMs: median(runDirTimes.savesAfterReserves),
       runDirFirstSaveMs: runDirTimes.firstSave,
       runDirLoadMs: median(runDirLoads),
       runDirFileMb: runDirSize / 1024 / 1024,

@@ -9,10 +9,11 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import type { Candidate } from "./Candidate.js"
 import { AdapterError, ModelUnrecoverable, ProposalError } from "./Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "./EvaluationBatch.js"
+import { stableStringify } from "./Fingerprint.js"
 
 /**
  * @since 0.1.0
@@ -75,6 +76,75 @@ export interface Adapter<D, T = unknown, O = unknown> {
     dataset: ReflectiveDataset,
     components: ReadonlyArray<string>
   ) => Effect.Effect<Readonly<Record<string, string>>, ProposalError>
+  /**
+   * How to store trajectories (since 0.2.0). With it, evaluations that
+   * capture traces are cached with their trajectories, so a proposal
+   * re-launched after a crash takes its parent's traced minibatch from the
+   * run directory instead of paying for it again. Without it, traces are
+   * never stored and that evaluation runs (and is paid) again. See
+   * `jsonTraces` and `traceSchema`.
+   */
+  readonly traceCodec?: TraceCodec<T> | undefined
+}
+
+/**
+ * Turns trajectories into JSON values and back. `decode` may throw (or
+ * return a failure through `traceSchema`): a stored trajectory that cannot be
+ * read is evaluated again.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TraceCodec<T> {
+  readonly encode: (trajectory: T) => unknown
+  readonly decode: (stored: unknown) => T
+}
+
+/**
+ * The codec for trajectories that are JSON values already (plain objects,
+ * arrays, strings, numbers, booleans, null). A trajectory that would not
+ * come back the same from JSON (a `Date`, a `Map`, an `Error`, `undefined` in
+ * a list, a non-finite number) is not stored, so a replay never reflects on
+ * a different trace: that evaluation is paid again instead.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const jsonTraces = <T>(): TraceCodec<T> => ({
+  encode: (t) => {
+    const json: unknown = JSON.parse(JSON.stringify(t) ?? "null")
+    if (stableStringify(json) !== stableStringify(t)) throw new Error("the trajectory is not a JSON value")
+    return json
+  },
+  decode: (u) => u as T
+})
+
+/**
+ * The adapter with stored trajectories: `codec` (default `jsonTraces`, for
+ * trajectories that are JSON values) turns them into JSON and back.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withStoredTraces = <D, T, O>(adapter: Adapter<D, T, O>, codec?: TraceCodec<T>): Adapter<D, T, O> => ({
+  ...adapter,
+  traceCodec: codec ?? jsonTraces<T>()
+})
+
+/**
+ * The codec of a Schema whose encoded side is JSON.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const traceSchema = <T, I>(schema: Schema.Schema<T, I>): TraceCodec<T> => {
+  const encode = Schema.encodeEither(schema)
+  const decode = Schema.decodeUnknownEither(schema)
+  const orThrow = <A>(e: Either.Either<A, ParseResult.ParseError>): A => {
+    if (Either.isLeft(e)) throw new Error(e.left.message)
+    return e.right
+  }
+  return { encode: (t) => orThrow(encode(t)), decode: (u) => orThrow(decode(u)) }
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The evaluation cache: (candidate hash, split, example id) -> output and
+ * The evaluation cache: (candidate hash, split, example content hash) -> output and
  * score. A hit costs no metric call. The engine uses it for evaluations
  * without traces: validation, merge subsamples and child minibatches.
  *
@@ -26,6 +26,20 @@ export interface CacheKey {
   readonly candidateHash: string
   readonly split: Split
   readonly id: string
+  /**
+   * the content hash of the example (since 0.2.0): what the key stands for,
+   * so that a cached result is never attached to another example under the
+   * same id; the id alone identifies the example when absent
+   */
+  readonly contentHash?: string | undefined
+  /**
+   * lookup hints, not part of the key (since 0.2.0): the iteration asking,
+   * and whether it needs the trajectory. A cache that stores trajectories
+   * per paying iteration (a run directory) returns the asker's own; one
+   * that keeps a single value per key may ignore them.
+   */
+  readonly requestedBy?: number | undefined
+  readonly traced?: boolean | undefined
 }
 
 /**
@@ -49,6 +63,12 @@ export interface CachedEvaluation<O> {
    * saved state does not count them yet.
    */
   readonly iteration?: number | undefined
+  /**
+   * The trajectory, encoded by the adapter's `traceCodec`, when the
+   * evaluation captured traces and the adapter can store them. Served only to
+   * the iteration that paid for it: a proposal re-launched after a crash.
+   */
+  readonly trajectory?: unknown
 }
 
 /**
@@ -69,7 +89,8 @@ export interface EvaluationCache<O> {
  * @since 0.1.0
  * @category utils
  */
-export const keyString = (key: CacheKey): string => `${key.candidateHash}\u0000${key.split}\u0000${key.id}`
+export const keyString = (key: CacheKey): string =>
+  `${key.candidateHash}\u0000${key.split}\u0000${key.contentHash ?? key.id}`
 
 /**
  * An in-memory cache, optionally pre-filled (for example from a run

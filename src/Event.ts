@@ -64,6 +64,12 @@ export type GepaEvent = Data.TaggedEnum<{
   ParetoFrontUpdated: { readonly iteration: number; readonly candidate: number; readonly frontsJoined: number }
   StateSaved: { readonly iteration: number; readonly path: string }
   BudgetUpdated: { readonly metricCalls: number; readonly budget: number | undefined }
+  /**
+   * on resume (since 0.2.0): metric calls the interrupted process paid whose
+   * results were lost (calls in flight at a crash), now charged against the
+   * budget; `totalLost` over the whole run
+   */
+  LostWorkCharged: { readonly metricCalls: number; readonly totalLost: number }
   Error: { readonly iteration: number; readonly message: string; readonly willContinue: boolean }
 }>
 

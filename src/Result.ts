@@ -38,6 +38,12 @@ export const GepaResult = Schema.Struct({
   bestScore: Schema.NullOr(Schema.Number),
   seedScore: Schema.NullOr(Schema.Number),
   totalMetricCalls: Schema.Number,
+  /**
+   * metric calls paid by interrupted processes of the run whose results were
+   * lost (the calls in flight at a crash): charged against the budget on top
+   * of `totalMetricCalls` (absent in results written before 0.2)
+   */
+  lostMetricCalls: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   fullValEvals: Schema.Number,
   iterations: Schema.Number,
   reflectionCalls: Schema.Number,
@@ -79,6 +85,7 @@ export const fromState = (state: State.GepaState, stopReason: string): GepaResul
     bestScore: aggregate[best] ?? null,
     seedScore: aggregate[0] ?? null,
     totalMetricCalls: state.metricCalls,
+    lostMetricCalls: state.lostMetricCalls,
     fullValEvals: state.fullValEvals,
     // completed iterations: proposals still pending (a paused run) are not done
     iterations: state.iteration - state.pending.length,

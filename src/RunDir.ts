@@ -17,6 +17,14 @@
  *   `gepa_state.corrupt-<time>.json`).
  * - `cache.jsonl`: the evaluation cache, one entry a line, appended as
  *   evaluations finish; a truncated last line is ignored.
+ * - `reservations.jsonl`: the write-ahead budget. Before adapter calls
+ *   start, a line `{ i, n, g }` (iteration, examples, save generation) is
+ *   appended and fsynced for a block of them, so the calls of a process
+ *   killed mid-evaluation are on record (a negative `n` gives back calls
+ *   never started; a line `{ g }` notes a directory's first save). On load, the calls on record that the
+ *   state neither counts nor finds in the cache are charged as lost work
+ *   (`lostMetricCalls`). A line `{ base }` restarts the count (a new log
+ *   beside an existing state, or a fresh start on a warm cache).
  * - `events.jsonl`: the event log (without the big state and result
  *   payloads).
  * - `best_candidate.json`: the current best candidate, rewritten on every
@@ -54,6 +62,7 @@ export const FILES = {
   prev: "gepa_state.prev.json",
   events: "events.jsonl",
   cache: "cache.jsonl",
+  reservations: "reservations.jsonl",
   candidates: "candidates.jsonl",
   best: "best_candidate.json",
   bestOutputs: "best_outputs.json",
@@ -95,6 +104,14 @@ export interface Options {
   readonly trackBestOutputs?: boolean
   /** upgrades of older saved states, keyed by the version they upgrade from */
   readonly migrations?: Migrations
+  /**
+   * flush every write-ahead reservation to disk before its calls start
+   * (default false: a reservation is written before its calls start, which
+   * survives the process being killed, and flushed with the next save; with
+   * true it also survives the machine going down, at the cost of an fsync
+   * per reservation)
+   */
+  readonly syncReservations?: boolean
 }
 
 /**
@@ -432,6 +449,8 @@ interface CacheLine {
   readonly g?: number
   /** the iteration (proposal) that paid for it */
   readonly i?: number
+  /** the trajectory, as the adapter's `traceCodec` encoded it */
+  readonly t?: unknown
 }
 
 const isCacheLine = (u: unknown): u is CacheLine =>
@@ -497,9 +516,30 @@ export const make = <O>(
       })
     const useCache = options?.cache ?? true
     let cacheFd: number | undefined
+    // the latest result per key (without trajectory)
     const entries = new Map<string, EvaluationCache.CachedEvaluation<O>>()
-    const generations = new Map<string, number>()
-    const paidBy = new Map<string, number>()
+    // every payment of a key (one per cache line): by which iteration, after
+    // which save, and whether the loaded state still owes it
+    interface Payment {
+      readonly i: number | undefined
+      readonly g: number
+      owed: boolean
+    }
+    const payments = new Map<string, Array<Payment>>()
+    // trajectories per key, per iteration that paid for them: a traced result
+    // is served to that iteration only (two proposals in flight may evaluate
+    // the same parent on the same example)
+    const traces = new Map<string, Map<number, unknown>>()
+    const addPayment = (k: string, p: Payment) => {
+      const list = payments.get(k)
+      if (list === undefined) payments.set(k, [p])
+      else list.push(p)
+    }
+    const addTrace = (k: string, i: number, t: unknown) => {
+      const m = traces.get(k)
+      if (m === undefined) traces.set(k, new Map([[i, t]]))
+      else m.set(i, t)
+    }
     // generation of the last save: of the loaded state, then of each save
     let generation = 0
     if (useCache) {
@@ -517,22 +557,98 @@ export const make = <O>(
         entries.set(parsed.k, {
           output: parsed.output as O,
           score: parsed.score,
-          objectiveScores: parsed.objectiveScores
+          objectiveScores: parsed.objectiveScores,
+          ...(parsed.i === undefined ? {} : { iteration: parsed.i })
         })
-        generations.set(parsed.k, parsed.g ?? 0)
-        if (parsed.i !== undefined) paidBy.set(parsed.k, parsed.i)
+        addPayment(parsed.k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
+        if (parsed.t !== undefined && parsed.i !== undefined) addTrace(parsed.k, parsed.i, parsed.t)
       }
     }
     let cacheDirty = false
+    // owed entries not used yet (see `unaccounted`)
+    let owedLeft = 0
+    // the same, per iteration that paid for them (-1: unknown)
+    const owedBy = new Map<number, number>()
+    const addOwed = (payment: Payment, delta: number) => {
+      payment.owed = delta > 0
+      const i = payment.i ?? -1
+      const n = (owedBy.get(i) ?? 0) + delta
+      if (n === 0) owedBy.delete(i)
+      else owedBy.set(i, n)
+      owedLeft += delta
+    }
+
+    // the write-ahead budget: calls on record since the last `base` line
+    const reservations = yield* openAppend(FILES.reservations)
+    let onRecord = 0
+    let logSaved = false
+    let logEmpty = true
+    for (const line of reservations.text.split("\n")) {
+      if (line.length === 0) continue
+      let parsed: { readonly n?: unknown; readonly base?: unknown; readonly g?: unknown }
+      try {
+        parsed = JSON.parse(line) as typeof parsed
+      } catch {
+        continue
+      }
+      logEmpty = false
+      if (typeof parsed.base === "number") onRecord = parsed.base
+      else if (typeof parsed.n === "number") onRecord += parsed.n
+      if (typeof parsed.g === "number" && parsed.g > 0) logSaved = true
+    }
+    const appendReservation = (line: object, sync = true): Effect.Effect<void, PersistenceError> =>
+      Effect.flatMap(
+        attempt(file(FILES.reservations), "append to", () => fs.writeSync(reservations.fd, JSON.stringify(line) + "\n")),
+        // the data (and the file size) reach the disk before the call starts;
+        // the flush runs off the event loop, so other calls keep going meanwhile
+        () =>
+          sync
+            ? Effect.async<void, PersistenceError>((resume) => {
+              fs.fdatasync(reservations.fd, (e) =>
+                resume(
+                  e === null
+                    ? Effect.void
+                    : Effect.fail(new PersistenceError({ path: file(FILES.reservations), operation: "fsync", detail: errorText(e) }))
+                ))
+            })
+            : Effect.void
+      )
+    let lostAtLoad = 0
+    let savedMarked = false
+    let reservationsDirty = false
+    const syncEach = options?.syncReservations ?? false
+    const reserve = (r: { readonly iteration: number; readonly calls: number }) => {
+      reservationsDirty = true
+      // written before the calls start: it survives the process being
+      // killed; flushed to disk with the next save, or before the calls start
+      // with `syncReservations` (a release need not be durable: losing it
+      // only overcharges)
+      return appendReservation({ i: r.iteration, n: r.calls, g: generation }, syncEach && r.calls > 0)
+    }
 
     const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : {
       get: (key) =>
         Effect.sync(() => {
           const k = EvaluationCache.keyString(key)
-          const hit = entries.get(k)
-          // an owed evaluation is charged once, by the hit that returns it
-          if (hit?.owed === true) entries.set(k, { ...hit, owed: false })
-          return Option.fromNullable(hit)
+          let hit = entries.get(k)
+          if (hit === undefined) return Option.none()
+          if (key.traced === true) {
+            // only the trajectory the asking iteration paid for
+            const t = key.requestedBy === undefined ? undefined : traces.get(k)?.get(key.requestedBy)
+            if (t === undefined) return Option.none()
+            hit = { ...hit, iteration: key.requestedBy, trajectory: t }
+          }
+          // an owed payment is charged once, by the hit that uses it: the
+          // asking iteration's own payment first
+          const list = payments.get(k)
+          if (owedLeft > 0 && list !== undefined) {
+            const own = list.find((p) => p.owed && p.i === key.requestedBy) ?? list.find((p) => p.owed)
+            if (own !== undefined) {
+              addOwed(own, -1)
+              return Option.some({ ...hit, owed: true })
+            }
+          }
+          return Option.some(hit)
         }),
       set: (key, value) =>
         attempt(file(FILES.cache), "append to", () => {
@@ -543,13 +659,17 @@ export const make = <O>(
             score: value.score,
             ...(value.objectiveScores === undefined ? {} : { objectiveScores: value.objectiveScores }),
             g: generation,
-            ...(value.iteration === undefined ? {} : { i: value.iteration })
+            ...(value.iteration === undefined ? {} : { i: value.iteration }),
+            ...(value.trajectory === undefined ? {} : { t: value.trajectory })
           }
           // written before the entry is visible, so a hit is always on disk too
           fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
-          entries.set(k, { output: value.output, score: value.score, objectiveScores: value.objectiveScores })
-          generations.set(k, generation)
-          if (value.iteration !== undefined) paidBy.set(k, value.iteration)
+          const { owed: _, trajectory, ...entry } = value
+          entries.set(k, entry)
+          // a new payment; an owed earlier one (a result evaluated again
+          // because its trajectory could not be stored) stays owed, never free
+          addPayment(k, { i: value.iteration, g: generation, owed: false })
+          if (trajectory !== undefined && value.iteration !== undefined) addTrace(k, value.iteration, trajectory)
           cacheDirty = true
         }),
       size: Effect.sync(() => entries.size)
@@ -566,11 +686,22 @@ export const make = <O>(
       Effect.gen(function*() {
         generation = loaded.generation
         const inFlight = new Set(loaded.state.pending.map((p) => p.iteration))
-        for (const [k, g] of generations) {
-          const i = paidBy.get(k)
-          if (g >= generation || (i !== undefined && inFlight.has(i))) entries.set(k, { ...entries.get(k)!, owed: true })
+        for (const list of payments.values()) {
+          for (const p of list) {
+            // not counted by the saved state: paid by a proposal in flight at
+            // the save or planned after it (or, without an iteration, written after it)
+            if (p.i === undefined ? p.g >= generation : inFlight.has(p.i) || p.i > loaded.state.iteration) addOwed(p, 1)
+          }
         }
         yield* keepCandidates(loaded.state.candidates.length)
+        const counted = loaded.state.metricCalls + loaded.state.lostMetricCalls + owedLeft
+        if (logEmpty) {
+          // a run directory from before the write-ahead budget: its count starts here
+          yield* appendReservation({ base: counted })
+          logEmpty = false
+        } else {
+          lostAtLoad = Math.max(0, onRecord - counted)
+        }
         return Option.some(loaded.state)
       })
 
@@ -590,9 +721,15 @@ export const make = <O>(
         // and nothing it paid for is counted anywhere, so all of it is owed.
         // A later generation means saved states were removed on purpose to
         // start over on a warm cache: then hits are simply free.
-        let everSaved = false
-        for (const g of generations.values()) if (g > 0) everSaved = true
-        if (!everSaved) for (const [k, entry] of entries) entries.set(k, { ...entry, owed: true })
+        let everSaved = logSaved
+        for (const list of payments.values()) for (const p of list) if (p.g > 0) everSaved = true
+        if (!everSaved) {
+          for (const list of payments.values()) for (const p of list) addOwed(p, 1)
+          lostAtLoad = Math.max(0, onRecord - owedLeft)
+        } else if (!logEmpty) {
+          // what the removed run paid is not this run's
+          yield* appendReservation({ base: 0 })
+        }
         yield* keepCandidates(0)
         return Option.none()
       }
@@ -619,10 +756,15 @@ export const make = <O>(
 
     const save = (state: State.GepaState): Effect.Effect<void, PersistenceError> =>
       attempt(file(FILES.state), "save", () => {
-        // the cache entries this state relies on reach the disk first
+        // the cache entries this state relies on reach the disk first, with
+        // the reservations of the calls made since the last save
         if (cacheDirty && cacheFd !== undefined) {
           fs.fsyncSync(cacheFd)
           cacheDirty = false
+        }
+        if (reservationsDirty) {
+          fs.fdatasyncSync(reservations.fd)
+          reservationsDirty = false
         }
         const count = state.candidates.length
         if (count < written) {
@@ -661,6 +803,12 @@ export const make = <O>(
         }
         writeAtomic(root, FILES.state, JSON.stringify(envelope), FILES.prev)
         generation++
+        if (!savedMarked) {
+          // tells a later fresh start on this directory that a state was saved
+          // here (and removed on purpose), not lost before its first save
+          fs.writeSync(reservations.fd, JSON.stringify({ g: generation }) + "\n")
+          savedMarked = true
+        }
         writeBest(state)
         fsyncDir(root)
       })
@@ -684,8 +832,11 @@ export const make = <O>(
           const best = State.bestIndex(state)
           const hash = Candidate.hash(state.candidates[best]!)
           const outputs: Record<string, { output: unknown; score: number }> = {}
+          // cache keys hold the example's content hash (the id in runs from before 0.2)
+          const print = state.fingerprint?.valset
+          const contentOf = new Map(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]!] as const))
           for (const id of Object.keys(state.valScores[best] ?? {})) {
-            const hit = entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id }))
+            const hit = entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id, contentHash: contentOf.get(id) }))
             if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }
           }
           writeAtomic(root, FILES.bestOutputs, JSON.stringify({ candidate: best, outputs }, null, 2) + "\n")
@@ -693,7 +844,8 @@ export const make = <O>(
         fsyncDir(root)
       })
 
-    const store: RunStore<O> = { location: root, load, save, cache, onEvent, stopRequested, finish }
+    const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owedBy as ReadonlyMap<number, number> }))
+    const store: RunStore<O> = { location: root, load, save, cache, onEvent, stopRequested, finish, reserve, unaccounted }
     return store
   })
 

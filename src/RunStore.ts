@@ -29,6 +29,26 @@ export interface RunStore<O> {
   readonly onEvent?: ((event: GepaEvent) => Effect.Effect<void>) | undefined
   /** true once a graceful stop was requested (e.g. a stop file exists) */
   readonly stopRequested?: Effect.Effect<boolean> | undefined
+  /**
+   * Write-ahead budget (since 0.2.0): called before adapter calls start,
+   * with the iteration paying and the number of examples about to be
+   * evaluated (a block of them). On record when it succeeds, so that a
+   * process killed while the calls are in flight still has them (a run
+   * directory writes it at once and flushes it to disk with the next save,
+   * or at once with `syncReservations`). A negative
+   * `calls` gives back calls reserved and never started (an evaluation
+   * interrupted by a pause).
+   */
+  readonly reserve?: ((reservation: { readonly iteration: number; readonly calls: number }) => Effect.Effect<void, PersistenceError>) | undefined
+  /**
+   * Metric calls paid by earlier processes of the run that the loaded state
+   * does not count (since 0.2.0), read after `load`: `lost`, reserved calls
+   * whose results were never stored (charged once, as lost work), and
+   * `owed`, per iteration that paid for them (-1 when unknown), stored
+   * results not counted yet (each charged when first used). `owed` shrinks
+   * as the owed results are used.
+   */
+  readonly unaccounted?: Effect.Effect<{ readonly lost: number; readonly owed: ReadonlyMap<number, number> }> | undefined
   /** called with the final result's best candidate and outputs */
   readonly finish?: ((state: GepaState, stopReason: string) => Effect.Effect<void, PersistenceError>) | undefined
 }

@@ -10,6 +10,7 @@ import * as BatchSampler from "./BatchSampler.js"
 import { Candidate } from "./Candidate.js"
 import type { MissingObjectiveScores } from "./Errors.js"
 import { ObjectiveScores } from "./EvaluationBatch.js"
+import { RunFingerprint } from "./Fingerprint.js"
 import * as Frontier from "./Frontier.js"
 import * as Merge from "./Merge.js"
 import { Rng, RngState } from "./Rng.js"
@@ -148,7 +149,19 @@ export const GepaState = Schema.Struct({
   merge: Merge.MergeState,
   trace: Schema.Array(TraceEntry),
   /** proposals planned and not folded yet, in plan order (absent in states saved before 0.2) */
-  pending: Schema.optionalWith(Schema.Array(PendingProposal), { default: () => [] })
+  pending: Schema.optionalWith(Schema.Array(PendingProposal), { default: () => [] }),
+  /**
+   * metric calls paid by an interrupted process whose results were lost (the
+   * calls in flight at a crash): charged against the budget, never counted in
+   * `metricCalls` (absent in states saved before 0.2)
+   */
+  lostMetricCalls: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /**
+   * content hashes of the run's examples and meaning-changing settings, checked
+   * on resume (absent in states saved before 0.2: such a resume is checked on
+   * ids only, and the fingerprint is recorded from then on)
+   */
+  fingerprint: Schema.optional(RunFingerprint)
 })
 
 /**
@@ -190,6 +203,7 @@ export const initial = (options: {
   readonly frontierType: Frontier.FrontierType
   readonly valset: ValsetEvaluation
   readonly metricCalls: number
+  readonly fingerprint?: RunFingerprint | undefined
 }): Either.Either<GepaState, MissingObjectiveScores> =>
   Either.map(
     Frontier.addProgram(Frontier.empty, options.frontierType, 0, {
@@ -224,7 +238,9 @@ export const initial = (options: {
         sampler: BatchSampler.initial,
         merge: Merge.initial,
         trace: [],
-        pending: []
+        pending: [],
+        lostMetricCalls: 0,
+        ...(options.fingerprint === undefined ? {} : { fingerprint: options.fingerprint })
       }
     }
   )

@@ -31,6 +31,8 @@ export * as EvaluationPolicy from "./EvaluationPolicy.js"
 export * as Event from "./Event.js"
 /** @since 0.1.0 */
 export * as FaultInjection from "./FaultInjection.js"
+/** @since 0.2.0 */
+export * as Fingerprint from "./Fingerprint.js"
 /** @since 0.1.0 */
 export * as Frontier from "./Frontier.js"
 /** @since 0.1.0 */

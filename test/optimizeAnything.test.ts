@@ -9,6 +9,7 @@ import * as path from "node:path"
 import * as Regex from "../examples/anything/regex.js"
 import * as Candidate from "../src/Candidate.js"
 import * as EvaluationCache from "../src/EvaluationCache.js"
+import * as Fingerprint from "../src/Fingerprint.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
 import * as adapter from "../src/internal/optimizeAnything/adapter.js"
@@ -445,9 +446,15 @@ describe("optimizeAnything: logs, failures, timeouts", () => {
       assert.include(prompts[0]!, "ERROR compiling failed at line 3")
       // the failed example was never cached for any candidate
       const cached = yield* Effect.forEach(result.candidates, (c) =>
-        cache.get({ candidateHash: Candidate.hash(c), split: "val", id: "1" }))
+        cache.get({ candidateHash: Candidate.hash(c), split: "val", id: "1", contentHash: Fingerprint.exampleHash({ id: "bad" }) }))
       assert.isTrue(cached.every(Option.isNone))
-      const ok = yield* cache.get({ candidateHash: Candidate.hash(result.candidates[0]!), split: "val", id: "0" })
+      // cache keys stand for the example's content (issue 12)
+      const ok = yield* cache.get({
+        candidateHash: Candidate.hash(result.candidates[0]!),
+        split: "val",
+        id: "0",
+        contentHash: Fingerprint.exampleHash({ id: "ok1" })
+      })
       assert.isTrue(Option.isSome(ok))
     }))
 

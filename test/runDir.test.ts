@@ -4,6 +4,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Adapter from "../src/Adapter.js"
 import * as Candidate from "../src/Candidate.js"
 import * as CandidateSelector from "../src/CandidateSelector.js"
 import * as Gepa from "../src/Gepa.js"
@@ -24,7 +25,9 @@ const valset = Toy.makeExamples(12, 100)
 const counted = Effect.gen(function*() {
   const toy = yield* Toy.makeAdapter()
   const calls = new Map<string, number>()
-  const adapter = instrument(toy.adapter, (line) => calls.set(line, (calls.get(line) ?? 0) + 1))
+  // traces stored with the results: a proposal re-launched after a pause or a crash takes its
+  // parent's traced minibatch from the run directory (without, it is paid again)
+  const adapter = instrument(Adapter.withStoredTraces(toy.adapter), (line) => calls.set(line, (calls.get(line) ?? 0) + 1))
   return { adapter, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) }
 })
 

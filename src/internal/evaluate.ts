@@ -47,6 +47,15 @@ export interface Pool<D, T, O> {
   readonly retry: Schedule.Schedule<unknown, AdapterError | EvaluationTimeout> | undefined
   readonly cache: EvaluationCache<O> | undefined
   readonly fallbackScore: number
+  /**
+   * the example's cache key: its content hash, so that a cached result can
+   * never be attached to another example (the id when absent)
+   */
+  readonly exampleKey?: ((split: Split, id: string) => string) | undefined
+  /** write-ahead budget: made durable before an evaluation's adapter calls start */
+  readonly reserve?: ((iteration: number, calls: number) => Effect.Effect<void, PersistenceError>) | undefined
+  /** the fewest calls one reservation covers (the calls that can start at once) */
+  readonly reserveBlock?: number | undefined
 }
 
 /** @internal */
@@ -84,6 +93,16 @@ export interface Evaluation<T, O> {
    * hits on evaluations an interrupted run paid for but never counted
    */
   readonly spent: number
+}
+
+/** A trajectory in its stored form; none when the codec cannot encode it (it is then evaluated again when needed). */
+const encodeTrace = <T>(codec: NonNullable<Adapter<unknown, T, unknown>["traceCodec"]>, t: T | undefined): { trajectory?: unknown } => {
+  if (t === undefined) return {}
+  try {
+    return { trajectory: codec.encode(t) }
+  } catch {
+    return {}
+  }
 }
 
 const describe = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e))
@@ -160,24 +179,45 @@ export const evaluate = <D, T, O>(
   Effect.gen(function*() {
     const { ids, split, meter } = request
     const cache = pool.cache
-    const useCache = cache !== undefined && !request.captureTraces
+    const codec = pool.adapter.traceCodec
+    // a traced evaluation is served from the cache only to the iteration that
+    // paid for it (a proposal re-launched after a crash), and only with its
+    // stored trajectory: anything else is evaluated as the uninterrupted run would
+    const useCache = cache !== undefined && (!request.captureTraces || (codec !== undefined && request.iteration !== undefined))
     const hash = cache === undefined ? "" : Candidate.hash(candidate)
+    const keyOf = (id: string): CacheKey =>
+      pool.exampleKey === undefined
+        ? { candidateHash: hash, split, id }
+        : { candidateHash: hash, split, id, contentHash: pool.exampleKey(split, id) }
     const outcomes = new Array<Outcome<T, O>>(ids.length)
     // positions to evaluate; duplicate ids (merge subsamples may repeat) once
     const todo: Array<number> = []
     const firstOf = new Map<string, number>()
     let owedHits = 0
-    const hits = useCache ? yield* getAll(cache, hash, split, ids) : undefined
+    const hits = useCache
+      ? yield* getAll(cache, ids.map((id) => ({ ...keyOf(id), requestedBy: request.iteration, traced: request.captureTraces })))
+      : undefined
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!
-      const hit = hits?.[i]
+      let hit = hits?.[i]
+      let trajectory = Option.none<T>()
+      if (hit !== undefined && request.captureTraces) {
+        if (hit.iteration !== request.iteration || hit.trajectory === undefined) hit = undefined
+        else {
+          try {
+            trajectory = Option.some(codec!.decode(hit.trajectory) as T)
+          } catch {
+            hit = undefined
+          }
+        }
+      }
       if (hit !== undefined) {
         if (hit.owed === true) owedHits++
         outcomes[i] = {
           id,
           score: hit.score,
           output: Option.some(hit.output),
-          trajectory: Option.none(),
+          trajectory,
           objectiveScores: hit.objectiveScores,
           error: undefined,
           cached: true
@@ -194,6 +234,29 @@ export const evaluate = <D, T, O>(
 
     const size = pool.chunkSize
     const chunkCount = Math.ceil(todo.length / size)
+
+    // The write-ahead budget: a call is on record before it starts. Calls are
+    // reserved in blocks (taken by the chunk that needs one, while it holds
+    // its permit, at least half the evaluation): one or two durable appends
+    // per evaluation, and a crash is charged at most the block's calls that
+    // had not started. An evaluation that ends early (a pause, an
+    // unrecoverable failure) gives back what it reserved and never started.
+    let started = 0
+    // calls let through to start (a chunk is admitted before its call starts)
+    let admitted = 0
+    let reservedCalls = 0
+    const reserve = pool.reserve !== undefined && todo.length > 0 ? pool.reserve : undefined
+    const block = Math.max(pool.reserveBlock ?? 1, Math.ceil(todo.length / 2))
+    const reserveFor = (calls: number): Effect.Effect<void, PersistenceError> =>
+      Effect.suspend(() => {
+        admitted += calls
+        if (reserve === undefined || admitted <= reservedCalls) return Effect.void
+        const more = Math.min(todo.length - reservedCalls, Math.max(block, admitted - reservedCalls))
+        // counted before the append, so that chunks starting meanwhile see it
+        reservedCalls += more
+        return reserve(request.iteration ?? 0, more)
+      })
+
     let fatal: ModelUnrecoverable | undefined
     // an unrecoverable model failure is neither timed out nor retried: no
     // retry can fix it, and it fails the whole evaluation (and so the run)
@@ -231,11 +294,12 @@ export const evaluate = <D, T, O>(
           cached: false
         }
         if (cache !== undefined) {
-          stored.push([{ candidateHash: hash, split, id }, {
+          stored.push([keyOf(id), {
             output: batch.outputs[k]!,
             score: batch.scores[k]!,
             objectiveScores,
-            iteration: request.iteration
+            iteration: request.iteration,
+            ...(request.captureTraces && codec !== undefined ? encodeTrace(codec, batch.trajectories?.[k]) : {})
           }])
         }
       }
@@ -264,11 +328,20 @@ export const evaluate = <D, T, O>(
       // runs under a permit taken by the worker, before the timeout starts:
       // queueing time must not count against the call. Once a call failed
       // unrecoverably, chunks not started yet do not start: the evaluation is over.
-      return Effect.suspend(() => {
+      return Effect.suspend((): Effect.Effect<
+        Either.Either<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable>,
+        ModelUnrecoverable | PersistenceError
+      > => {
         if (fatal !== undefined) return Effect.fail(fatal)
-        // paid once the call starts (retries of the same examples are not new metric calls)
-        if (meter !== undefined) meter.paid += to - from
-        return Effect.either(call)
+        return Effect.zipRight(
+          reserveFor(to - from),
+          Effect.suspend(() => {
+            // paid once the call starts (retries of the same examples are not new metric calls)
+            started += to - from
+            if (meter !== undefined) meter.paid += to - from
+            return Effect.either(call)
+          })
+        )
       }).pipe(Effect.flatMap((result): Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> => {
         if (Either.isLeft(result)) {
           const e = result.left
@@ -305,21 +378,20 @@ export const evaluate = <D, T, O>(
           : Effect.zipRight(pool.withPermit(Effect.suspend(() => slice(performance.now()))), worker)
       )
       const workers = Math.min(chunkCount, pool.workers)
-      yield* workers === 1 ? worker : Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
+      const runAll = workers === 1 ? worker : Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
+      yield* reserve === undefined ? runAll : Effect.onExit(runAll, () =>
+        started < reservedCalls ? Effect.ignore(reserve(request.iteration ?? 0, started - reservedCalls)) : Effect.void)
     }
     // a repeated id: same outcome as its first occurrence
     for (let i = 0; i < ids.length; i++) if (outcomes[i] === undefined) outcomes[i] = outcomes[firstOf.get(ids[i]!)!]!
     return { outcomes, spent: todo.length + owedHits }
   })
 
-/** One read for all ids when the cache can do it, one per id otherwise. */
+/** One read for all keys when the cache can do it, one per key otherwise. */
 const getAll = <O>(
   cache: EvaluationCache<O>,
-  candidateHash: string,
-  split: Split,
-  ids: ReadonlyArray<string>
+  keys: ReadonlyArray<CacheKey>
 ): Effect.Effect<ReadonlyArray<CachedEvaluation<O> | undefined>> => {
-  const keys = ids.map((id): CacheKey => ({ candidateHash, split, id }))
   const fast = batched(cache)
   return fast !== undefined ? fast.getMany(keys) : Effect.forEach(keys, (key) => Effect.map(cache.get(key), Option.getOrUndefined))
 }

@@ -42,6 +42,12 @@ export const describeEvent = (
       }
     case "Error":
       return { level: "warning", message: `iteration ${event.iteration}: ${event.message}` }
+    case "LostWorkCharged":
+      return {
+        level: "warning",
+        message: `charged ${event.metricCalls} metric calls paid by an interrupted process and never completed ` +
+          `(${event.totalLost} lost in this run)`
+      }
     case "IterationStarted":
       return { level: "debug", message: `iteration ${event.iteration} started (${event.metricCalls} metric calls so far)` }
     case "CandidateSelected":

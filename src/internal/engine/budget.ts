@@ -22,10 +22,23 @@ export interface Ledger {
 }
 
 /** @internal */
-export const ledger = (budget: number | undefined, state: State.GepaState): Ledger => {
+export const ledger = (
+  budget: number | undefined,
+  state: State.GepaState,
+  owed?: ReadonlyMap<number, number> | undefined
+): Ledger => {
   let reserved = 0
   for (const p of state.pending) reserved += p.reserved
-  return { budget, spent: state.metricCalls, reserved }
+  // Lost work (paid by a crashed process) and owed results (paid, not counted
+  // yet) are real spending: the budget holds for what the adapter really ran.
+  // Owed results of a proposal in flight are within its reservation (its
+  // replay uses them in place of new calls); the others are counted here.
+  let unreserved = 0
+  if (owed !== undefined && owed.size > 0) {
+    const inFlight = new Set(state.pending.map((p) => p.iteration))
+    for (const [iteration, n] of owed) if (!inFlight.has(iteration)) unreserved += n
+  }
+  return { budget, spent: state.metricCalls + state.lostMetricCalls + unreserved, reserved }
 }
 
 /** Calls still free to reserve. @internal */

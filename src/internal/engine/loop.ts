@@ -40,7 +40,7 @@ import * as Plan from "./plan.js"
 import * as Propose from "./propose.js"
 import * as Rebase from "./rebase.js"
 import type { Proposed } from "./reflect.js"
-import { checkResume, type Resolved, resolve } from "./resolve.js"
+import { adoptSaved, checkResume, type Resolved, resolve } from "./resolve.js"
 import * as Session from "./session.js"
 
 type Message<T, O> =
@@ -61,8 +61,11 @@ export const run = <D, T, O>(
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel | Scope.Scope> =>
   Effect.gen(function*() {
-    const r = yield* resolve(config)
-    const store = makeStore === undefined ? undefined : yield* makeStore(r)
+    const requested = yield* resolve(config)
+    const store = makeStore === undefined ? undefined : yield* makeStore(requested)
+    const loaded = store === undefined ? Option.none<State.GepaState>() : yield* store.load
+    // issue 12: a resumed run keeps the saved pipeline depth unless one is given
+    const r = Option.isSome(loaded) ? adoptSaved(requested, loaded.value) : requested
     const s = yield* Session.make(r, store, extraEmit)
     const best = new Map<string, { candidate: number; output: O; score: number }>()
     const emitAll = (events: ReadonlyArray<GepaEvent>) =>
@@ -73,14 +76,22 @@ export const run = <D, T, O>(
         : Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
 
     // ---- start: resume, or score the seed ----
-    const loaded = store === undefined ? Option.none<State.GepaState>() : yield* store.load
     const started = (resumed: boolean) =>
       s.emit(() => GepaEvent.OptimizationStarted({ resumed, trainSize: r.trainIds.length, valSize: r.valIds.length, budget: r.budget }))
     let state: State.GepaState
+    // issue 12: work a crashed process paid for and the saved state does not count
+    const unaccounted = store?.unaccounted === undefined
+      ? Effect.succeed({ lost: 0, owed: new Map<number, number>() as ReadonlyMap<number, number> })
+      : store.unaccounted
+    const { lost } = yield* unaccounted
+    const chargeLost = lost === 0 ? Effect.void : s.emit(() =>
+      GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls })
+    )
     if (Option.isSome(loaded)) {
       yield* checkResume(loaded.value, r as unknown as Resolved<unknown, unknown, unknown>)
-      state = loaded.value
+      state = { ...loaded.value, fingerprint: r.fingerprint, lostMetricCalls: loaded.value.lostMetricCalls + lost }
       yield* started(true)
+      yield* chargeLost
     } else {
       yield* started(false)
       const seedEval = yield* s.evaluate({
@@ -97,8 +108,11 @@ export const run = <D, T, O>(
         seedCandidate: config.seedCandidate,
         frontierType: config.frontierType ?? "instance",
         valset: Session.valsetOf(seedEval.outcomes),
-        metricCalls: seedEval.spent
+        metricCalls: seedEval.spent,
+        fingerprint: r.fingerprint
       })
+      state = { ...state, lostMetricCalls: lost }
+      yield* chargeLost
       if (seedEval.failures.evaluated > 0 && seedEval.failures.failed === seedEval.failures.evaluated) {
         return yield* new AllEvaluationsFailed({ iterations: 0, lastError: seedEval.failures.lastError ?? "unknown" })
       }
@@ -200,7 +214,8 @@ export const run = <D, T, O>(
       }
       // plan while the window has room
       while (stopReason === undefined && state.pending.length < r.parallelProposals) {
-        const planned = Plan.plan(r, state, Budget.available(Budget.ledger(r.budget, state)), s.listening)
+        const { owed } = yield* unaccounted
+        const planned = Plan.plan(r, state, Budget.available(Budget.ledger(r.budget, state, owed)), s.listening)
         if (planned._tag === "Exhausted") {
           exhausted = planned.reason
           break
@@ -258,8 +273,13 @@ export const run = <D, T, O>(
     if (dirty || state.pending.length > 0) yield* save(state)
 
     const reason = stopReason ?? exhausted ?? "no proposal could be planned"
-    if (store?.finish !== undefined) yield* store.finish(state, reason)
-    const result = Result.fromState(state, reason)
+    // owed results never used were paid for nothing: lost work in the result
+    // (the saved state keeps them owed, so that a resume charges them once)
+    let owedLeft = 0
+    for (const n of (yield* unaccounted).owed.values()) owedLeft += n
+    const final = owedLeft === 0 ? state : { ...state, lostMetricCalls: state.lostMetricCalls + owedLeft }
+    if (store?.finish !== undefined) yield* store.finish(final, reason)
+    const result = Result.fromState(final, reason)
     yield* s.emit(() => GepaEvent.OptimizationEnded({ result }))
     const outputs: Record<string, { candidate: number; output: O }> = {}
     for (const [id, b] of best) outputs[id] = { candidate: b.candidate, output: b.output }

@@ -14,6 +14,7 @@ import * as ComponentSelector from "../../ComponentSelector.js"
 import * as DataLoader from "../../DataLoader.js"
 import { ConfigError, ResumeConflict } from "../../Errors.js"
 import * as EvaluationPolicy from "../../EvaluationPolicy.js"
+import * as Fingerprint from "../../Fingerprint.js"
 import type { Config } from "../../Gepa.js"
 import { type LanguageModel, ReflectionModel } from "../../LanguageModel.js"
 import type { Proposer } from "../../Proposal.js"
@@ -48,6 +49,10 @@ export interface Resolved<D, T, O> {
   readonly perfectScore: number
   readonly maxFailedIterations: number
   readonly trackBestOutputs: boolean
+  /** content hashes of the examples and the meaning-changing settings */
+  readonly fingerprint: Fingerprint.RunFingerprint
+  /** example id -> content hash, per split: the evaluation cache's example keys */
+  readonly exampleKeys: { readonly train: ReadonlyMap<string, string>; readonly val: ReadonlyMap<string, string> }
 }
 
 /**
@@ -179,6 +184,27 @@ export const resolve = <D, T, O>(
 
     const minibatchSize = config.minibatchSize ?? 3
     const maxConcurrency = config.maxConcurrency ?? 8
+    const parallelProposals = config.parallelProposals ?? defaultDepth(maxConcurrency, names.length)
+    const foldOrder = config.foldOrder ?? "plan"
+    // every example is hashed once, at the start: the hashes key the cache and
+    // are checked on resume
+    const hashData = (loader: DataLoader.DataLoader<D>, ids: ReadonlyArray<string>) =>
+      Effect.flatMap(loader.fetch(ids), (examples) =>
+        // a loader that breaks its contract would attach hashes to the wrong ids
+        examples.length === ids.length
+          ? Effect.succeed<Fingerprint.DataFingerprint>({ ids, hashes: examples.map(Fingerprint.exampleHash) })
+          : Effect.fail(
+            new DataLoader.DataLoaderError({ loader: loader.name, detail: `fetch returned ${examples.length} examples for ${ids.length} ids` })
+          ))
+    const trainPrint = yield* hashData(train, trainIds)
+    const valPrint = val === train ? trainPrint : yield* hashData(val, valIds)
+    const keysOf = (p: Fingerprint.DataFingerprint) => new Map(p.ids.map((id, i) => [id, p.hashes[i]!] as const))
+    const trainKeys = keysOf(trainPrint)
+    const fingerprint: Fingerprint.RunFingerprint = {
+      settings: settingsOf(config, { minibatchSize, parallelProposals, foldOrder, merge }),
+      trainset: trainPrint,
+      valset: valPrint
+    }
     return {
       config,
       adapter,
@@ -191,8 +217,8 @@ export const resolve = <D, T, O>(
       budget,
       stop,
       minibatchSize,
-      parallelProposals: config.parallelProposals ?? defaultDepth(maxConcurrency, names.length),
-      foldOrder: config.foldOrder ?? "plan",
+      parallelProposals,
+      foldOrder,
       maxConcurrency,
       selectCandidate: yield* resolveSelector(config.candidateSelector as Config<unknown>["candidateSelector"]),
       selectComponents,
@@ -202,9 +228,67 @@ export const resolve = <D, T, O>(
       skipPerfect: config.skipPerfectScore ?? true,
       perfectScore: config.perfectScore ?? 1,
       maxFailedIterations: config.maxConsecutiveFailedIterations ?? 5,
-      trackBestOutputs: config.trackBestOutputs ?? true
+      trackBestOutputs: config.trackBestOutputs ?? true,
+      fingerprint,
+      exampleKeys: { train: trainKeys, val: val === train ? trainKeys : keysOf(valPrint) }
     }
   })
+
+/** A setting as text: a name or plain options as they are, a function as "custom". */
+const named = (setting: unknown, fallback: string): string =>
+  setting === undefined
+    ? fallback
+    : typeof setting === "function"
+    ? "custom"
+    : typeof setting === "string"
+    ? setting
+    : Fingerprint.stableStringify(setting)
+
+/**
+ * The settings that change what a run computes: its random draws, what it
+ * evaluates and when, what it accepts, and the order results are folded in.
+ * Budget, stop conditions, models, timeouts, retries and concurrency may
+ * change between a stop and a resume.
+ */
+const settingsOf = <D, T, O>(
+  config: Config<D, T, O>,
+  resolved: {
+    readonly minibatchSize: number
+    readonly parallelProposals: number
+    readonly foldOrder: string
+    readonly merge: Resolved<D, T, O>["merge"]
+  }
+): Record<string, string> => ({
+  seed: String(config.seed ?? 0),
+  minibatchSize: String(resolved.minibatchSize),
+  frontierType: config.frontierType ?? "instance",
+  acceptance: named(config.acceptance, "strict_improvement"),
+  merge: resolved.merge === undefined ? "off" : Fingerprint.stableStringify(resolved.merge),
+  evaluationPolicy: named(config.evaluationPolicy, "full"),
+  candidateSelector: named(config.candidateSelector, "pareto"),
+  componentSelector: named(config.componentSelector, "round_robin"),
+  parallelProposals: String(resolved.parallelProposals),
+  foldOrder: resolved.foldOrder,
+  skipPerfectScore: String(config.skipPerfectScore ?? true),
+  perfectScore: String(config.perfectScore ?? 1),
+  fallbackScore: String(config.fallbackScore ?? 0)
+})
+
+/**
+ * The configuration a resume continues with: the default pipeline depth
+ * follows `maxConcurrency`, which may change between a stop and a resume, so
+ * without an explicit `parallelProposals` the saved run's depth is kept (the
+ * depth changes the schedule, and so the result).
+ */
+export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState): Resolved<D, T, O> => {
+  const saved = Number(state.fingerprint?.settings["parallelProposals"])
+  if (r.config.parallelProposals !== undefined || !isPositiveInt(saved) || saved === r.parallelProposals) return r
+  return {
+    ...r,
+    parallelProposals: saved,
+    fingerprint: { ...r.fingerprint, settings: { ...r.fingerprint.settings, parallelProposals: String(saved) } }
+  }
+}
 
 /** Checks that a saved state belongs to this configuration. */
 export const checkResume = (
@@ -225,6 +309,14 @@ export const checkResume = (
   }
   const frontierType = r.config.frontierType ?? "instance"
   if (state.frontierType !== frontierType) return conflict("frontierType", state.frontierType, frontierType)
+  if (state.fingerprint !== undefined) {
+    const setting = Fingerprint.compareSettings(state.fingerprint.settings, r.fingerprint.settings)
+    if (setting !== undefined) return conflict(setting.field, setting.saved, setting.requested)
+    for (const split of ["trainset", "valset"] as const) {
+      const data = Fingerprint.compareData(state.fingerprint[split], r.fingerprint[split])
+      if (data !== undefined) return conflict(split, data.saved, data.requested)
+    }
+  }
   const savedVal = new Set<string>()
   for (const scores of state.valScores) for (const id in scores) savedVal.add(id)
   const valSet = new Set(r.valIds)

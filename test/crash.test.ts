@@ -1,0 +1,241 @@
+/**
+ * Crash exactness (issue 12): runs with a run directory are killed with
+ * SIGKILL at chosen points (inside a save, right after an append or an
+ * fsync, during reflection, during validation, mid-evaluation; two proposals
+ * in flight, merges on), resumed until done, and checked against an
+ * uninterrupted run with an independent ledger of every example the adapter
+ * started (test/fixtures/killChild.ts).
+ */
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Option, Schema } from "effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Candidate from "../src/Candidate.js"
+import * as Fingerprint from "../src/Fingerprint.js"
+import * as Gepa from "../src/Gepa.js"
+import * as RunDir from "../src/RunDir.js"
+import * as State from "../src/State.js"
+import * as Toy from "./fixtures/toy.js"
+import { killConfig, trainset, valset } from "./fixtures/killChild.js"
+import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
+
+const child = path.join(import.meta.dirname, "fixtures", "killChild.ts")
+const iterations = 25
+
+/** Runs the child once; true when it was killed. */
+const runChild = (dir: string, budget: number, kill: string) =>
+  new Promise<boolean>((resolve, reject) => {
+    const p = spawn(process.execPath, ["--import", "tsx", child, dir, String(budget), String(iterations), kill], {
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let err = ""
+    p.stderr.on("data", (d: Buffer) => (err += d.toString()))
+    p.on("error", reject)
+    p.on("exit", (code, signal) => {
+      if (signal === "SIGKILL") resolve(true)
+      // 3: the kill point was never reached and the run finished
+      else if (code === 0 || code === 3) resolve(false)
+      else reject(new Error(`child (${kill}) exited with ${code}: ${err}`))
+    })
+  })
+
+/** the cache key of a ledger line (candidate hash, example id, traced) */
+const keyOf = (line: string): { readonly key: string; readonly traced: boolean } => {
+  const [hash, exampleId, flag] = line.split("\t")
+  const id = Number(exampleId)
+  const example = id >= 100 ? valset[id - 100]! : trainset[id]!
+  return { key: `${hash}\u0000${id >= 100 ? "val" : "train"}\u0000${Fingerprint.exampleHash(example)}`, traced: flag === "T" }
+}
+
+/** keys in cache.jsonl, with the iterations whose trajectory is stored */
+const cachedKeys = (dir: string): Map<string, Set<number>> => {
+  const keys = new Map<string, Set<number>>()
+  const file = path.join(dir, RunDir.FILES.cache)
+  if (!fs.existsSync(file)) return keys
+  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+    try {
+      const parsed = JSON.parse(line) as { k: string; t?: unknown; i?: number }
+      const traced = keys.get(parsed.k) ?? new Set<number>()
+      if (parsed.t !== undefined && parsed.i !== undefined) traced.add(parsed.i)
+      keys.set(parsed.k, traced)
+    } catch {
+      // a line cut by the kill
+    }
+  }
+  return keys
+}
+
+const readLedger = (dir: string): Array<string> => {
+  const file = path.join(dir, "evals.log")
+  return fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
+}
+
+const countBy = (lines: ReadonlyArray<string>) => {
+  const m = new Map<string, number>()
+  for (const l of lines) m.set(l, (m.get(l) ?? 0) + 1)
+  return m
+}
+
+interface Outcome {
+  readonly kills: number
+  readonly result: Gepa.OptimizeResult<string>
+  readonly ledger: ReadonlyArray<string>
+  readonly restarts: ReadonlyArray<{ readonly at: number; readonly cached: Map<string, Set<number>> }>
+}
+
+/**
+ * Calls whose result was complete in cache.jsonl at a kill and that ran again
+ * after it. Without traces: any call of a cached key. With traces, GEPA
+ * itself evaluates a parent again in every iteration that selects it, so a
+ * traced call counts only beyond the uninterrupted run's calls of it, and
+ * only when every one of those had its trajectory stored at the kill.
+ */
+const rerunCompleted = (outcome: Outcome, baseline: ReadonlyArray<string>): Array<string> => {
+  const expected = countBy(baseline)
+  const seen = new Map<string, number>()
+  const found: Array<string> = []
+  outcome.ledger.forEach((line, n) => {
+    seen.set(line, (seen.get(line) ?? 0) + 1)
+    const { key, traced } = keyOf(line)
+    const restart = [...outcome.restarts].reverse().find((r) => r.at <= n)
+    if (restart === undefined) return
+    const stored = restart.cached.get(key)
+    if (stored === undefined) return
+    if (!traced) found.push(line)
+    else if (seen.get(line)! > (expected.get(line) ?? 0) && stored.size >= (expected.get(line) ?? 0)) found.push(line)
+  })
+  return found
+}
+
+/** One run: killed at each point in turn, then resumed until done; invariants checked after every exit. */
+const killedRun = async (budget: number, points: ReadonlyArray<string>): Promise<Outcome> => {
+  const dir = makeTmpDir("gepa-crash-")
+  let accepted: ReadonlyArray<Candidate.Candidate> = []
+  let kills = 0
+  const restarts: Array<{ readonly at: number; readonly cached: Map<string, Set<number>> }> = []
+  for (const kill of [...points, "none", "none"]) {
+    const killed = await runChild(dir, budget, kill)
+    // the state on disk always decodes, and holds every candidate accepted before
+    const stateFile = path.join(dir, RunDir.FILES.state)
+    if (fs.existsSync(stateFile)) {
+      let envelope: RunDir.SavedState | undefined
+      try {
+        envelope = JSON.parse(fs.readFileSync(stateFile, "utf8")) as RunDir.SavedState
+      } catch {
+        assert.fail(`${kill}: ${RunDir.FILES.state} is not JSON`)
+      }
+      assert.isTrue(Either.isRight(Schema.decodeUnknownEither(State.GepaState)({
+        ...(envelope!.state as object),
+        candidates: [],
+        valScores: [],
+        objectiveScores: []
+      })))
+    }
+    const saved = await Effect.runPromise(RunDir.readState(dir))
+    if (Option.isSome(saved)) {
+      for (const c of accepted) expect(saved.value.candidates.some((x) => Candidate.equals(x, c))).toBe(true)
+      accepted = saved.value.candidates
+    }
+    if (killed) {
+      kills++
+      restarts.push({ at: readLedger(dir).length, cached: cachedKeys(dir) })
+    } else break
+  }
+  const ledger = readLedger(dir)
+  const result = JSON.parse(fs.readFileSync(path.join(dir, RunDir.FILES.result), "utf8")) as Gepa.OptimizeResult<string>
+  return { kills, result, ledger, restarts }
+}
+
+/** the uninterrupted run, with its own ledger */
+const baseline = (budget: number) =>
+  Effect.gen(function*() {
+    const toy = yield* Toy.makeAdapter()
+    const ledger: Array<string> = []
+    const adapter: typeof toy.adapter = {
+      ...toy.adapter,
+      evaluate: (batch, candidate, options) =>
+        Effect.suspend(() => {
+          const hash = Candidate.hash(candidate)
+          for (const ex of batch) ledger.push(`${hash}\t${ex.id}\t${options.captureTraces ? "T" : "N"}`)
+          return toy.adapter.evaluate(batch, candidate, options)
+        })
+    }
+    const result = yield* Gepa.optimize(killConfig(adapter, Toy.reflectionModel(), budget, iterations))
+    return { result, ledger }
+  })
+
+/** runs `tasks` with at most `n` at a time */
+const pooled = async <A>(tasks: ReadonlyArray<() => Promise<A>>, n: number): Promise<Array<A>> => {
+  const out: Array<A> = new Array(tasks.length)
+  let next = 0
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < tasks.length) {
+      const i = next++
+      out[i] = await tasks[i]!()
+    }
+  }))
+  return out
+}
+
+describe("crash exactness", () => {
+  // 25 kill points; the budget of 400 is not binding (the run ends after 25 iterations), 170 is
+  const loose = 400
+  const tight = 170
+  const runs: ReadonlyArray<{ readonly budget: number; readonly points: ReadonlyArray<string> }> = [
+    { budget: loose, points: ["rename:1", "rename:4"] },
+    { budget: loose, points: ["write:15", "write:120"] },
+    { budget: loose, points: ["fsync:3", "fsync:25", "fsync:20"] },
+    { budget: loose, points: ["reflect:1", "reflect:4"] },
+    { budget: loose, points: ["validate:1", "validate:20"] },
+    { budget: loose, points: ["eval:20", "eval:100", "eval:60"] },
+    { budget: loose, points: ["rename:7", "reflect:3", "validate:5"] },
+    { budget: loose, points: ["write:200", "fsync:12", "eval:30"] },
+    { budget: tight, points: ["eval:50", "validate:4"] },
+    { budget: tight, points: ["fsync:30", "reflect:2", "rename:3"] }
+  ]
+
+  it.effect("SIGKILL at 25 points: state decodes, nothing accepted lost, nothing completed re-run, real calls within budget, same result", () =>
+    Effect.gen(function*() {
+      const expected = new Map([[loose, yield* baseline(loose)], [tight, yield* baseline(tight)]])
+      expect(expected.get(loose)!.result.iterations).toBe(iterations)
+      assert.include(expected.get(tight)!.result.stopReason, "budget")
+      const outcomes = yield* Effect.promise(() => pooled(runs.map((r) => () => killedRun(r.budget, r.points)), 4))
+      let totalKills = 0
+      for (const [k, outcome] of outcomes.entries()) {
+        const { kills, result, ledger } = outcome
+        const { budget, points } = runs[k]!
+        const label = `${points.join(",")} (budget ${budget})`
+        const base = expected.get(budget)!
+        totalKills += kills
+        // kill points count events whose number can vary a little with timing (saves happen when
+        // the loop waits): each run must be killed, the whole test at least 20 times
+        expect(kills, label).toBeGreaterThan(0)
+        // the independent ledger: every call the adapter started, over every process
+        expect(rerunCompleted(outcome, base.ledger), label).toEqual([])
+        expect(ledger.length, label).toBeLessThanOrEqual(budget)
+        // every real call is charged, as a counted metric call or as lost work (a reservation
+        // whose calls never started is charged too: the write-ahead log errs on the safe side)
+        expect(result.totalMetricCalls + result.lostMetricCalls, label).toBeGreaterThanOrEqual(ledger.length)
+        expect(result.totalMetricCalls + result.lostMetricCalls, label).toBeLessThanOrEqual(budget)
+        // calls beyond the uninterrupted run's are the ones cut short by a kill: all charged as lost
+        const extra = [...countBy(ledger)].reduce((n, [line, c]) => n + Math.max(0, c - (countBy(base.ledger).get(line) ?? 0)), 0)
+        expect(extra, label).toBeLessThanOrEqual(result.lostMetricCalls)
+        if (budget === loose) {
+          expect(result.candidates, label).toEqual(base.result.candidates)
+          expect(result.parents, label).toEqual(base.result.parents)
+          expect(result.valScores, label).toEqual(base.result.valScores)
+          expect(result.iterations, label).toBe(base.result.iterations)
+          expect(result.totalMetricCalls, label).toBe(base.result.totalMetricCalls)
+        } else {
+          // lost work leaves less budget: the candidates are the uninterrupted run's, up to where it ran out
+          expect(result.candidates, label).toEqual(base.result.candidates.slice(0, result.candidates.length))
+          expect(result.parents, label).toEqual(base.result.parents.slice(0, result.parents.length))
+          if (result.candidates.length < base.result.candidates.length) expect(result.stopReason, label).toContain("budget")
+        }
+        console.log(`${label}: ${kills} kills, ${ledger.length} real calls = ${result.totalMetricCalls} counted + ` +
+          `${result.lostMetricCalls} lost (uninterrupted: ${base.ledger.length}), ${result.candidates.length} candidates`)
+      }
+      expect(totalKills).toBeGreaterThanOrEqual(20)
+    }), 120_000)
+})
