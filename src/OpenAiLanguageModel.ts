@@ -22,6 +22,7 @@ import { Clock, Config, Duration, Effect, Layer, Option, Redacted } from "effect
 import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
+import type * as modelCall from "./internal/modelCall.js"
 import { isNonNegativeInteger, makeRateLimiter, resolvePolicy, retrySchedule } from "./internal/modelCall.js"
 import * as wire from "./internal/openaiWire.js"
 import {
@@ -42,10 +43,7 @@ import {
  * @since 0.1.0
  * @category models
  */
-export interface Price {
-  readonly inputPerMillion: number
-  readonly outputPerMillion: number
-}
+export interface Price extends modelCall.Price {}
 
 /**
  * A shared request budget: at most `requests` requests start in any window
@@ -54,10 +52,7 @@ export interface Price {
  * @since 0.1.0
  * @category models
  */
-export interface RateLimit {
-  readonly requests: number
-  readonly interval: Duration.DurationInput
-}
+export interface RateLimit extends modelCall.RateLimit {}
 
 /**
  * Options of an OpenAI-compatible model.

@@ -191,7 +191,7 @@ export const evaluate = <D, T, O>(
         : { candidateHash: hash, split, id, contentHash: pool.exampleKey(split, id) }
     const outcomes = new Array<Outcome<T, O>>(ids.length)
     // positions to evaluate; duplicate ids (merge subsamples may repeat) once
-    const todo: Array<number> = []
+    const toRun: Array<number> = []
     const firstOf = new Map<string, number>()
     let owedHits = 0
     const hits = useCache
@@ -224,16 +224,16 @@ export const evaluate = <D, T, O>(
         }
       } else if (!firstOf.has(id)) {
         firstOf.set(id, i)
-        todo.push(i)
+        toRun.push(i)
       }
     }
     if (meter !== undefined) meter.paid += owedHits
-    const examples = todo.length === 0
+    const examples = toRun.length === 0
       ? []
-      : yield* (request.loader.fetch(todo.map((i) => ids[i]!)) as Effect.Effect<ReadonlyArray<D>, DataLoaderError>)
+      : yield* (request.loader.fetch(toRun.map((i) => ids[i]!)) as Effect.Effect<ReadonlyArray<D>, DataLoaderError>)
 
     const size = pool.chunkSize
-    const chunkCount = Math.ceil(todo.length / size)
+    const chunkCount = Math.ceil(toRun.length / size)
 
     // The write-ahead budget: a call is on record before it starts. Calls are
     // reserved in blocks (taken by the chunk that needs one, while it holds
@@ -245,13 +245,13 @@ export const evaluate = <D, T, O>(
     // calls let through to start (a chunk is admitted before its call starts)
     let admitted = 0
     let reservedCalls = 0
-    const reserve = pool.reserve !== undefined && todo.length > 0 ? pool.reserve : undefined
-    const block = Math.max(pool.reserveBlock ?? 1, Math.ceil(todo.length / 2))
+    const reserve = pool.reserve !== undefined && toRun.length > 0 ? pool.reserve : undefined
+    const block = Math.max(pool.reserveBlock ?? 1, Math.ceil(toRun.length / 2))
     const reserveFor = (calls: number): Effect.Effect<void, PersistenceError> =>
       Effect.suspend(() => {
         admitted += calls
         if (reserve === undefined || admitted <= reservedCalls) return Effect.void
-        const more = Math.min(todo.length - reservedCalls, Math.max(block, admitted - reservedCalls))
+        const more = Math.min(toRun.length - reservedCalls, Math.max(block, admitted - reservedCalls))
         // counted before the append, so that chunks starting meanwhile see it
         reservedCalls += more
         return reserve(request.iteration ?? 0, more)
@@ -270,7 +270,7 @@ export const evaluate = <D, T, O>(
     const settle = (from: number, to: number, result: Either.Either<EvaluationBatch<T, O>, string>) => {
       const stored: Array<readonly [CacheKey, CachedEvaluation<O>]> = []
       for (let k = 0; k < to - from; k++) {
-        const pos = todo[from + k]!
+        const pos = toRun[from + k]!
         const id = ids[pos]!
         if (Either.isLeft(result)) {
           outcomes[pos] = failedOutcome(id, pool.fallbackScore, result.left)
@@ -308,7 +308,7 @@ export const evaluate = <D, T, O>(
     }
     const runChunk = (c: number): Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> => {
       const from = c * size
-      const to = Math.min(todo.length, from + size)
+      const to = Math.min(toRun.length, from + size)
       const batch: Array<D> = new Array(to - from)
       for (let k = from; k < to; k++) batch[k - from] = examples[k]!
       let call: Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable> = Effect.catchAll(
@@ -384,7 +384,7 @@ export const evaluate = <D, T, O>(
     }
     // a repeated id: same outcome as its first occurrence
     for (let i = 0; i < ids.length; i++) if (outcomes[i] === undefined) outcomes[i] = outcomes[firstOf.get(ids[i]!)!]!
-    return { outcomes, spent: todo.length + owedHits }
+    return { outcomes, spent: toRun.length + owedHits }
   })
 
 /** One read for all keys when the cache can do it, one per key otherwise. */
