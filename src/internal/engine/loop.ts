@@ -64,7 +64,7 @@ export const run = <D, T, O>(
     const requested = yield* resolve(config)
     const store = makeStore === undefined ? undefined : yield* makeStore(requested)
     const loaded = store === undefined ? Option.none<State.GepaState>() : yield* store.load
-    // issue 12: a resumed run keeps the saved pipeline depth unless one is given
+    // a resumed run keeps the saved pipeline depth unless one is given: the depth changes the schedule
     const r = Option.isSome(loaded) ? adoptSaved(requested, loaded.value) : requested
     const s = yield* Session.make(r, store, extraEmit)
     const best = new Map<string, { candidate: number; output: O; score: number }>()
@@ -79,7 +79,7 @@ export const run = <D, T, O>(
     const started = (resumed: boolean) =>
       s.emit(() => GepaEvent.OptimizationStarted({ resumed, trainSize: r.trainIds.length, valSize: r.valIds.length, budget: r.budget }))
     let state: State.GepaState
-    // issue 12: work a crashed process paid for and the saved state does not count
+    // work a crashed process paid for and the saved state does not count
     const unaccounted = store?.unaccounted === undefined
       ? Effect.succeed({ lost: 0, owed: new Map<number, number>() as ReadonlyMap<number, number> })
       : store.unaccounted

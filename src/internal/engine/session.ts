@@ -131,7 +131,7 @@ export const make = <D, T, O>(
       retry: config.evaluationRetry,
       cache,
       fallbackScore: config.fallbackScore ?? 0,
-      // issue 12: cache keys by example content; the run store's write-ahead budget
+      // cache keys by example content; the run store's write-ahead budget
       exampleKey: (split, id) => r.exampleKeys[split].get(id) ?? id,
       reserve: store?.reserve === undefined ? undefined : ((reserve) => (iteration, calls) => reserve({ iteration, calls }))(store.reserve),
       reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1)
