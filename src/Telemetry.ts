@@ -11,7 +11,7 @@
  *
  * @since 0.2.0
  */
-import { Clock, Effect, Exit, Metric, MetricBoundaries } from "effect"
+import { Clock, Effect, Exit, FiberRef, LogLevel, Metric, MetricBoundaries } from "effect"
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
 import type { Completion, LanguageModel, Prompt } from "./LanguageModel.js"
@@ -295,8 +295,17 @@ export const instrumentModel = (
 export interface ObserverOptions {
   /** update the metrics (default true) */
   readonly metrics?: boolean | undefined
-  /** log iteration summaries at info and details at debug (default true) */
+  /** log iteration summaries and details (default true) */
   readonly logs?: boolean | undefined
+  /**
+   * the level of the run's start and end and of the iteration summaries
+   * (default "info"); details are always at debug, errors at warning. The
+   * engine's own observer (`Gepa.Config.telemetry`) defaults to "debug", so
+   * that a library run under Effect's default logger prints nothing.
+   *
+   * @since 0.2.0
+   */
+  readonly summaryLevel?: "info" | "debug" | undefined
   /**
    * annotate the spans the events are emitted in (default true):
    * `gepa.examples`, `gepa.failures` and `gepa.cache_hits` on each
@@ -319,8 +328,11 @@ export const describeEvent: (
   best: { readonly score: number; readonly candidate: number } | undefined
 ) => { readonly level: "info" | "debug" | "warning"; readonly message: string } = eventLog.describeEvent
 
-const logAt = (level: "info" | "debug" | "warning", message: string) =>
-  level === "info" ? Effect.logInfo(message) : level === "warning" ? Effect.logWarning(message) : Effect.logDebug(message)
+const levelOf = {
+  info: LogLevel.Info,
+  debug: LogLevel.Debug,
+  warning: LogLevel.Warning
+} as const
 
 /**
  * A handler for the `onEvent` option (or for the engine's own event
@@ -346,6 +358,7 @@ export const observer = (
     const metrics = options.metrics ?? true
     const logs = options.logs ?? true
     const spans = options.spanAttributes ?? true
+    const summaryLevel = options.summaryLevel ?? "info"
     let counted: number | undefined = 0
     let best: { score: number; candidate: number } | undefined
     const started = new Map<string, Array<number>>()
@@ -440,17 +453,34 @@ export const observer = (
       }
     }
 
-    return (event: GepaEvent) =>
-      Effect.zipRight(
-        update(event),
-        logs
-          ? Effect.suspend(() => {
-            const { level, message } = describeEvent(event, best)
-            return logAt(level, message)
-          })
-          : Effect.void
-      )
+    // the line is built only when its level passes the minimum: most runs
+    // log nothing, and the observer runs for every event
+    const log = (event: GepaEvent): Effect.Effect<void> =>
+      Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) => {
+        const kind = kindOf(event)
+        const level = kind === "summary" ? levelOf[summaryLevel] : levelOf[kind]
+        return LogLevel.lessThan(level, minimum)
+          ? Effect.void
+          : Effect.logWithLevel(level, describeEvent(event, best).message)
+      })
+
+    return (event: GepaEvent) => logs ? Effect.zipRight(update(event), log(event)) : update(event)
   })
+
+// the level of an event's line before it is built (see `describeEvent`)
+const kindOf = (event: GepaEvent): "summary" | "warning" | "debug" => {
+  switch (event._tag) {
+    case "SeedGenerated":
+    case "OptimizationStarted":
+    case "OptimizationEnded":
+    case "IterationEnded":
+      return "summary"
+    case "Error":
+      return "warning"
+    default:
+      return "debug"
+  }
+}
 
 const outcomeOf = (outcome: string): "accepted" | "rejected" | "skipped" | "failed" =>
   outcome === "accepted" || outcome === "rejected" || outcome === "skipped" ? outcome : "failed"

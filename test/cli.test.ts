@@ -536,7 +536,7 @@ describe("bin/gepa.js", () => {
       // the metric loads before the models: a loaded metric gets as far as the missing key
       const results = await inBatches(kinds[folder], (metric) => gepa(dir, args(metric), { OPENAI_API_KEY: "", OPENAI_BASE_URL: "" }))
       for (const [i, metric] of kinds[folder].entries()) {
-        expect(results[i]!.stderr, `${folder}/${metric}`).toMatch(/^gepa: OPENAI_API_KEY is not set/)
+        expect(results[i]!.stderr, `${folder}/${metric}`).toMatch(/^gepa: taskModel: OPENAI_API_KEY is not set/)
         expect(results[i]!.status).toBe(2)
       }
       expect(fs.existsSync(path.join(dir, "run"))).toBe(false)
