@@ -11,11 +11,11 @@
  *
  * @since 0.2.0
  */
-import { Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Metric, MetricBoundaries, MetricKey, type MetricKeyType, MetricLabel } from "effect"
+import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Metric, MetricBoundaries, MetricKey, type MetricKeyType, MetricLabel } from "effect"
 
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
-import type { Completion, LanguageModel, Prompt } from "./LanguageModel.js"
+import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"
 
 // ---------------------------------------------------------------------------
 // metrics
@@ -230,20 +230,54 @@ export const recordModelCall = (args: {
   readonly model: string
   readonly durationMillis: number
   readonly completion: Completion | undefined
-}): Effect.Effect<void> =>
-  withLabels((labels) => {
-    const { completion, model, role } = args
-    tagged(modelDurationKey, [["role", role], ["model", model]]).unsafeUpdate(args.durationMillis, labels)
-    tagged(modelCallsKey, [["role", role], ["model", model], ["outcome", completion === undefined ? "error" : "ok"]])
-      .unsafeUpdate(1, labels)
-    if (completion?.usage !== undefined) {
-      tagged(modelTokensKey, [["role", role], ["model", model], ["direction", "input"]])
-        .unsafeUpdate(completion.usage.inputTokens, labels)
-      tagged(modelTokensKey, [["role", role], ["model", model], ["direction", "output"]])
-        .unsafeUpdate(completion.usage.outputTokens, labels)
+}): Effect.Effect<void> => withLabels((labels) => recordModelCallSync(args, labels))
+
+// the model metrics of one role and model, tagged once
+const modelMetrics = new Map<string, {
+  readonly duration: Metric.Metric.Histogram<number>
+  readonly ok: Metric.Metric.Counter<number>
+  readonly error: Metric.Metric.Counter<number>
+  readonly input: Metric.Metric.Counter<number>
+  readonly output: Metric.Metric.Counter<number>
+  readonly cost: Metric.Metric.Counter<number>
+}>()
+const metricsOf = (role: ModelRole, model: string) => {
+  const id = `${role}\u0000${model}`
+  let found = modelMetrics.get(id)
+  if (found === undefined) {
+    const tags = [["role", role], ["model", model]] as const
+    found = {
+      duration: tagged(modelDurationKey, tags),
+      ok: tagged(modelCallsKey, [...tags, ["outcome", "ok"]]),
+      error: tagged(modelCallsKey, [...tags, ["outcome", "error"]]),
+      input: tagged(modelTokensKey, [...tags, ["direction", "input"]]),
+      output: tagged(modelTokensKey, [...tags, ["direction", "output"]]),
+      cost: tagged(modelCostKey, tags)
     }
-    if (completion?.cost !== undefined) tagged(modelCostKey, [["role", role], ["model", model]]).unsafeUpdate(completion.cost, labels)
-  })
+    modelMetrics.set(id, found)
+  }
+  return found
+}
+
+const recordModelCallSync = (
+  args: {
+    readonly role: ModelRole
+    readonly model: string
+    readonly durationMillis: number
+    readonly completion: Completion | undefined
+  },
+  labels: Labels
+): void => {
+  const { completion } = args
+  const m = metricsOf(args.role, args.model)
+  m.duration.unsafeUpdate(args.durationMillis, labels)
+  ;(completion === undefined ? m.error : m.ok).unsafeUpdate(1, labels)
+  if (completion?.usage !== undefined) {
+    m.input.unsafeUpdate(completion.usage.inputTokens, labels)
+    m.output.unsafeUpdate(completion.usage.outputTokens, labels)
+  }
+  if (completion?.cost !== undefined) m.cost.unsafeUpdate(completion.cost, labels)
+}
 
 // ---------------------------------------------------------------------------
 // model instrumentation
@@ -288,38 +322,50 @@ export const instrumentModel = (
   }
 ): LanguageModel => {
   if (isInstrumented(model)) return model
+  const spanOptions = {
+    kind: "client",
+    captureStackTrace: false,
+    attributes: {
+      "gepa.model.role": options.role,
+      ...(options.model === undefined ? {} : { "gen_ai.request.model": options.model })
+    }
+  } as const
+  // Every call of the task model goes through here: the bookkeeping after
+  // the call is one synchronous step of the fiber (its clock, span and
+  // metric labels), not a chain of effects.
   const complete = (prompt: Prompt) =>
-    Effect.gen(function*() {
-      const start = yield* Clock.currentTimeMillis
-      const exit = yield* Effect.exit(model.complete(prompt))
-      const end = yield* Clock.currentTimeMillis
-      const completion = Exit.isSuccess(exit) ? exit.value : undefined
-      const name = options.model ?? completion?.model ?? "unknown"
-      if (options.model === undefined) yield* Effect.annotateCurrentSpan("gen_ai.request.model", name)
-      yield* recordModelCall({ role: options.role, model: name, durationMillis: end - start, completion })
-      if (completion !== undefined) {
-        yield* Effect.annotateCurrentSpan({
-          // Effect exports arrays as JSON text, so the one reason goes as a string
-          "gen_ai.response.finish_reasons": completion.finishReason,
-          ...(completion.model === undefined ? {} : { "gen_ai.response.model": completion.model }),
-          ...(completion.usage === undefined ? {} : {
-            "gen_ai.usage.input_tokens": completion.usage.inputTokens,
-            "gen_ai.usage.output_tokens": completion.usage.outputTokens
-          }),
-          ...(completion.cost === undefined ? {} : { "gepa.model.cost": completion.cost })
-        })
-      }
-      return yield* exit
-    }).pipe(
-      Effect.withSpan("gepa.model", {
-        kind: "client",
-        captureStackTrace: false,
-        attributes: {
-          "gepa.model.role": options.role,
-          ...(options.model === undefined ? {} : { "gen_ai.request.model": options.model })
-        }
-      })
-    )
+    Effect.withFiberRuntime<Completion, LlmError>((fiber) => {
+      const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+      const start = clock.unsafeCurrentTimeMillis()
+      return Effect.onExit(model.complete(prompt), (exit) =>
+        Effect.withFiberRuntime((after) => {
+          // a call cut short (a timeout, a stopped run) neither failed nor answered
+          if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return Effect.void
+          const completion = Exit.isSuccess(exit) ? exit.value : undefined
+          const name = options.model ?? completion?.model ?? "unknown"
+          recordModelCallSync({
+            role: options.role,
+            model: name,
+            durationMillis: clock.unsafeCurrentTimeMillis() - start,
+            completion
+          }, after.getFiberRef(FiberRef.currentMetricLabels))
+          const span = after.currentSpan
+          if (span?._tag === "Span") {
+            if (options.model === undefined) span.attribute("gen_ai.request.model", name)
+            if (completion !== undefined) {
+              // Effect exports arrays as JSON text, so the one reason goes as a string
+              span.attribute("gen_ai.response.finish_reasons", completion.finishReason)
+              if (completion.model !== undefined) span.attribute("gen_ai.response.model", completion.model)
+              if (completion.usage !== undefined) {
+                span.attribute("gen_ai.usage.input_tokens", completion.usage.inputTokens)
+                span.attribute("gen_ai.usage.output_tokens", completion.usage.outputTokens)
+              }
+              if (completion.cost !== undefined) span.attribute("gepa.model.cost", completion.cost)
+            }
+          }
+          return Effect.void
+        }))
+    }).pipe(Effect.withSpan("gepa.model", spanOptions))
   return { complete, [InstrumentedId]: true } as LanguageModel
 }
 
