@@ -5,7 +5,6 @@
  *
  * @since 0.2.0
  */
-import { defaultComponent } from "../DefaultAdapter.js"
 
 /**
  * The built-in metrics, by name.
@@ -24,7 +23,9 @@ export const builtInMetrics = ["exact", "contains", "regex", "json-field"] as co
 export const defaults = {
   inputField: "input",
   expectedField: "expected",
-  component: defaultComponent,
+  // DefaultAdapter.defaultComponent, spelled out so that `gepa --help` loads
+  // no library module (a test pins the two together)
+  component: "system_prompt",
   metric: "exact",
   maxConcurrency: 8,
   parallelProposals: 1,
