@@ -61,6 +61,8 @@ export const changeableOnResume = {
  */
 export const environmentVariables = [
   ["OPENAI_API_KEY", "API key of both models; required for api.openai.com, optional for local servers"],
-  ["OPENAI_BASE_URL", "base URL of both models when the config gives none"]
+  ["OPENAI_BASE_URL", "base URL of both models when the config gives none"],
+  ["ANTHROPIC_API_KEY", "API key of anthropic: models (with @effect/ai-anthropic installed)"],
+  ["GEMINI_API_KEY", "API key of google: models (or GOOGLE_API_KEY; with @effect/ai-google installed)"]
 ] as const
 

@@ -154,7 +154,7 @@ export const commands = {
   report: "write the HTML report of a run",
   show: "print the best candidate, the scores and the lineage of a run",
   anything: "optimize any text artifact with an evaluator module",
-  runner: "serve cluster evaluations for optimizers on other processes (scale-out)"
+  runner: "serve cluster evaluations to optimizers (scale-out)"
 } as const
 
 /**

@@ -8,6 +8,18 @@ import { runnerOptions } from "../internal/cluster/command.js"
 import { docsOf } from "./flagHelp.js"
 import { commands, paragraph, section } from "./help.js"
 
+// what each flag takes (the command's flags are all text, checked by its handler)
+const argNames: Record<string, string> = {
+  module: "FILE",
+  storage: "FILE|URL",
+  host: "HOST",
+  port: "N",
+  "listen-host": "HOST",
+  concurrency: "N",
+  shards: "N",
+  failover: "DURATION"
+}
+
 /**
  * The help text of `gepa runner`.
  *
@@ -21,5 +33,8 @@ export const runnerHelp = (): string =>
       "Runs until Ctrl-C or SIGTERM, then hands its shards over to the other runners; a second signal quits at once. " +
         "Every flag may also come from its environment variable. See the README (Scaling out)."
     ),
-    section("Flags", docsOf(runnerOptions).map((d) => (d.flag === "module" ? { ...d, required: true } : d)))
+    section(
+      "Flags",
+      docsOf(runnerOptions).map((d) => ({ ...d, arg: argNames[d.flag] ?? d.arg, ...(d.flag === "module" ? { required: true } : {}) }))
+    )
   ].join("\n\n") + "\n"
