@@ -134,7 +134,14 @@ export const make = <D, T, O>(
       ? () => Effect.void
       : sinks.length === 1
       ? (event) => Effect.suspend(() => sinks[0]!(event()))
-      : (event) => Effect.suspend(() => Effect.forEach(sinks, (sink) => sink(event()), { discard: true }))
+      : (event) =>
+        Effect.suspend(() => {
+          // built once for every sink (the telemetry observer makes two common)
+          const built = event()
+          let all = sinks[0]!(built)
+          for (let i = 1; i < sinks.length; i++) all = Effect.zipRight(all, sinks[i]!(built))
+          return all
+        })
 
     const semaphore = yield* Effect.makeSemaphore(r.maxConcurrency)
     const pool: Pool<D, T, O> = {
