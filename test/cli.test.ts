@@ -753,7 +753,7 @@ describe("gepa with model strings, log levels and the runner command", () => {
     expect(help.stderr).toBe("")
     expect(help.stdout).toMatch(/^Usage: gepa runner --module FILE/)
     expect(help.stdout).toMatch(/--module \w+ +\(required\) module exporting ClusterEvaluation.define/)
-    expect(help.stdout).toMatch(/--storage \w+ +SQLite file or postgres:\/\/ URL/)
+    expect(help.stdout).toMatch(/--storage FILE\|URL +SQLite file or postgres:\/\/ URL/)
     expect(help.stdout).not.toContain("A user-defined piece of text")
     for (const line of help.stdout.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100)
 
