@@ -65,7 +65,8 @@ const program = Effect.gen(function*() {
     adapter,
     reflectionModel: reflection,
     maxMetricCalls: 30,
-    onEvent: yield* Telemetry.observer()
+    // the engine records the metrics itself; its summaries at info, not debug
+    telemetry: { summaryLevel: "info" }
   })
   const { resourceMetrics } = yield* Effect.promise(() => reader.collect())
   for (const metric of resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)) {

@@ -22,6 +22,7 @@ import { AdapterError, ConfigError, type ModelUnrecoverable } from "./Errors.js"
 import type { Completion, LanguageModel } from "./LanguageModel.js"
 import { TaskModel, unrecoverable } from "./LanguageModel.js"
 import { type Metric, run as runMetric } from "./Metric.js"
+import { instrumentModel } from "./Telemetry.js"
 
 /**
  * The default component name.
@@ -105,7 +106,10 @@ export const make = <D, E = never>(
     if (typeof options.metric !== "function") {
       return yield* Effect.fail(new ConfigError({ field: "metric", detail: "must be a function" }))
     }
-    const { model, metric } = options
+    const { metric } = options
+    // a span and the model metrics per task call; a model its layer already
+    // instrumented (ModelString, AiLanguageModel) is kept as is
+    const model = instrumentModel(options.model, { role: "task" })
 
     const runOne = (systemPrompt: string, example: D): Effect.Effect<Trajectory<D>, ModelUnrecoverable> =>
       Effect.gen(function*() {

@@ -37,6 +37,7 @@ import type { Resolved } from "./internal/engine/resolve.js"
 import { engineScheduler } from "./internal/scheduler.js"
 import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
 import type { Proposer } from "./Proposal.js"
+import type { ObserverOptions } from "./Telemetry.js"
 import type { ReflectionConfig } from "./Reflection.js"
 import type { GepaResult } from "./Result.js"
 import * as RunDir from "./RunDir.js"
@@ -162,6 +163,19 @@ export interface Config<D, T = unknown, O = unknown> {
   readonly store?: Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope>
   /** receives every event */
   readonly onEvent?: (event: GepaEvent) => void | Effect.Effect<void>
+  /**
+   * the run's own metrics and logs (see `Telemetry.observer`): `true`
+   * (default) updates the `Telemetry` metrics and logs through Effect's
+   * Logger with the run's start and end and the iteration summaries at
+   * debug (so a run under Effect's default logger prints nothing; give
+   * `{ summaryLevel: "info" }` to log them at info), details at debug and
+   * errors at warning; an object picks what is on; `false` turns it off.
+   * The model calls of the reflection model are instrumented
+   * (`Telemetry.instrumentModel`) unless this is `false`.
+   *
+   * @since 0.2.0
+   */
+  readonly telemetry?: boolean | ObserverOptions
 }
 
 /**

@@ -369,6 +369,19 @@ export const forRole = (
       return instrumentModel(model, { role, model: `${parsed.provider}:${parsed.model}` })
     }
     const baseURL = spec.baseUrl ?? (env["OPENAI_BASE_URL"]?.trim() || undefined)
+    // On the OpenAI API a `name:` prefix is a provider we do not know (its
+    // only own prefix is `ft:`); on another server it may be the model's name
+    // (Ollama's `mistral:7b`), so it passes there.
+    const prefix = /^([A-Za-z][\w.-]*):/.exec(text)?.[1]
+    if (baseURL === undefined && prefix !== undefined && prefix !== "ft") {
+      return yield* Effect.fail(
+        new ConfigError({
+          field,
+          detail: `unknown provider "${prefix}" in "${text}" (providers: ${providers.join(", ")}); ` +
+            `a model of a local server named with a colon needs its base URL`
+        })
+      )
+    }
     const key = keyFrom(env, ["OPENAI_API_KEY"])
     if (key === undefined && baseURL === undefined) {
       return yield* Effect.fail(

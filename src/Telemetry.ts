@@ -11,10 +11,11 @@
  *
  * @since 0.2.0
  */
-import { Clock, Effect, Exit, Metric, MetricBoundaries } from "effect"
+import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Metric, MetricBoundaries, MetricKey, type MetricKeyType, MetricLabel } from "effect"
+
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
-import type { Completion, LanguageModel, Prompt } from "./LanguageModel.js"
+import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"
 
 // ---------------------------------------------------------------------------
 // metrics
@@ -26,10 +27,12 @@ import type { Completion, LanguageModel, Prompt } from "./LanguageModel.js"
  * @since 0.2.0
  * @category metrics
  */
-export const metricCalls = Metric.counter("gepa.metric_calls", {
+export const metricCalls = Metric.fromMetricKey(MetricKey.counter("gepa.metric_calls", {
   description: "examples evaluated by the adapter (metric calls spent)",
   incremental: true
-})
+}))
+
+const proposalsKey = MetricKey.counter("gepa.proposals", { description: "proposals by outcome", incremental: true })
 
 /**
  * Proposals that ended, tagged `outcome` (accepted, rejected, skipped,
@@ -38,10 +41,7 @@ export const metricCalls = Metric.counter("gepa.metric_calls", {
  * @since 0.2.0
  * @category metrics
  */
-export const proposals = Metric.counter("gepa.proposals", {
-  description: "proposals by outcome",
-  incremental: true
-})
+export const proposals = Metric.fromMetricKey(proposalsKey)
 
 /**
  * Iterations finished.
@@ -64,6 +64,12 @@ export const evaluationFailures = Metric.counter("gepa.evaluation.failures", {
 
 const millisBoundaries = MetricBoundaries.exponential({ start: 1, factor: 2, count: 20 })
 
+const evaluationDurationKey = MetricKey.histogram(
+  "gepa.evaluation.duration",
+  millisBoundaries,
+  "time of one evaluation batch, in milliseconds"
+)
+
 /**
  * Wall-clock time of one evaluation (one batch of examples), in
  * milliseconds, tagged `purpose`.
@@ -71,11 +77,7 @@ const millisBoundaries = MetricBoundaries.exponential({ start: 1, factor: 2, cou
  * @since 0.2.0
  * @category metrics
  */
-export const evaluationDuration = Metric.histogram(
-  "gepa.evaluation.duration",
-  millisBoundaries,
-  "time of one evaluation batch, in milliseconds"
-)
+export const evaluationDuration = Metric.fromMetricKey(evaluationDurationKey)
 
 /**
  * The best average validation score so far.
@@ -85,6 +87,12 @@ export const evaluationDuration = Metric.histogram(
  */
 export const bestScore = Metric.gauge("gepa.best_score", { description: "best average validation score" })
 
+const modelDurationKey = MetricKey.histogram(
+  "gepa.model.duration",
+  millisBoundaries,
+  "time of one language model call, in milliseconds"
+)
+
 /**
  * Time of one model call (retries included), in milliseconds, tagged
  * `role` (reflection, task) and `model`.
@@ -92,11 +100,9 @@ export const bestScore = Metric.gauge("gepa.best_score", { description: "best av
  * @since 0.2.0
  * @category metrics
  */
-export const modelDuration = Metric.histogram(
-  "gepa.model.duration",
-  millisBoundaries,
-  "time of one language model call, in milliseconds"
-)
+export const modelDuration = Metric.fromMetricKey(modelDurationKey)
+
+const modelCallsKey = MetricKey.counter("gepa.model.calls", { description: "language model calls", incremental: true })
 
 /**
  * Model calls, tagged `role`, `model` and `outcome` (ok, error).
@@ -104,8 +110,10 @@ export const modelDuration = Metric.histogram(
  * @since 0.2.0
  * @category metrics
  */
-export const modelCalls = Metric.counter("gepa.model.calls", {
-  description: "language model calls",
+export const modelCalls = Metric.fromMetricKey(modelCallsKey)
+
+const modelTokensKey = MetricKey.counter("gepa.model.tokens", {
+  description: "tokens used by language model calls",
   incremental: true
 })
 
@@ -116,10 +124,9 @@ export const modelCalls = Metric.counter("gepa.model.calls", {
  * @since 0.2.0
  * @category metrics
  */
-export const modelTokens = Metric.counter("gepa.model.tokens", {
-  description: "tokens used by language model calls",
-  incremental: true
-})
+export const modelTokens = Metric.fromMetricKey(modelTokensKey)
+
+const modelCostKey = MetricKey.counter("gepa.model.cost", { description: "cost of language model calls", incremental: true })
 
 /**
  * Cost of model calls (in the price table's currency), tagged `role` and
@@ -128,14 +135,51 @@ export const modelTokens = Metric.counter("gepa.model.tokens", {
  * @since 0.2.0
  * @category metrics
  */
-export const modelCost = Metric.counter("gepa.model.cost", {
-  description: "cost of language model calls",
-  incremental: true
-})
+export const modelCost = Metric.fromMetricKey(modelCostKey)
 
 // ---------------------------------------------------------------------------
 // recording helpers
 // ---------------------------------------------------------------------------
+
+type Labels = ReadonlyArray<MetricLabel.MetricLabel>
+
+// Metrics with their tags fixed once. `Metric.tagged` builds a new key (and
+// hashes it) on every update; these find their hook at once, which matters
+// for the task model's calls and the run's events.
+const fixedTags = new Map<string, Metric.Metric<any, any, any>>()
+const tagged = <Type extends MetricKeyType.MetricKeyType<any, any>>(
+  key: MetricKey.MetricKey<Type>,
+  tags: ReadonlyArray<readonly [string, string]>
+): Metric.Metric<Type, MetricKeyType.MetricKeyType.InType<Type>, MetricKeyType.MetricKeyType.OutType<Type>> => {
+  const id = `${key.name}\u0000${tags.map(([k, v]) => `${k}\u0000${v}`).join("\u0000")}`
+  let metric = fixedTags.get(id)
+  if (metric === undefined) {
+    metric = Metric.fromMetricKey(MetricKey.taggedWithLabels(key, tags.map(([k, v]) => MetricLabel.make(k, v))))
+    fixedTags.set(id, metric)
+  }
+  return metric
+}
+
+// the fiber's metric labels (`Metric.withMetricLabels` and friends)
+const withLabels = (f: (labels: Labels) => void): Effect.Effect<void> =>
+  Effect.withFiberRuntime((fiber) => {
+    f(fiber.getFiberRef(FiberRef.currentMetricLabels))
+    return Effect.void
+  })
+
+const evaluationSync = (
+  args: { readonly purpose: EvaluationPurpose; readonly metricCalls: number; readonly failures: number; readonly durationMillis?: number | undefined },
+  labels: Labels
+) => {
+  if (args.metricCalls > 0) metricCalls.unsafeUpdate(args.metricCalls, labels)
+  if (args.failures > 0) evaluationFailures.unsafeUpdate(args.failures, labels)
+  if (args.durationMillis !== undefined) {
+    tagged(evaluationDurationKey, [["purpose", args.purpose]]).unsafeUpdate(args.durationMillis, labels)
+  }
+}
+
+const proposalSync = (outcome: ProposalOutcome, kind: "reflective" | "merge", labels: Labels) =>
+  tagged(proposalsKey, [["outcome", outcome], ["kind", kind]]).unsafeUpdate(1, labels)
 
 /**
  * Records one finished evaluation: the metric calls it spent, its failed
@@ -149,14 +193,13 @@ export const recordEvaluation = (args: {
   readonly metricCalls: number
   readonly failures: number
   readonly durationMillis?: number | undefined
-}): Effect.Effect<void> =>
-  Effect.all([
-    args.metricCalls > 0 ? Metric.incrementBy(metricCalls, args.metricCalls) : Effect.void,
-    args.failures > 0 ? Metric.incrementBy(evaluationFailures, args.failures) : Effect.void,
-    args.durationMillis === undefined
-      ? Effect.void
-      : Metric.update(Metric.tagged(evaluationDuration, "purpose", args.purpose), args.durationMillis)
-  ], { discard: true })
+}): Effect.Effect<void> => withLabels((labels) => evaluationSync(args, labels))
+
+/**
+ * @since 0.2.0
+ * @category recording
+ */
+export type ProposalOutcome = "accepted" | "rejected" | "skipped" | "failed"
 
 /**
  * Records the end of a proposal.
@@ -164,10 +207,8 @@ export const recordEvaluation = (args: {
  * @since 0.2.0
  * @category recording
  */
-export const recordProposal = (
-  outcome: "accepted" | "rejected" | "skipped" | "failed",
-  kind: "reflective" | "merge" = "reflective"
-): Effect.Effect<void> => Metric.increment(Metric.tagged(Metric.tagged(proposals, "outcome", outcome), "kind", kind))
+export const recordProposal = (outcome: ProposalOutcome, kind: "reflective" | "merge" = "reflective"): Effect.Effect<void> =>
+  withLabels((labels) => proposalSync(outcome, kind, labels))
 
 /**
  * Records the best average validation score.
@@ -176,7 +217,7 @@ export const recordProposal = (
  * @category recording
  */
 export const recordBestScore = (score: number): Effect.Effect<void> =>
-  Number.isFinite(score) ? Metric.set(bestScore, score) : Effect.void
+  Number.isFinite(score) ? withLabels((labels) => bestScore.unsafeUpdate(score, labels)) : Effect.void
 
 /**
  * Records one model call.
@@ -189,19 +230,53 @@ export const recordModelCall = (args: {
   readonly model: string
   readonly durationMillis: number
   readonly completion: Completion | undefined
-}): Effect.Effect<void> => {
-  const tag = <T, I, O>(m: Metric.Metric<T, I, O>): Metric.Metric<T, I, O> =>
-    Metric.tagged(Metric.tagged(m, "role", args.role), "model", args.model)
+}): Effect.Effect<void> => withLabels((labels) => recordModelCallSync(args, labels))
+
+// the model metrics of one role and model, tagged once
+const modelMetrics = new Map<string, {
+  readonly duration: Metric.Metric.Histogram<number>
+  readonly ok: Metric.Metric.Counter<number>
+  readonly error: Metric.Metric.Counter<number>
+  readonly input: Metric.Metric.Counter<number>
+  readonly output: Metric.Metric.Counter<number>
+  readonly cost: Metric.Metric.Counter<number>
+}>()
+const metricsOf = (role: ModelRole, model: string) => {
+  const id = `${role}\u0000${model}`
+  let found = modelMetrics.get(id)
+  if (found === undefined) {
+    const tags = [["role", role], ["model", model]] as const
+    found = {
+      duration: tagged(modelDurationKey, tags),
+      ok: tagged(modelCallsKey, [...tags, ["outcome", "ok"]]),
+      error: tagged(modelCallsKey, [...tags, ["outcome", "error"]]),
+      input: tagged(modelTokensKey, [...tags, ["direction", "input"]]),
+      output: tagged(modelTokensKey, [...tags, ["direction", "output"]]),
+      cost: tagged(modelCostKey, tags)
+    }
+    modelMetrics.set(id, found)
+  }
+  return found
+}
+
+const recordModelCallSync = (
+  args: {
+    readonly role: ModelRole
+    readonly model: string
+    readonly durationMillis: number
+    readonly completion: Completion | undefined
+  },
+  labels: Labels
+): void => {
   const { completion } = args
-  return Effect.all([
-    Metric.update(tag(modelDuration), args.durationMillis),
-    Metric.increment(Metric.tagged(tag(modelCalls), "outcome", completion === undefined ? "error" : "ok")),
-    completion?.usage === undefined ? Effect.void : Effect.all([
-      Metric.incrementBy(Metric.tagged(tag(modelTokens), "direction", "input"), completion.usage.inputTokens),
-      Metric.incrementBy(Metric.tagged(tag(modelTokens), "direction", "output"), completion.usage.outputTokens)
-    ]),
-    completion?.cost === undefined ? Effect.void : Metric.incrementBy(tag(modelCost), completion.cost)
-  ], { discard: true })
+  const m = metricsOf(args.role, args.model)
+  m.duration.unsafeUpdate(args.durationMillis, labels)
+  ;(completion === undefined ? m.error : m.ok).unsafeUpdate(1, labels)
+  if (completion?.usage !== undefined) {
+    m.input.unsafeUpdate(completion.usage.inputTokens, labels)
+    m.output.unsafeUpdate(completion.usage.outputTokens, labels)
+  }
+  if (completion?.cost !== undefined) m.cost.unsafeUpdate(completion.cost, labels)
 }
 
 // ---------------------------------------------------------------------------
@@ -247,38 +322,50 @@ export const instrumentModel = (
   }
 ): LanguageModel => {
   if (isInstrumented(model)) return model
+  const spanOptions = {
+    kind: "client",
+    captureStackTrace: false,
+    attributes: {
+      "gepa.model.role": options.role,
+      ...(options.model === undefined ? {} : { "gen_ai.request.model": options.model })
+    }
+  } as const
+  // Every call of the task model goes through here: the bookkeeping after
+  // the call is one synchronous step of the fiber (its clock, span and
+  // metric labels), not a chain of effects.
   const complete = (prompt: Prompt) =>
-    Effect.gen(function*() {
-      const start = yield* Clock.currentTimeMillis
-      const exit = yield* Effect.exit(model.complete(prompt))
-      const end = yield* Clock.currentTimeMillis
-      const completion = Exit.isSuccess(exit) ? exit.value : undefined
-      const name = options.model ?? completion?.model ?? "unknown"
-      if (options.model === undefined) yield* Effect.annotateCurrentSpan("gen_ai.request.model", name)
-      yield* recordModelCall({ role: options.role, model: name, durationMillis: end - start, completion })
-      if (completion !== undefined) {
-        yield* Effect.annotateCurrentSpan({
-          // Effect exports arrays as JSON text, so the one reason goes as a string
-          "gen_ai.response.finish_reasons": completion.finishReason,
-          ...(completion.model === undefined ? {} : { "gen_ai.response.model": completion.model }),
-          ...(completion.usage === undefined ? {} : {
-            "gen_ai.usage.input_tokens": completion.usage.inputTokens,
-            "gen_ai.usage.output_tokens": completion.usage.outputTokens
-          }),
-          ...(completion.cost === undefined ? {} : { "gepa.model.cost": completion.cost })
-        })
-      }
-      return yield* exit
-    }).pipe(
-      Effect.withSpan("gepa.model", {
-        kind: "client",
-        captureStackTrace: false,
-        attributes: {
-          "gepa.model.role": options.role,
-          ...(options.model === undefined ? {} : { "gen_ai.request.model": options.model })
-        }
-      })
-    )
+    Effect.withFiberRuntime<Completion, LlmError>((fiber) => {
+      const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+      const start = clock.unsafeCurrentTimeMillis()
+      return Effect.onExit(model.complete(prompt), (exit) =>
+        Effect.withFiberRuntime((after) => {
+          // a call cut short (a timeout, a stopped run) neither failed nor answered
+          if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return Effect.void
+          const completion = Exit.isSuccess(exit) ? exit.value : undefined
+          const name = options.model ?? completion?.model ?? "unknown"
+          recordModelCallSync({
+            role: options.role,
+            model: name,
+            durationMillis: clock.unsafeCurrentTimeMillis() - start,
+            completion
+          }, after.getFiberRef(FiberRef.currentMetricLabels))
+          const span = after.currentSpan
+          if (span?._tag === "Span") {
+            if (options.model === undefined) span.attribute("gen_ai.request.model", name)
+            if (completion !== undefined) {
+              // Effect exports arrays as JSON text, so the one reason goes as a string
+              span.attribute("gen_ai.response.finish_reasons", completion.finishReason)
+              if (completion.model !== undefined) span.attribute("gen_ai.response.model", completion.model)
+              if (completion.usage !== undefined) {
+                span.attribute("gen_ai.usage.input_tokens", completion.usage.inputTokens)
+                span.attribute("gen_ai.usage.output_tokens", completion.usage.outputTokens)
+              }
+              if (completion.cost !== undefined) span.attribute("gepa.model.cost", completion.cost)
+            }
+          }
+          return Effect.void
+        }))
+    }).pipe(Effect.withSpan("gepa.model", spanOptions))
   return { complete, [InstrumentedId]: true } as LanguageModel
 }
 
@@ -295,8 +382,17 @@ export const instrumentModel = (
 export interface ObserverOptions {
   /** update the metrics (default true) */
   readonly metrics?: boolean | undefined
-  /** log iteration summaries at info and details at debug (default true) */
+  /** log iteration summaries and details (default true) */
   readonly logs?: boolean | undefined
+  /**
+   * the level of the run's start and end and of the iteration summaries
+   * (default "info"); details are always at debug, errors at warning. The
+   * engine's own observer (`Gepa.Config.telemetry`) defaults to "debug", so
+   * that a library run under Effect's default logger prints nothing.
+   *
+   * @since 0.2.0
+   */
+  readonly summaryLevel?: "info" | "debug" | undefined
   /**
    * annotate the spans the events are emitted in (default true):
    * `gepa.examples`, `gepa.failures` and `gepa.cache_hits` on each
@@ -319,8 +415,11 @@ export const describeEvent: (
   best: { readonly score: number; readonly candidate: number } | undefined
 ) => { readonly level: "info" | "debug" | "warning"; readonly message: string } = eventLog.describeEvent
 
-const logAt = (level: "info" | "debug" | "warning", message: string) =>
-  level === "info" ? Effect.logInfo(message) : level === "warning" ? Effect.logWarning(message) : Effect.logDebug(message)
+const levelOf = {
+  info: LogLevel.Info,
+  debug: LogLevel.Debug,
+  warning: LogLevel.Warning
+} as const
 
 /**
  * A handler for the `onEvent` option (or for the engine's own event
@@ -346,111 +445,133 @@ export const observer = (
     const metrics = options.metrics ?? true
     const logs = options.logs ?? true
     const spans = options.spanAttributes ?? true
+    const summaryLevel = levelOf[options.summaryLevel ?? "info"]
     let counted: number | undefined = 0
     let best: { score: number; candidate: number } | undefined
     const started = new Map<string, Array<number>>()
 
-    const countTo = (total: number): Effect.Effect<void> => {
+    // Everything below is synchronous and runs in one step of the emitting
+    // fiber (its metric labels, clock, span and log level): the observer
+    // sees every event of the run, so it must cost little per event.
+    const countTo = (total: number, labels: Labels): void => {
       if (counted === undefined) {
         // a resumed run: what the saved state already spent is not ours
         counted = total
-        return Effect.void
+        return
       }
       const delta = total - counted
       counted = Math.max(counted, total)
-      return delta > 0 && metrics ? Metric.incrementBy(metricCalls, delta) : Effect.void
+      if (delta > 0 && metrics) metricCalls.unsafeUpdate(delta, labels)
     }
-    const improve = (score: number, candidate: number): Effect.Effect<void> => {
-      if (!Number.isFinite(score) || (best !== undefined && score <= best.score)) return Effect.void
+    const improve = (score: number, candidate: number, labels: Labels): void => {
+      if (!Number.isFinite(score) || (best !== undefined && score <= best.score)) return
       best = { score, candidate }
-      return metrics ? recordBestScore(score) : Effect.void
+      if (metrics) bestScore.unsafeUpdate(score, labels)
     }
-    const annotate = (attributes: Record<string, unknown>) =>
-      spans ? Effect.annotateCurrentSpan(attributes) : Effect.void
+    const annotate = (fiber: Fiber.RuntimeFiber<unknown, unknown>, attributes: Record<string, unknown>): void => {
+      const span = spans ? fiber.currentSpan : undefined
+      if (span?._tag !== "Span") return
+      for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
+    }
+    const now = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number =>
+      Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
 
-    const update = (event: GepaEvent): Effect.Effect<void> => {
+    const update = (event: GepaEvent, fiber: Fiber.RuntimeFiber<unknown, unknown>, labels: Labels): void => {
       switch (event._tag) {
         case "OptimizationStarted":
           counted = event.resumed ? undefined : 0
-          return Effect.void
+          return
         case "IterationStarted":
-          return countTo(event.metricCalls)
+          return countTo(event.metricCalls, labels)
         case "BudgetUpdated":
+          countTo(event.metricCalls, labels)
           // emitted between iterations: the current span is the run's
-          return Effect.zipRight(countTo(event.metricCalls), annotate({ "gepa.metric_calls": event.metricCalls }))
-        case "EvaluationStarted":
-          return Effect.map(Clock.currentTimeMillis, (now) => {
-            const key = `${event.iteration}/${event.purpose}`
-            const queue = started.get(key) ?? []
-            queue.push(now)
-            started.set(key, queue)
+          return annotate(fiber, { "gepa.metric_calls": event.metricCalls })
+        case "EvaluationStarted": {
+          const key = `${event.iteration}/${event.purpose}`
+          const queue = started.get(key)
+          if (queue === undefined) started.set(key, [now(fiber)])
+          else queue.push(now(fiber))
+          return
+        }
+        case "EvaluationEnded": {
+          const key = `${event.iteration}/${event.purpose}`
+          const queue = started.get(key)
+          const start = queue?.shift()
+          if (queue !== undefined && queue.length === 0) started.delete(key)
+          if (metrics) {
+            evaluationSync({
+              purpose: event.purpose,
+              metricCalls: 0, // counted from the spent totals
+              failures: event.failures,
+              durationMillis: start === undefined ? undefined : now(fiber) - start
+            }, labels)
+          }
+          return annotate(fiber, {
+            "gepa.examples": event.scores.length,
+            "gepa.failures": event.failures,
+            "gepa.cache_hits": event.cacheHits
           })
-        case "EvaluationEnded":
-          return Effect.gen(function*() {
-            const key = `${event.iteration}/${event.purpose}`
-            const queue = started.get(key)
-            const start = queue?.shift()
-            if (queue !== undefined && queue.length === 0) started.delete(key)
-            const now = yield* Clock.currentTimeMillis
-            if (metrics) {
-              yield* recordEvaluation({
-                purpose: event.purpose,
-                metricCalls: 0, // counted from the spent totals
-                failures: event.failures,
-                durationMillis: start === undefined ? undefined : now - start
-              })
-            }
-            yield* annotate({
-              "gepa.examples": event.scores.length,
-              "gepa.failures": event.failures,
-              "gepa.cache_hits": event.cacheHits
-            })
-          })
+        }
         case "ProposalEnded":
-          return metrics ? recordProposal(outcomeOf(event.outcome)) : Effect.void
+          if (metrics) proposalSync(outcomeOf(event.outcome), "reflective", labels)
+          return
         case "MergeAccepted":
-          return metrics ? recordProposal("accepted", "merge") : Effect.void
+          if (metrics) proposalSync("accepted", "merge", labels)
+          return
         case "MergeRejected":
-          return metrics ? recordProposal("rejected", "merge") : Effect.void
+          if (metrics) proposalSync("rejected", "merge", labels)
+          return
         case "ValsetEvaluated":
-          return improve(event.score, event.candidate)
+          return improve(event.score, event.candidate, labels)
         case "IterationEnded": {
           const averages = event.state.valAverages
           let top = -1
           for (let i = 0; i < averages.length; i++) if (top < 0 || averages[i]! > averages[top]!) top = i
-          return Effect.zipRight(
-            top < 0 ? Effect.void : improve(averages[top]!, top),
-            metrics ? Metric.increment(iterations) : Effect.void
-          )
+          if (top >= 0) improve(averages[top]!, top, labels)
+          if (metrics) iterations.unsafeUpdate(1, labels)
+          return
         }
         case "OptimizationEnded":
-          return Effect.zipRight(
-            event.result.bestScore === null ? Effect.void : improve(event.result.bestScore, event.result.bestIndex),
-            annotate({
-              "gepa.iterations": event.result.iterations,
-              "gepa.metric_calls": event.result.totalMetricCalls,
-              "gepa.candidates": event.result.candidates.length,
-              "gepa.best_candidate": event.result.bestIndex,
-              ...(event.result.bestScore === null ? {} : { "gepa.best_score": event.result.bestScore }),
-              "gepa.stop_reason": event.result.stopReason
-            })
-          )
-        default:
-          return Effect.void
+          if (event.result.bestScore !== null) improve(event.result.bestScore, event.result.bestIndex, labels)
+          return annotate(fiber, {
+            "gepa.iterations": event.result.iterations,
+            "gepa.metric_calls": event.result.totalMetricCalls,
+            "gepa.candidates": event.result.candidates.length,
+            "gepa.best_candidate": event.result.bestIndex,
+            ...(event.result.bestScore === null ? {} : { "gepa.best_score": event.result.bestScore }),
+            "gepa.stop_reason": event.result.stopReason
+          })
       }
     }
 
     return (event: GepaEvent) =>
-      Effect.zipRight(
-        update(event),
-        logs
-          ? Effect.suspend(() => {
-            const { level, message } = describeEvent(event, best)
-            return logAt(level, message)
-          })
-          : Effect.void
-      )
+      Effect.withFiberRuntime<void>((fiber) => {
+        update(event, fiber, fiber.getFiberRef(FiberRef.currentMetricLabels))
+        if (!logs) return Effect.void
+        // the line is built only when its level passes the minimum
+        const kind = kindOf(event)
+        const level = kind === "summary" ? summaryLevel : levelOf[kind]
+        return LogLevel.lessThan(level, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))
+          ? Effect.void
+          : Effect.logWithLevel(level, describeEvent(event, best).message)
+      })
   })
 
-const outcomeOf = (outcome: string): "accepted" | "rejected" | "skipped" | "failed" =>
+// the level of an event's line before it is built (see `describeEvent`)
+const kindOf = (event: GepaEvent): "summary" | "warning" | "debug" => {
+  switch (event._tag) {
+    case "SeedGenerated":
+    case "OptimizationStarted":
+    case "OptimizationEnded":
+    case "IterationEnded":
+      return "summary"
+    case "Error":
+      return "warning"
+    default:
+      return "debug"
+  }
+}
+
+const outcomeOf = (outcome: string): ProposalOutcome =>
   outcome === "accepted" || outcome === "rejected" || outcome === "skipped" ? outcome : "failed"

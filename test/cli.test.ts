@@ -536,7 +536,7 @@ describe("bin/gepa.js", () => {
       // the metric loads before the models: a loaded metric gets as far as the missing key
       const results = await inBatches(kinds[folder], (metric) => gepa(dir, args(metric), { OPENAI_API_KEY: "", OPENAI_BASE_URL: "" }))
       for (const [i, metric] of kinds[folder].entries()) {
-        expect(results[i]!.stderr, `${folder}/${metric}`).toMatch(/^gepa: OPENAI_API_KEY is not set/)
+        expect(results[i]!.stderr, `${folder}/${metric}`).toMatch(/^gepa: taskModel: OPENAI_API_KEY is not set/)
         expect(results[i]!.status).toBe(2)
       }
       expect(fs.existsSync(path.join(dir, "run"))).toBe(false)
@@ -668,4 +668,103 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
         if (fs.statSync(file).isFile()) expect(fs.readFileSync(file, "utf8"), name).not.toContain("test-key")
       }
     }))
+})
+
+describe("gepa with model strings, log levels and the runner command", () => {
+  beforeAll(ensureBuilt, 180_000)
+
+  it("the CLI's default component is the DefaultAdapter's", async () => {
+    const { defaults } = await import("../src/cli/constants.js")
+    const DefaultAdapter = await import("../src/DefaultAdapter.js")
+    expect(defaults.component).toBe(DefaultAdapter.defaultComponent)
+  })
+
+  it.scoped("runs on openai-compatible:URL#model strings; --log-level debug shows each iteration, the default none", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeOpenAi.make
+      server.setFallback((request) => {
+        const body = request.body as { messages: ReadonlyArray<{ role: string; content: string }> }
+        const system = body.messages.find((m) => m.role === "system")?.content
+        const user = body.messages[body.messages.length - 1]!.content
+        if (system === undefined) return FakeOpenAi.ok("```\nRepeat the text in uppercase.\n```")
+        return FakeOpenAi.ok(/uppercase/i.test(system) ? user.toUpperCase() : user)
+      })
+      const dir = tmpDir()
+      const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+      fs.writeFileSync(path.join(dir, "data.jsonl"), words.map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
+      const args = (runDir: string) => [
+        "optimize", "--train", "data.jsonl", "--seed-prompt", "Repeat the text.",
+        "--task-model", `openai-compatible:${server.baseURL}#served-task`,
+        "--reflection-model", `openai-compatible:${server.baseURL}#served-reflection`,
+        "--max-metric-calls", "30", "--minibatch-size", "2", "--max-concurrency", "2", "--run-dir", runDir
+      ]
+      const quiet = yield* spawnCli(dir, args("quiet"))
+      expect(quiet.err).toBe("")
+      expect(quiet.code).toBe(0)
+      expect(quiet.out).toContain("Done")
+      const models = new Set(server.requests.map((r) => (r.body as { model: string }).model))
+      expect([...models].sort()).toEqual(["served-reflection", "served-task"])
+
+      const debug = yield* spawnCli(dir, [...args("debug"), "--log-level", "debug"])
+      expect(debug.code).toBe(0)
+      const lines = debug.err.trim().split("\n")
+      // every line is a log line; the summaries at info, the details at debug
+      expect(lines.every((l) => /^gepa \[(debug|info|warning)\] /.test(l))).toBe(true)
+      expect(lines).toContain("gepa [debug] iteration 1 started (6 metric calls so far)")
+      expect(lines.some((l) => /^gepa \[info\] iteration 1: \d+ accepted, \d+ candidates, best score/.test(l))).toBe(true)
+      expect(lines.some((l) => l.startsWith("gepa [info] optimization ended after"))).toBe(true)
+      // the results stay on stdout, as without logs
+      expect(debug.out).toContain("Done")
+
+      const info = yield* spawnCli(dir, [...args("info"), "--log-level", "info"])
+      expect(info.code).toBe(0)
+      expect(info.err).toMatch(/^gepa \[info\] iteration 1: /m)
+      expect(info.err).not.toContain("[debug]")
+    }))
+
+  it("an unknown provider, or a provider without its key, is one line and exit 2, nothing written", async () => {
+    const dir = tmpDir()
+    fs.writeFileSync(path.join(dir, "train.jsonl"), `{"input": "a", "expected": "A"}\n`)
+    const run = (model: string, env: Readonly<Record<string, string>>) =>
+      gepa(dir, [
+        "optimize", "--train", "train.jsonl", "--seed-prompt", "Answer.", "--task-model", model,
+        "--reflection-model", "openai:gpt-4.1-mini", "--max-metric-calls", "10", "--run-dir", "run"
+      ], { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "", ANTHROPIC_API_KEY: "", ...env })
+    const unknown = await run("mistral:large", {})
+    expect(unknown.status).toBe(2)
+    expect(unknown.stderr).toBe(
+      `gepa: taskModel: unknown provider "mistral" in "mistral:large" (providers: openai, openai-compatible, anthropic, google); ` +
+        `a model of a local server named with a colon needs its base URL\n`
+    )
+    const noKey = await run("anthropic:claude-sonnet-4-5", {})
+    expect(noKey.status).toBe(2)
+    expect(noKey.stderr).toBe(`gepa: taskModel: ANTHROPIC_API_KEY is not set: anthropic:claude-sonnet-4-5 needs an API key\n`)
+    const loud = await gepa(dir, ["optimize", "--train", "train.jsonl", "--log-level", "loud"])
+    expect(loud.status).toBe(2)
+    expect(loud.stderr).toBe(`gepa: --log-level: expected one of all, trace, debug, info, warning, error, fatal, none, got "loud"\n`)
+    expect(fs.readdirSync(dir)).toEqual(["train.jsonl"])
+  })
+
+  it("gepa runner: listed in the help, its own help, one line and exit 2 for a bad flag", async () => {
+    const top = await gepa(root, ["--help"])
+    expect(top.stdout).toMatch(/^ {2}runner +serve cluster evaluations/m)
+    const help = await gepa(root, ["runner", "--help"])
+    expect(help.status).toBe(0)
+    expect(help.stderr).toBe("")
+    expect(help.stdout).toMatch(/^Usage: gepa runner --module FILE/)
+    expect(help.stdout).toMatch(/--module \w+ +\(required\) module exporting ClusterEvaluation.define/)
+    expect(help.stdout).toMatch(/--storage FILE\|URL +SQLite file or postgres:\/\/ URL/)
+    expect(help.stdout).not.toContain("A user-defined piece of text")
+    for (const line of help.stdout.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100)
+
+    const dir = tmpDir()
+    const unknown = await gepa(dir, ["runner", "--module", "evaluation.ts", "--bogus"])
+    expect(unknown.status).toBe(2)
+    expect(unknown.stderr).toBe("gepa: Received unknown argument: '--bogus'\n")
+    const badPort = await gepa(dir, ["runner", "--module", "evaluation.ts", "--port", "many"])
+    expect(badPort.status).toBe(2)
+    expect(badPort.stderr.trim().split("\n")).toHaveLength(1)
+    expect(badPort.stderr).toMatch(/^gepa: .*--port.*many/)
+    expect(fs.readdirSync(dir)).toEqual([])
+  })
 })

@@ -310,4 +310,16 @@ describe("ModelString.forRole", () => {
       )
       expect(badTemperature.field).toBe("taskModel.temperature")
     }))
+
+  it.effect("a name:model prefix on the OpenAI API is an unknown provider; on another server a model name", () =>
+    Effect.gen(function*() {
+      const unknown = yield* Effect.flip(ModelString.forRole("task", { model: "mistral:large" }, { env: { OPENAI_API_KEY: "k" } }))
+      expect(unknown.field).toBe("taskModel")
+      expect(unknown.detail).toContain(`unknown provider "mistral" in "mistral:large"`)
+      // fine-tuned OpenAI models are named ft:...
+      const fineTuned = yield* ModelString.forRole("task", { model: "ft:gpt-4o-mini:org::abc" }, { env: { OPENAI_API_KEY: "k" } })
+      expect(Telemetry.isInstrumented(fineTuned)).toBe(true)
+      const local = yield* ModelString.forRole("task", { model: "mistral:7b" }, { env: { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" } })
+      expect(Telemetry.isInstrumented(local)).toBe(true)
+    }))
 })

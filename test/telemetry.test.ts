@@ -9,9 +9,8 @@
  * Today the engine emits the spans (gepa.optimize, gepa.propose,
  * gepa.evaluate, gepa.reflect, gepa.merge), the model layers emit
  * gepa.model, and the run's metrics and span attributes come from
- * `Telemetry.observer` passed as `onEvent`. [ENGINE HOOK] marks the
- * assertions that stay valid once the engine calls the observer itself (then
- * `onEvent: observer` is dropped from this test).
+ * the engine's own observer (`Gepa.Config.telemetry`, on by default): the run
+ * passes no `onEvent`.
  */
 import { NodeSdk } from "@effect/opentelemetry"
 import { assert, describe, expect, it } from "@effect/vitest"
@@ -21,7 +20,6 @@ import { Effect, Layer } from "effect"
 import * as AiLanguageModel from "../src/AiLanguageModel.js"
 import type * as DefaultAdapter from "../src/DefaultAdapter.js"
 import * as Gepa from "../src/Gepa.js"
-import * as Telemetry from "../src/Telemetry.js"
 import { type Question, questionAdapter, questions, reflectionHandler, taskHandler } from "./fixtures/capitals.js"
 import * as FakeAi from "./fixtures/fakeAi.js"
 
@@ -69,13 +67,13 @@ describe("OpenTelemetry", () => {
           Layer.provide(AiLanguageModel.layerTask({ model: "tasker" }).pipe(Layer.provide(FakeAi.layer(taskHandler))))
         )
       )
-      const observer = yield* Telemetry.observer({ logs: false })
+      // no observer of our own: the engine records the metrics and span
+      // attributes itself (Gepa.Config.telemetry, on by default)
       const result = yield* Gepa.optimize<Question, DefaultAdapter.Trajectory<Question>, string>({
         seedCandidate: { system_prompt: "Answer the question." },
         trainset: questions.slice(0, 5),
         valset: questions.slice(5),
-        maxMetricCalls: 40,
-        onEvent: observer
+        maxMetricCalls: 40
       }).pipe(Effect.provide(Models))
       assert.strictEqual(result.bestScore, 1)
       assert.isAbove(result.iterations, 1)
@@ -137,7 +135,7 @@ describe("OpenTelemetry", () => {
         true
       )
 
-      // span attributes set by the observer from the events [ENGINE HOOK]
+      // span attributes set by the engine's observer from the events
       const minibatchEval = evaluations.find((e) => e.attributes["purpose"] === "parent-minibatch")!
       expect(minibatchEval.attributes["gepa.examples"]).toBe(minibatchEval.attributes["size"])
       expect(root!.attributes).toMatchObject({
@@ -151,7 +149,7 @@ describe("OpenTelemetry", () => {
       // ---- metrics ------------------------------------------------------
       const collected = yield* Effect.promise(() => reader.collect())
       expect(collected.errors).toEqual([])
-      // [ENGINE HOOK] the run's metrics, from the events
+      // the run's metrics, from the events, with no user code
       expect(sumOf(collected, "gepa.metric_calls")).toBe(result.totalMetricCalls)
       expect(sumOf(collected, "gepa.iterations")).toBe(result.iterations)
       expect(sumOf(collected, "gepa.proposals", { outcome: "accepted", kind: "reflective" })).toBe(

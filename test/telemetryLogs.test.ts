@@ -1,8 +1,8 @@
 /**
  * Logging through Effect's Logger: iteration summaries at info, details at
  * debug, so `Logger.withMinimumLogLevel` (and the CLI's `--log-level`)
- * decide what shows. [ENGINE HOOK] the run passes `Telemetry.observer` as
- * `onEvent` today; once the engine calls it itself these tests drop it.
+ * decide what shows. The engine logs through its own observer
+ * (`Gepa.Config.telemetry`); no test run passes one of its own unless it says so.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger, LogLevel, Metric } from "effect"
@@ -31,7 +31,11 @@ const reflection = fromFunction((prompt) => {
 })
 
 /** Runs a small optimization and returns what was logged at or above `level`. */
-const logsOf = (level: LogLevel.LogLevel, observerOptions: Telemetry.ObserverOptions = {}) =>
+const logsOf = (
+  level: LogLevel.LogLevel,
+  telemetry?: boolean | Telemetry.ObserverOptions,
+  onEvent?: Gepa.Config<Example, unknown, string>["onEvent"]
+) =>
   Effect.gen(function*() {
     const lines: Array<{ level: string; message: string }> = []
     const capture = Logger.make(({ logLevel, message }) => {
@@ -42,14 +46,14 @@ const logsOf = (level: LogLevel.LogLevel, observerOptions: Telemetry.ObserverOpt
       input: (e) => e.q,
       metric: GepaMetric.exactMatch((e) => e.a)
     })
-    const onEvent = yield* Telemetry.observer(observerOptions)
     const result = yield* Gepa.optimize({
       seedCandidate: { system_prompt: "Repeat the letter." },
       trainset: examples,
       adapter,
       reflectionModel: reflection,
       maxMetricCalls: 30,
-      onEvent
+      ...(telemetry === undefined ? {} : { telemetry }),
+      ...(onEvent === undefined ? {} : { onEvent })
     }).pipe(
       Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
       Logger.withMinimumLogLevel(level)
@@ -60,7 +64,7 @@ const logsOf = (level: LogLevel.LogLevel, observerOptions: Telemetry.ObserverOpt
 describe("Telemetry logs", () => {
   it.effect("info shows the run's start, one summary per iteration and the end; no details", () =>
     Effect.gen(function*() {
-      const { lines, result } = yield* logsOf(LogLevel.Info)
+      const { lines, result } = yield* logsOf(LogLevel.Info, { summaryLevel: "info" })
       const summaries = lines.filter((l) => /^iteration \d+: \d+ accepted/.test(l.message))
       expect(summaries).toHaveLength(result.iterations)
       expect(summaries.every((l) => l.level === "INFO")).toBe(true)
@@ -83,10 +87,33 @@ describe("Telemetry logs", () => {
       expect(debug.some((m) => m.startsWith("iteration 1: evaluating 3 examples (parent-minibatch)"))).toBe(true)
     }))
 
-  it.effect("warning (a quiet default) shows none of the iteration lines; logs: false logs nothing", () =>
+  it.effect("the library default logs summaries at debug: a run under Effect's default level (info) prints nothing", () =>
     Effect.gen(function*() {
-      expect((yield* logsOf(LogLevel.Warning)).lines).toEqual([])
+      expect((yield* logsOf(LogLevel.Info)).lines).toEqual([])
+      const { lines, result } = yield* logsOf(LogLevel.Debug)
+      const summaries = lines.filter((l) => /^iteration \d+: \d+ accepted/.test(l.message))
+      expect(summaries).toHaveLength(result.iterations)
+      expect(summaries.every((l) => l.level === "DEBUG")).toBe(true)
+    }))
+
+  it.effect("warning shows none of the iteration lines; logs: false and telemetry: false log nothing", () =>
+    Effect.gen(function*() {
+      expect((yield* logsOf(LogLevel.Warning, { summaryLevel: "info" })).lines).toEqual([])
       expect((yield* logsOf(LogLevel.All, { logs: false })).lines).toEqual([])
+      expect((yield* logsOf(LogLevel.All, false)).lines).toEqual([])
+    }))
+
+  it.effect("telemetry: false records no metrics; the observer passed as onEvent still works", () =>
+    Effect.gen(function*() {
+      const before = (yield* Metric.value(Telemetry.metricCalls)).count
+      const iterationsBefore = (yield* Metric.value(Telemetry.iterations)).count
+      yield* logsOf(LogLevel.Info, false)
+      expect((yield* Metric.value(Telemetry.metricCalls)).count).toBe(before)
+      const observer = yield* Telemetry.observer()
+      const { lines, result } = yield* logsOf(LogLevel.Info, false, observer)
+      expect(lines.filter((l) => /^iteration \d+: \d+ accepted/.test(l.message))).toHaveLength(result.iterations)
+      expect((yield* Metric.value(Telemetry.metricCalls)).count - before).toBe(result.totalMetricCalls)
+      expect((yield* Metric.value(Telemetry.iterations)).count - iterationsBefore).toBe(result.iterations)
     }))
 })
 

@@ -1,13 +1,14 @@
 /**
- * The `gepa` commands: optimize, resume, report and show.
+ * The `gepa` commands: optimize, resume, report, show, anything and runner.
  *
  * @since 0.2.0
  */
 import { Args, Command, type Options } from "@effect/cli"
-import { Effect, Either, Option, Schema } from "effect"
+import { Deferred, Effect, Either, Exit, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { PersistenceError } from "../Errors.js"
+import * as ClusterCommand from "../internal/cluster/command.js"
 import * as OptimizeAnything from "../OptimizeAnything.js"
 import * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
@@ -177,5 +178,46 @@ export const make = (env: Environment) => {
       env.makeModel("reflection", spec.baseUrl === undefined ? { model: spec.model } : { model: spec.model, baseUrl: spec.baseUrl })
   })
 
-  return Command.make("gepa").pipe(Command.withSubcommands([optimize, resume, report, show, anything]))
+  // `gepa runner` belongs to the cluster modules (loaded by its handler only)
+  const runner = ClusterCommand.runner.pipe(
+    Command.withDescription(commands.runner),
+    Command.transformHandler((serve) => untilSignal(serve, env.stderr))
+  )
+
+  return Command.make("gepa").pipe(Command.withSubcommands([optimize, resume, report, show, anything, runner]))
 }
+
+/**
+ * Runs `effect` until SIGINT or SIGTERM, then interrupts it and waits for
+ * its finalizers (a runner hands its shards over): a stop by signal is a
+ * clean exit. A second signal while it stops quits at once (exit 130).
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const untilSignal = <E, R>(effect: Effect.Effect<void, E, R>, stderr: (text: string) => void): Effect.Effect<void, E, R> =>
+  Effect.scoped(Effect.gen(function*() {
+    const signalled = yield* Deferred.make<void>()
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        let seen = 0
+        const handler = (signal: NodeJS.Signals) => {
+          seen++
+          if (seen > 1) process.exit(130)
+          stderr(`\n${signal}: stopping (handing the work over; again to quit now)...\n`)
+          Deferred.unsafeDone(signalled, Exit.void)
+        }
+        process.on("SIGINT", handler)
+        process.on("SIGTERM", handler)
+        return handler
+      }),
+      (handler) =>
+        Effect.sync(() => {
+          process.off("SIGINT", handler)
+          process.off("SIGTERM", handler)
+        })
+    )
+    // the first to end wins (a failing runner fails at once); the loser is
+    // interrupted and awaited, so the handlers stay until the runner stopped
+    return yield* Effect.raceFirst(effect, Deferred.await(signalled))
+  }))

@@ -5,7 +5,6 @@
  *
  * @since 0.2.0
  */
-import { defaultComponent } from "../DefaultAdapter.js"
 
 /**
  * The built-in metrics, by name.
@@ -24,7 +23,9 @@ export const builtInMetrics = ["exact", "contains", "regex", "json-field"] as co
 export const defaults = {
   inputField: "input",
   expectedField: "expected",
-  component: defaultComponent,
+  // DefaultAdapter.defaultComponent, spelled out so that `gepa --help` loads
+  // no library module (a test pins the two together)
+  component: "system_prompt",
   metric: "exact",
   maxConcurrency: 8,
   parallelProposals: 1,
@@ -60,6 +61,8 @@ export const changeableOnResume = {
  */
 export const environmentVariables = [
   ["OPENAI_API_KEY", "API key of both models; required for api.openai.com, optional for local servers"],
-  ["OPENAI_BASE_URL", "base URL of both models when the config gives none"]
+  ["OPENAI_BASE_URL", "base URL of both models when the config gives none"],
+  ["ANTHROPIC_API_KEY", "API key of anthropic: models (with @effect/ai-anthropic installed)"],
+  ["GEMINI_API_KEY", "API key of google: models (or GOOGLE_API_KEY; with @effect/ai-google installed)"]
 ] as const
 

@@ -153,7 +153,8 @@ export const commands = {
   resume: "continue a stopped or failed run",
   report: "write the HTML report of a run",
   show: "print the best candidate, the scores and the lineage of a run",
-  anything: "optimize any text artifact with an evaluator module"
+  anything: "optimize any text artifact with an evaluator module",
+  runner: "serve cluster evaluations to optimizers (scale-out)"
 } as const
 
 /**
@@ -172,7 +173,7 @@ export const isCommand = (name: string | undefined): name is CommandName =>
  * @since 0.2.0
  * @category help
  */
-export const helpText = (command?: Exclude<CommandName, "anything">): string => {
+export const helpText = (command?: Exclude<CommandName, "anything" | "runner">): string => {
   if (command !== undefined) return `${helps[command]().join("\n\n")}\n`
   return [
     "Usage: gepa <command> [flags]\n\n" +

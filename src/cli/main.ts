@@ -10,6 +10,8 @@
  *   models are served may change).
  * - `gepa report <runDir>`: writes `<runDir>/report.html`.
  * - `gepa show <runDir>`: the best candidate, scores and lineage.
+ * - `gepa runner --module FILE`: serves cluster evaluations (see
+ *   `ClusterRunner`) until Ctrl-C or SIGTERM.
  *
  * Every input problem (a missing file, a bad JSONL line, an unknown metric,
  * an invalid number) is reported as one line naming the file, line or
@@ -71,6 +73,8 @@ export const run = (
     const command = isCommand(args[0]) ? args[0] : undefined
     return (command === "anything"
       ? Effect.promise(() => import("./anythingHelp.js")).pipe(Effect.map((h) => h.anythingHelp()))
+      : command === "runner"
+      ? Effect.promise(() => import("./runnerHelp.js")).pipe(Effect.map((h) => h.runnerHelp()))
       : Effect.succeed(helpText(command))).pipe(
         Effect.map((text) => {
           env.stdout(text)

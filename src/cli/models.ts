@@ -1,20 +1,24 @@
 /**
- * The language models of a CLI run: OpenAI-compatible servers, with the key
- * from `OPENAI_API_KEY` and the default server from `OPENAI_BASE_URL`.
+ * The language models of a CLI run, named by model strings
+ * (`anthropic:claude-sonnet-4-5`, `openai:gpt-4.1-mini`,
+ * `openai-compatible:http://127.0.0.1:8000/v1#model`, see `ModelString`) or
+ * by plain names for an OpenAI-compatible server (`gpt-4.1-mini`, with the
+ * key from `OPENAI_API_KEY` and the server from `baseUrl` or
+ * `OPENAI_BASE_URL`).
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Redacted } from "effect"
+import { Duration, Effect } from "effect"
 import type { ConfigError } from "../Errors.js"
 import type { LanguageModel } from "../LanguageModel.js"
-import * as OpenAiLanguageModel from "../OpenAiLanguageModel.js"
+import * as ModelString from "../ModelString.js"
 import { CliInputError, inputError } from "./errors.js"
 import { defaults } from "./constants.js"
 import { type ModelSpec, parseDuration } from "./settings.js"
 
 /**
- * Builds the language models of a run. The default reads the API key from
- * `OPENAI_API_KEY`; tests pass simulated models.
+ * Builds the language models of a run. The default reads API keys from the
+ * environment; tests pass simulated models.
  *
  * @since 0.1.0
  * @category models
@@ -32,29 +36,22 @@ export const requestTimeout = (role: "task" | "reflection", spec: ModelSpec) =>
   spec.timeout ?? parseDuration(role === "task" ? defaults.taskTimeout : defaults.reflectionTimeout) ?? Duration.minutes(1)
 
 /**
- * The OpenAI-compatible model of a spec. A server other than OpenAI's may
- * run without a key; OpenAI's needs `OPENAI_API_KEY`.
+ * The model of a spec, through `ModelString.forRole`: a model string picks
+ * its provider (the `@effect/ai` ones are loaded only then); a plain name
+ * runs on an OpenAI-compatible server (OpenAI's needs `OPENAI_API_KEY`, a
+ * server given by `baseUrl` or `OPENAI_BASE_URL` may run without a key).
+ * Every problem (unknown provider, provider package not installed, missing
+ * key, invalid option) is one input error naming the field.
  *
  * @since 0.1.0
  * @category models
  */
-export const openAiModel = (env: NodeJS.ProcessEnv = process.env): ModelFactory => (role, spec) => {
-  const baseURL = spec.baseUrl ?? (env["OPENAI_BASE_URL"]?.trim() || undefined)
-  const key = env["OPENAI_API_KEY"]?.trim()
-  const field = `${role}Model`
-  if ((key === undefined || key === "") && baseURL === undefined) {
-    return Effect.fail(inputError(
-      `OPENAI_API_KEY is not set: ${field} "${spec.model}" runs on the OpenAI API, which needs a key ` +
-        `(or set "baseUrl" for a local server)`
-    ))
-  }
-  return OpenAiLanguageModel.make({
+export const openAiModel = (env: NodeJS.ProcessEnv = process.env): ModelFactory => (role, spec) =>
+  ModelString.forRole(role, {
     model: spec.model,
-    // local servers (vLLM, Ollama) accept any key
-    apiKey: Redacted.make(key === undefined || key === "" ? "unused" : key),
-    baseURL,
+    baseUrl: spec.baseUrl,
     temperature: spec.temperature,
-    maxOutputTokens: spec.maxOutputTokens,
-    timeout: requestTimeout(role, spec)
-  }).pipe(Effect.mapError((e: ConfigError) => inputError(`${field}.${e.field}: ${e.detail}`)))
-}
+    maxOutputTokens: spec.maxOutputTokens
+  }, { env, timeout: requestTimeout(role, spec) }).pipe(
+    Effect.mapError((e: ConfigError) => inputError(`${e.field}: ${e.detail}`))
+  )

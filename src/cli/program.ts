@@ -6,7 +6,7 @@
  */
 import { CliConfig, Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Data, Effect, Layer } from "effect"
+import { Data, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import * as Commands from "./commands.js"
 import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
@@ -75,8 +75,63 @@ const failed = (e: RunFailure | { readonly _tag: string; readonly message: strin
     ? new Failed({ cause: e.error, resumable: e.started ? e.runDir : undefined })
     : new Failed({ cause: e, resumable: undefined })
 
+const logLevels: Record<string, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+/**
+ * `--log-level LEVEL` (or `--log-level=LEVEL`) anywhere before `--`, taken
+ * out of `argv`: @effect/cli's own built-in accepts it only before a
+ * command's last flags. Default warning: no iteration lines.
+ *
+ * @internal
+ */
+export const takeLogLevel = (
+  argv: ReadonlyArray<string>
+): Either.Either<{ readonly argv: ReadonlyArray<string>; readonly level: LogLevel.LogLevel }, string> => {
+  const rest: Array<string> = []
+  let level: LogLevel.LogLevel = LogLevel.Warning
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === "--") {
+      rest.push(...argv.slice(i))
+      break
+    }
+    if (i < 2 || (arg !== "--log-level" && !arg.startsWith("--log-level="))) {
+      rest.push(arg)
+      continue
+    }
+    const value = arg === "--log-level" ? argv[++i] : arg.slice("--log-level=".length)
+    const found = value === undefined ? undefined : logLevels[value.toLowerCase()]
+    if (found === undefined) {
+      return Either.left(`--log-level: expected one of ${Object.keys(logLevels).join(", ")}, got ${JSON.stringify(value ?? "")}`)
+    }
+    level = found
+  }
+  return Either.right({ argv: rest, level })
+}
+
+// Log lines go to stderr (stdout carries the progress and the results), one
+// plain line each: "gepa [info] iteration 3: ...".
+const logTo = (env: Environment) =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ logLevel, message }) => {
+      const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+      env.stderr(`gepa [${logLevel.label.toLowerCase()}] ${oneLine(text)}\n`)
+    })
+  )
+
 /**
  * Runs a command (not the help, see `main.ts`) and returns the exit code.
+ * Logs go to `env.stderr` at `--log-level` (default warning).
  *
  * @since 0.2.0
  * @category running
@@ -84,7 +139,12 @@ const failed = (e: RunFailure | { readonly _tag: string; readonly message: strin
 export const runCommand = (argv: ReadonlyArray<string>, env: Environment, version: string): Effect.Effect<number> => {
   const args = argv.slice(2)
   const cli = Command.run(Commands.make(env), { name: "gepa", version })
-  return cli(argv).pipe(
+  const logLevel = takeLogLevel(argv)
+  if (Either.isLeft(logLevel)) {
+    env.stderr(`gepa: ${logLevel.left}\n`)
+    return Effect.succeed(ExitCode.input)
+  }
+  return cli(logLevel.right.argv).pipe(
     Effect.mapError((e) => (e instanceof CliInputError || ValidationError.isValidationError(e) ? e : failed(e))),
     Effect.as<number>(ExitCode.ok),
     Effect.catchAll((error): Effect.Effect<number> =>
@@ -111,7 +171,8 @@ export const runCommand = (argv: ReadonlyArray<string>, env: Environment, versio
         return ExitCode.failure
       })
     ),
-    Effect.provide(Layer.merge(NodeContext.layer, CliConfig.layer({ showBuiltIns: false }))),
+    Effect.provide(Layer.mergeAll(NodeContext.layer, CliConfig.layer({ showBuiltIns: false }), logTo(env))),
+    Logger.withMinimumLogLevel(logLevel.right.level),
     (effect) => Effect.flatMap(consoleFor(env, args), (console) => Effect.withConsole(effect, console))
   )
 }

@@ -146,7 +146,10 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
       merge: s.merge,
       // state, events, cache and resume live in the run directory (RunDir)
       runDir: s.runDir,
-      onEvent
+      onEvent,
+      // `--log-level info` shows the iteration summaries, `debug` the details
+      // too; the CLI's default level (warning) shows neither
+      telemetry: { summaryLevel: "info" as const }
     }
   })
 

@@ -21,6 +21,7 @@ import type { Proposer } from "../../Proposal.js"
 import * as Reflection from "../../Reflection.js"
 import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
+import { instrumentModel } from "../../Telemetry.js"
 
 /** @internal */
 export interface Resolved<D, T, O> {
@@ -161,8 +162,13 @@ export const resolve = <D, T, O>(
 
     const adapter = config.adapter ?? (yield* adapterTag<D, T, O>())
     const proposer = adapter.proposeNewTexts ?? config.proposer
-    const reflectionModel = config.reflectionModel ??
+    const givenModel = config.reflectionModel ??
       (proposer === undefined ? Option.getOrUndefined(yield* Effect.serviceOption(ReflectionModel)) : undefined)
+    // [TELEMETRY HOOK] a span and the model metrics per reflection call
+    // (a model already instrumented by its layer is kept as is)
+    const reflectionModel = givenModel === undefined || config.telemetry === false
+      ? givenModel
+      : instrumentModel(givenModel, { role: "reflection" })
     yield* check(
       proposer !== undefined || reflectionModel !== undefined,
       "reflectionModel",

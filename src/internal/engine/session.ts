@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Duration, Effect, Metric, Option, type Scope } from "effect"
+import { Duration, Effect, Option, type Scope } from "effect"
 import type { Adapter } from "../../Adapter.js"
 import type { Candidate } from "../../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
@@ -20,10 +20,9 @@ import { type EvaluationPurpose, GepaEvent } from "../../Event.js"
 import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import type * as StopCondition from "../../StopCondition.js"
+import * as Telemetry from "../../Telemetry.js"
 import { evaluate, type Evaluation, type Meter, type Outcome, type Pool } from "../evaluate.js"
 import type { Resolved } from "./resolve.js"
-
-const metricCallsCounter = Metric.counter("gepa_metric_calls", { description: "examples evaluated by the adapter" })
 
 /** @internal */
 export type Emit = (event: () => GepaEvent) => Effect.Effect<void>
@@ -74,6 +73,18 @@ export interface Session<D, T, O> {
   }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable>
 }
 
+/**
+ * The observer options of the `telemetry` setting: `undefined` when off.
+ * The engine's default logs summaries at debug, not info: a library run
+ * under Effect's default logger (minimum info) stays quiet.
+ *
+ * @internal
+ */
+export const telemetryOptions = (
+  setting: boolean | Telemetry.ObserverOptions | undefined
+): Telemetry.ObserverOptions | undefined =>
+  setting === false ? undefined : { summaryLevel: "debug", ...(setting === true || setting === undefined ? {} : setting) }
+
 /** Validation results of an evaluation, in the shape the state stores. @internal */
 export const valsetOf = <T, O>(outcomes: ReadonlyArray<Outcome<T, O>>): State.ValsetEvaluation => {
   const scores: Record<string, number> = {}
@@ -115,11 +126,22 @@ export const make = <D, T, O>(
     }
     if (store?.onEvent !== undefined) sinks.push(store.onEvent)
     if (extraEmit !== undefined) sinks.push(extraEmit)
+    // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
+    // unless `telemetry: false`; library runs log summaries at debug
+    const telemetry = telemetryOptions(config.telemetry)
+    if (telemetry !== undefined) sinks.push(yield* Telemetry.observer(telemetry))
     const emit: Emit = sinks.length === 0
       ? () => Effect.void
       : sinks.length === 1
       ? (event) => Effect.suspend(() => sinks[0]!(event()))
-      : (event) => Effect.suspend(() => Effect.forEach(sinks, (sink) => sink(event()), { discard: true }))
+      : (event) =>
+        Effect.suspend(() => {
+          // built once for every sink (the telemetry observer makes two common)
+          const built = event()
+          let all = sinks[0]!(built)
+          for (let i = 1; i < sinks.length; i++) all = Effect.zipRight(all, sinks[i]!(built))
+          return all
+        })
 
     const semaphore = yield* Effect.makeSemaphore(r.maxConcurrency)
     const pool: Pool<D, T, O> = {
@@ -150,7 +172,6 @@ export const make = <D, T, O>(
         meter: o.meter,
         iteration: o.iteration
       }).pipe(
-        Effect.tap((result) => Metric.incrementBy(metricCallsCounter, result.spent)),
         Effect.map((result): Evaluated<T, O> => {
           let failed = 0
           let lastError: string | undefined
