@@ -14,7 +14,7 @@ import type { Sharding } from "@effect/cluster/Sharding"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { Config, Console, Context, Effect, Layer, Option } from "effect"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
+import { importUserModule } from "./internal/userModule.js"
 import * as Adapters from "./Adapter.js"
 import * as ClusterEvaluation from "./ClusterEvaluation.js"
 import * as DataLoader from "./DataLoader.js"
@@ -156,7 +156,8 @@ export const load = (
   Effect.gen(function*() {
     const file = path.resolve(module)
     const exports = yield* Effect.tryPromise({
-      try: () => import(pathToFileURL(file).href) as Promise<Record<string, unknown>>,
+      // one module graph with the runner when it can: the definition's layers use its Effect
+      try: () => importUserModule(file, { sameGraphFirst: true }) as Promise<Record<string, unknown>>,
       catch: (e) => new ConfigError({ field: "module", detail: `${file}: ${describe(e)}` })
     })
     const named = [exports["default"], exports["evaluation"]].find(ClusterEvaluation.isDefinition)

@@ -28,7 +28,6 @@ export const defaults = {
   component: "system_prompt",
   metric: "exact",
   maxConcurrency: 8,
-  parallelProposals: 1,
   minibatchSize: 3,
   merge: false,
   seed: 0,

@@ -61,7 +61,11 @@ export const docs = {
   timeout: { flag: "timeout", arg: "DURATION", text: `stop after this long: "90s", "15m", "2h"` },
   scoreThreshold: { flag: "score-threshold", arg: "X", text: "stop once the best validation score reaches this" },
   maxConcurrency: { flag: "max-concurrency", arg: "N", text: `evaluations in flight at most (default ${defaults.maxConcurrency})` },
-  parallelProposals: { flag: "parallel-proposals", arg: "N", text: `proposals per iteration (default ${defaults.parallelProposals})` },
+  parallelProposals: {
+    flag: "parallel-proposals",
+    arg: "N",
+    text: "proposals in flight (default: max concurrency / 4, at most one per component and at most 4)"
+  },
   minibatchSize: { flag: "minibatch-size", arg: "N", text: `training examples per reflection (default ${defaults.minibatchSize})` },
   merge: { flag: "merge", text: "also merge complementary candidates" },
   noMerge: { flag: "no-merge", text: "no merges (overrides the config file)" },

@@ -11,7 +11,7 @@
  */
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import { pathToFileURL } from "node:url"
+import { importUserModule } from "../internal/userModule.js"
 import * as Metric from "../Metric.js"
 import type { Example } from "./data.js"
 import { CliInputError, errorText, inputError, show } from "./errors.js"
@@ -27,8 +27,6 @@ const expectedText = (e: Example): string | ReadonlyArray<string> => {
   return JSON.stringify(expected)
 }
 
-const isTypeScript = (file: string): boolean => /\.[cm]?tsx?$/i.test(file)
-
 /**
  * Imports a metric module (see the module docs for the file kinds).
  *
@@ -37,21 +35,7 @@ const isTypeScript = (file: string): boolean => /\.[cm]?tsx?$/i.test(file)
  */
 export const importModule = (file: string): Effect.Effect<unknown, CliInputError> =>
   Effect.tryPromise({
-    try: async () => {
-      const url = pathToFileURL(file).href
-      if (!isTypeScript(file)) {
-        const mod: unknown = await import(url)
-        return mod
-      }
-      const tsx = await import("tsx/esm/api").catch((e: unknown) => {
-        throw new Error(`loading a TypeScript metric needs the "tsx" package (npm install tsx): ${errorText(e)}`)
-      })
-      // a namespaced ESM loader for this import only: the module is compiled
-      // as ESM or CJS by its own package type, and its imports resolve as
-      // Node resolves them
-      const mod: unknown = await tsx.tsImport(url, { parentURL: import.meta.url })
-      return mod
-    },
+    try: () => importUserModule(file),
     catch: (e) => inputError(`${file}: cannot load the metric module: ${errorText(e).split("\n")[0]}`)
   })
 

@@ -142,7 +142,7 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
       seed: s.seed,
       minibatchSize: s.minibatchSize,
       maxConcurrency: s.maxConcurrency,
-      parallelProposals: s.parallelProposals,
+      ...(s.parallelProposals === undefined ? {} : { parallelProposals: s.parallelProposals }),
       merge: s.merge,
       // state, events, cache and resume live in the run directory (RunDir)
       runDir: s.runDir,

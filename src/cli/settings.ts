@@ -88,7 +88,8 @@ export const Settings = Schema.Struct({
   taskModel: ModelSpec,
   reflectionModel: ModelSpec,
   maxConcurrency: PositiveInt,
-  parallelProposals: PositiveInt,
+  /** absent: the library's default, which follows maxConcurrency */
+  parallelProposals: opt(PositiveInt),
   minibatchSize: PositiveInt,
   merge: Bool,
   seed: Int,
@@ -299,7 +300,7 @@ export const resolveSettings = (
       taskModel,
       reflectionModel,
       maxConcurrency: raw.maxConcurrency ?? defaults.maxConcurrency,
-      parallelProposals: raw.parallelProposals ?? defaults.parallelProposals,
+      ...(raw.parallelProposals === undefined ? {} : { parallelProposals: raw.parallelProposals }),
       minibatchSize: raw.minibatchSize ?? defaults.minibatchSize,
       merge: raw.merge ?? defaults.merge,
       seed: raw.seed ?? defaults.seed,

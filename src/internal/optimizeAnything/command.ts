@@ -10,7 +10,7 @@
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
+import { importUserModule } from "../userModule.js"
 import type { Candidate } from "../../Candidate.js"
 import { ConfigError, PersistenceError } from "../../Errors.js"
 import type { GepaEvent } from "../../Event.js"
@@ -120,7 +120,7 @@ export const loadEvaluator = (file: string): Effect.Effect<OA.Evaluator<unknown,
   Effect.gen(function*() {
     if (!fs.existsSync(file)) return yield* Effect.fail(inputError("--evaluator", `${file}: module not found`))
     const mod = yield* Effect.tryPromise({
-      try: () => import(pathToFileURL(file).href) as Promise<Record<string, unknown>>,
+      try: () => importUserModule(file) as Promise<Record<string, unknown>>,
       catch: (e) => inputError("--evaluator", `${file}: cannot load the module: ${e instanceof Error ? e.message : String(e)}`)
     })
     const fn = mod["evaluate"] ?? mod["evaluator"] ?? mod["default"]
