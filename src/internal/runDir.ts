@@ -1,0 +1,342 @@
+/**
+ * The file mechanics of a run directory: atomic writes with fsync, the
+ * append-only logs (candidates, cache, events), the state file's decoding
+ * and fallback, and the lock. `RunDir` is the only user.
+ *
+ * @internal
+ */
+import { Effect, Schema } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { PersistenceError } from "../Errors.js"
+import type { GepaEvent } from "../Event.js"
+import * as Result from "../Result.js"
+import type { CandidateLine, Migrations, SavedState } from "../RunDir.js"
+import * as State from "../State.js"
+import { firstIssue } from "./issue.js"
+
+/** The file names inside a run directory (`RunDir.FILES`). */
+export const FILES = {
+  state: "gepa_state.json",
+  prev: "gepa_state.prev.json",
+  events: "events.jsonl",
+  cache: "cache.jsonl",
+  reservations: "reservations.jsonl",
+  candidates: "candidates.jsonl",
+  best: "best_candidate.json",
+  bestOutputs: "best_outputs.json",
+  result: "result.json",
+  lock: "gepa.lock",
+  stop: "gepa.stop",
+  /** the settings of a run started by the `gepa` command */
+  config: "config.json",
+  /** the HTML report written by the `gepa` command */
+  report: "report.html"
+} as const
+
+/** The valid prefix of `candidates.jsonl` and the byte offset after each line. */
+export interface CandidateLog {
+  readonly lines: Array<CandidateLine>
+  readonly ends: Array<number>
+}
+
+export const parseCandidateLog = (text: string): CandidateLog => {
+  const lines: Array<CandidateLine> = []
+  const ends: Array<number> = []
+  let offset = 0
+  for (const raw of text.split("\n")) {
+    if (raw.length === 0) break
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(raw)
+    } catch {
+      break
+    }
+    const line = parsed as CandidateLine
+    // lines are written in index order; anything else ends the usable prefix
+    if (typeof parsed !== "object" || parsed === null || line.i !== lines.length) break
+    offset += Buffer.byteLength(raw) + 1
+    lines.push(line)
+    ends.push(offset)
+  }
+  return { lines, ends }
+}
+
+export const errorText = (e: unknown): string => {
+  if (e instanceof Error) {
+    const code = (e as NodeJS.ErrnoException).code
+    return code !== undefined && !e.message.includes(code) ? `${code}: ${e.message}` : e.message
+  }
+  return String(e)
+}
+
+export const attempt = <A>(file: string, operation: string, f: () => A): Effect.Effect<A, PersistenceError> =>
+  Effect.try({ try: f, catch: (e) => new PersistenceError({ path: file, operation, detail: errorText(e) }) })
+
+export const isCode = (e: unknown, code: string): boolean =>
+  typeof e === "object" && e !== null && (e as NodeJS.ErrnoException).code === code
+
+/** Writes a file so that readers see either the old or the new content, never a mix. */
+export const writeAtomic = (dir: string, name: string, content: string, keepPrevious?: string): void => {
+  const target = path.join(dir, name)
+  const tmp = path.join(dir, `.${name}.tmp-${process.pid}`)
+  const fd = fs.openSync(tmp, "w")
+  try {
+    fs.writeFileSync(fd, content)
+    fs.fsyncSync(fd)
+  } finally {
+    fs.closeSync(fd)
+  }
+  if (keepPrevious !== undefined && fs.existsSync(target)) {
+    // a hard link keeps the current file in place until the rename below
+    // replaces it, so there is no moment without a current state file
+    const prevTmp = path.join(dir, `.${keepPrevious}.tmp-${process.pid}`)
+    fs.rmSync(prevTmp, { force: true })
+    try {
+      fs.linkSync(target, prevTmp)
+    } catch {
+      fs.copyFileSync(target, prevTmp)
+    }
+    fs.renameSync(prevTmp, path.join(dir, keepPrevious))
+  }
+  fs.renameSync(tmp, target)
+}
+
+export const fsyncDir = (dir: string): void => {
+  // makes the renames durable; some platforms cannot open a directory
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(dir, "r")
+    fs.fsyncSync(fd)
+  } catch {
+    // best effort
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
+/**
+ * Cuts a partial last line (left by a crash mid-append), so that the next
+ * append starts on a line of its own. Returns the complete content.
+ */
+export const openLog = (file: string): string => {
+  if (!fs.existsSync(file)) return ""
+  const text = fs.readFileSync(file, "utf8")
+  if (text.length === 0 || text.endsWith("\n")) return text
+  const keep = text.lastIndexOf("\n") + 1
+  fs.truncateSync(file, Buffer.byteLength(text.slice(0, keep)))
+  return text.slice(0, keep)
+}
+
+export const decodeState = Schema.decodeUnknownEither(State.GepaState)
+// Every field of GepaState encodes to itself (plain numbers, strings,
+// records and arrays), so the state is written as is: running the encoder
+// over a large run only copies it. Loading still decodes and validates.
+export const encodeState = (state: State.GepaState): unknown => state
+export const encodeResult = Schema.encodeSync(Result.GepaResult)
+
+export type Decoded =
+  | { readonly _tag: "ok"; readonly state: State.GepaState; readonly generation: number }
+  | { readonly _tag: "missing" }
+  | { readonly _tag: "corrupt"; readonly detail: string }
+
+/**
+ * Reads and decodes one state file. A file that cannot be read as a state is
+ * "corrupt" (the caller may fall back); a version this code cannot handle is
+ * a hard failure, since the previous generation has the same version.
+ */
+export const readStateFile = (
+  file: string,
+  migrations: Migrations,
+  candidates: CandidateLog
+): Effect.Effect<Decoded, PersistenceError> =>
+  Effect.gen(function*() {
+    let text: string
+    try {
+      text = fs.readFileSync(file, "utf8")
+    } catch (e) {
+      if (isCode(e, "ENOENT")) return { _tag: "missing" } as const
+      return yield* Effect.fail(new PersistenceError({ path: file, operation: "read", detail: errorText(e) }))
+    }
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch (e) {
+      return { _tag: "corrupt", detail: `not valid JSON (${errorText(e)}; ${text.length} bytes)` } as const
+    }
+    if (typeof json !== "object" || json === null || !("state" in json) || !("schemaVersion" in json)) {
+      return { _tag: "corrupt", detail: "expected { schemaVersion, savedAt, state }" } as const
+    }
+    const envelope = json as SavedState
+    let version = envelope.schemaVersion
+    if (typeof version !== "number" || !Number.isInteger(version)) {
+      return { _tag: "corrupt", detail: `schemaVersion is ${JSON.stringify(version)}` } as const
+    }
+    if (version > State.SCHEMA_VERSION) {
+      return yield* Effect.fail(
+        new PersistenceError({
+          path: file,
+          operation: "load",
+          detail: `state layout version ${version} was written by a newer effect-gepa (this one reads up to ${State.SCHEMA_VERSION}); upgrade effect-gepa`
+        })
+      )
+    }
+    let state = envelope.state
+    if (envelope.candidateCount !== undefined) {
+      const count = envelope.candidateCount
+      if (!Number.isInteger(count) || count < 0) {
+        return { _tag: "corrupt", detail: `candidateCount is ${JSON.stringify(count)}` } as const
+      }
+      if (candidates.lines.length < count) {
+        return {
+          _tag: "corrupt",
+          detail: `${FILES.candidates} holds ${candidates.lines.length} readable candidate lines, the state needs ${count}`
+        } as const
+      }
+      if (typeof state !== "object" || state === null) return { _tag: "corrupt", detail: "state is not an object" } as const
+      const own = candidates.lines.slice(0, count)
+      state = {
+        ...(state as object),
+        candidates: own.map((l) => l.candidate),
+        valScores: own.map((l) => l.valScores),
+        objectiveScores: own.map((l) => l.objectiveScores)
+      }
+    }
+    while (version < State.SCHEMA_VERSION) {
+      const migrate = migrations[version]
+      if (migrate === undefined) {
+        return yield* Effect.fail(
+          new PersistenceError({
+            path: file,
+            operation: "load",
+            detail: `state layout version ${version} is older than ${State.SCHEMA_VERSION} and no migration from version ${version} was given`
+          })
+        )
+      }
+      const from = version
+      state = yield* attempt(file, `migrate from version ${from}`, () => migrate(state))
+      version++
+    }
+    const decoded = decodeState(state)
+    if (decoded._tag === "Left") {
+      return { _tag: "corrupt", detail: `not a valid state: ${firstIssue(decoded.left)}` } as const
+    }
+    const generation = typeof envelope.generation === "number" && Number.isInteger(envelope.generation)
+      ? envelope.generation
+      : 0
+    return { _tag: "ok", state: decoded.right, generation } as const
+  })
+
+export const stampNow = () => new Date().toISOString()
+
+/** The line written to `events.jsonl`: without payloads that grow with the run. */
+export const eventLine = (event: GepaEvent): unknown => {
+  switch (event._tag) {
+    case "IterationEnded":
+      return {
+        _tag: event._tag,
+        iteration: event.iteration,
+        accepted: event.accepted,
+        candidates: event.state.candidates.length,
+        metricCalls: event.state.metricCalls
+      }
+    case "OptimizationEnded": {
+      const { candidates, parents, valScores, objectiveScores, perInstanceBest, valAggregateScores, valCoverage, discoveryBudget, ...rest } =
+        event.result
+      return { ...rest, _tag: event._tag, candidates: candidates.length }
+    }
+    default:
+      return event
+  }
+}
+
+export interface Lock {
+  readonly pid: number
+  readonly hostname: string
+  readonly startedAt: string
+}
+
+export const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    // EPERM: the process exists but belongs to someone else
+    return !isCode(e, "ESRCH")
+  }
+}
+
+export const acquireLock = (dir: string): Effect.Effect<Lock, PersistenceError> =>
+  Effect.gen(function*() {
+    const file = path.join(dir, FILES.lock)
+    const mine: Lock = { pid: process.pid, hostname: os.hostname(), startedAt: stampNow() }
+    for (let tries = 0; tries < 3; tries++) {
+      try {
+        const fd = fs.openSync(file, "wx")
+        try {
+          fs.writeFileSync(fd, JSON.stringify(mine))
+          fs.fsyncSync(fd)
+        } finally {
+          fs.closeSync(fd)
+        }
+        return mine
+      } catch (e) {
+        if (!isCode(e, "EEXIST")) {
+          return yield* Effect.fail(new PersistenceError({ path: file, operation: "create the lock file", detail: errorText(e) }))
+        }
+      }
+      let holder: Partial<Lock> = {}
+      try {
+        holder = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<Lock>
+      } catch {
+        // a lock file left half-written by a crash while taking it
+      }
+      const pid = typeof holder.pid === "number" ? holder.pid : undefined
+      const sameHost = holder.hostname === undefined || holder.hostname === os.hostname()
+      // a lock from another host cannot be checked, so it is respected
+      const stale = pid === undefined ? holder.startedAt === undefined : sameHost && !isAlive(pid)
+      if (!stale) {
+        return yield* Effect.fail(
+          new PersistenceError({
+            path: file,
+            operation: "lock the run directory",
+            detail: `it is in use by process ${pid ?? "?"} on ${holder.hostname ?? "an unknown host"} since ${
+              holder.startedAt ?? "an unknown time"
+            }; wait for that run to end, or delete the lock file if that process is gone`
+          })
+        )
+      }
+      yield* attempt(file, "remove the stale lock file", () => fs.rmSync(file, { force: true }))
+    }
+    return yield* Effect.fail(
+      new PersistenceError({ path: file, operation: "create the lock file", detail: "another process keeps taking it" })
+    )
+  })
+
+export const releaseLock = (dir: string, lock: Lock): void => {
+  const file = path.join(dir, FILES.lock)
+  try {
+    const holder = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<Lock>
+    // only our own lock: a takeover by another run must not be undone
+    if (holder.pid === lock.pid && holder.startedAt === lock.startedAt) fs.rmSync(file, { force: true })
+  } catch {
+    // already gone
+  }
+}
+
+export interface CacheLine {
+  readonly k: string
+  readonly output: unknown
+  readonly score: number
+  readonly objectiveScores?: Readonly<Record<string, number>>
+  /** generation of the last save before this line was written */
+  readonly g?: number
+  /** the iteration (proposal) that paid for it */
+  readonly i?: number
+  /** the trajectory, as the adapter's `traceCodec` encoded it */
+  readonly t?: unknown
+}
+
+export const isCacheLine = (u: unknown): u is CacheLine =>
+  typeof u === "object" && u !== null && typeof (u as CacheLine).k === "string" && typeof (u as CacheLine).score === "number"
