@@ -34,7 +34,6 @@ import type { DataLoaderError } from "./DataLoader.js"
 import type { PersistenceError } from "./Errors.js"
 import type { ObjectiveScores } from "./EvaluationBatch.js"
 import type * as Gepa from "./Gepa.js"
-import * as cli from "./internal/optimizeAnything/cliCommand.js"
 import * as command from "./internal/optimizeAnything/command.js"
 import * as internal from "./internal/optimizeAnything/run.js"
 import type { EvaluationRecord, EvaluationTrace } from "./internal/optimizeAnything/sideInfo.js"
@@ -372,7 +371,10 @@ export type CommandEnvironment = command.CommandEnvironment
  * @since 0.2.0
  * @category command
  */
-export const commandFiles = command.files
+// a live re-export, not a copy: this module and the command's are in one
+// import cycle (through `Gepa`), and a copy made while loading could read the
+// binding before it exists
+export { files as commandFiles } from "./internal/optimizeAnything/command.js"
 
 /**
  * Runs `gepa anything`: checks and loads every input (the evaluator module,
@@ -383,52 +385,7 @@ export const commandFiles = command.files
  * @since 0.2.0
  * @category command
  */
-export const runCommand: (
+export const runCommand = (
   options: CommandOptions,
   env: CommandEnvironment
-) => Effect.Effect<Result<unknown>, OptimizeAnythingError> = command.runCommand
-
-/**
- * What the `anything` subcommand needs from the CLI: the working directory,
- * where to print, and how to build the reflection model from its name and
- * base URL (the CLI's model factory).
- *
- * @since 0.2.0
- * @category command
- */
-export type CliEnvironment<E> = cli.CliEnvironment<E>
-
-/**
- * The flags of `gepa anything`, before parsing.
- *
- * @since 0.2.0
- * @category command
- */
-export type CommandFlags = cli.FlagValues
-
-/**
- * The `runCommand` options and the reflection model named by the flags of
- * `gepa anything`, or the first problem as a `ConfigError` naming its flag.
- * Pure (the run directory default uses `now`).
- *
- * @since 0.2.0
- * @category command
- */
-export const commandFromFlags = cli.fromFlags
-
-/**
- * The `gepa anything` subcommand (an @effect/cli `Command`): add it to the
- * `gepa` command's subcommands.
- *
- * @example
- * ```ts
- * Command.make("gepa").pipe(Command.withSubcommands([
- *   optimize, resume, report, show,
- *   OptimizeAnything.cliCommand({ cwd: env.cwd, stdout: env.stdout, makeReflectionModel: (spec) => env.makeModel("reflection", spec) })
- * ]))
- * ```
- *
- * @since 0.2.0
- * @category command
- */
-export const cliCommand = cli.command
+): Effect.Effect<Result<unknown>, OptimizeAnythingError> => command.runCommand(options, env)

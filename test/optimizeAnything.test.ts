@@ -15,6 +15,7 @@ import * as Gepa from "../src/Gepa.js"
 import * as adapter from "../src/internal/optimizeAnything/adapter.js"
 import * as sideInfo from "../src/internal/optimizeAnything/sideInfo.js"
 import * as LanguageModel from "../src/LanguageModel.js"
+import * as AnythingCommand from "../src/internal/optimizeAnything/cliCommand.js"
 import * as OptimizeAnything from "../src/OptimizeAnything.js"
 import { renderRecords } from "../src/Reflection.js"
 
@@ -740,7 +741,7 @@ describe("optimizeAnything: the anything command", () => {
 describe("optimizeAnything: the anything subcommand", () => {
   const gepa = (cwd: string, out: Array<string>, specs: Array<unknown>) => {
     const { model } = recording((prompt) => currentText(prompt) + "!")
-    const anything = OptimizeAnything.cliCommand({
+    const anything = AnythingCommand.command({
       cwd,
       stdout: (t) => out.push(t),
       makeReflectionModel: (spec) => Effect.sync(() => (specs.push(spec), model))
@@ -772,8 +773,8 @@ describe("optimizeAnything: the anything subcommand", () => {
     }))
 
   it("flag problems name the flag", () => {
-    const problem = (values: OptimizeAnything.CommandFlags) => {
-      const r = OptimizeAnything.commandFromFlags(values)
+    const problem = (values: AnythingCommand.FlagValues) => {
+      const r = AnythingCommand.fromFlags(values)
       return Either.isLeft(r) ? r.left.field : "ok"
     }
     const base = { evaluator: "e.mjs", seed: "s.txt", reflectionModel: "m", maxMetricCalls: "10" }
@@ -787,7 +788,7 @@ describe("optimizeAnything: the anything subcommand", () => {
     assert.strictEqual(problem({ ...base, maxMetricCalls: undefined }), "--max-metric-calls")
     assert.strictEqual(problem({ ...base, maxMetricCalls: undefined, timeout: "5m" }), "ok")
     assert.strictEqual(problem({ ...base, evaluationTimeout: "soon" }), "--evaluation-timeout")
-    const ok = OptimizeAnything.commandFromFlags({ ...base, evaluationTimeout: "30s", randomSeed: "7" }, new Date("2026-01-02T03:04:05.678Z"))
+    const ok = AnythingCommand.fromFlags({ ...base, evaluationTimeout: "30s", randomSeed: "7" }, new Date("2026-01-02T03:04:05.678Z"))
     assert.isTrue(Either.isRight(ok))
     if (Either.isRight(ok)) {
       assert.strictEqual(ok.right.options.runDir, path.join(".gepa-runs", "anything-2026-01-02T03-04-05Z"))

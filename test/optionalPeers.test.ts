@@ -38,7 +38,7 @@ const graph = (entry: string): { files: Set<string>; packages: Set<string> } => 
   return { files, packages }
 }
 
-const optional = /^(@effect\/ai|@effect\/opentelemetry|@opentelemetry\/)/
+const optional = /^(@effect\/ai|@effect\/opentelemetry|@opentelemetry\/|@effect\/cli|@effect\/platform|@effect\/cluster|@effect\/rpc|@effect\/sql|tsx)/
 
 describe("optional peer dependencies", () => {
   it("the main entry's import graph loads no optional integration", () => {

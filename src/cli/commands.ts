@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { PersistenceError } from "../Errors.js"
 import * as ClusterCommand from "../internal/cluster/command.js"
-import * as OptimizeAnything from "../OptimizeAnything.js"
+import * as AnythingCommand from "../internal/optimizeAnything/cliCommand.js"
 import * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import { CliInputError, errorText, fromEither, inputError } from "./errors.js"
@@ -171,7 +171,7 @@ export const make = (env: Environment) => {
     })).pipe(Command.withDescription(commands.show))
 
   // `gepa anything` belongs to OptimizeAnything; its reflection model comes from this CLI's factory
-  const anything = OptimizeAnything.cliCommand({
+  const anything = AnythingCommand.command({
     cwd: env.cwd,
     stdout: env.stdout,
     makeReflectionModel: (spec) =>
