@@ -81,7 +81,7 @@ export interface RateLimit extends internal.RateLimit {}
  * @since 0.2.0
  * @category models
  */
-export interface Options {
+export interface Options extends internal.PolicyOptions {
   /**
    * the model's name in errors, spans and metrics; default: the provider
    * name of the `@effect/ai` model (e.g. "anthropic"), or "@effect/ai"
@@ -94,19 +94,6 @@ export interface Options {
   readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
   /** per attempt; default 120 seconds */
   readonly timeout?: Duration.DurationInput | undefined
-  /** retries after the first attempt; default 4 */
-  readonly maxRetries?: number | undefined
-  /** first backoff delay, doubled on every retry; default 1 second */
-  readonly retryBaseDelay?: Duration.DurationInput | undefined
-  /**
-   * longest wait between attempts; default 60 seconds. A `Retry-After`
-   * longer than this ends the retries at once with `LlmRateLimited`.
-   */
-  readonly maxRetryDelay?: Duration.DurationInput | undefined
-  /** requests in flight at once, across all callers; default 16 */
-  readonly maxConcurrency?: number | undefined
-  readonly rateLimit?: RateLimit | undefined
-  readonly price?: Price | undefined
 }
 
 /**

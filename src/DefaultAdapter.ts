@@ -133,33 +133,22 @@ export const make = <D, E = never>(
         }
         const completion = answer.value
         const scored = yield* Effect.exit(runMetric(metric, example, completion.text))
+        // a metric that fails, or returns an unusable score, is a failure of the example, not a result
+        const unscored = (error: string) => ({
+          example,
+          input,
+          output: completion.text,
+          score: 0,
+          feedback: `The output could not be scored: ${error}`,
+          completion,
+          error
+        })
         if (scored._tag === "Failure") {
           if (Cause.isInterruptedOnly(scored.cause)) return yield* Effect.interrupt
-          const error = `the metric failed: ${describeFailure(scored.cause)}`
-          return {
-            example,
-            input,
-            output: completion.text,
-            score: 0,
-            feedback: `The output could not be scored: ${error}`,
-            completion,
-            error
-          }
+          return unscored(`the metric failed: ${describeFailure(scored.cause)}`)
         }
         const { feedback, score } = scored.value
-        if (!Number.isFinite(score)) {
-          // an unusable score is a metric failure, not a result
-          const error = `the metric returned a non-finite score (${score})`
-          return {
-            example,
-            input,
-            output: completion.text,
-            score: 0,
-            feedback: `The output could not be scored: ${error}`,
-            completion,
-            error
-          }
-        }
+        if (!Number.isFinite(score)) return unscored(`the metric returned a non-finite score (${score})`)
         return { example, input, output: completion.text, score, feedback, completion }
       })
 

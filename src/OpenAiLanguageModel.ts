@@ -60,7 +60,7 @@ export interface RateLimit extends modelCall.RateLimit {}
  * @since 0.1.0
  * @category models
  */
-export interface Options {
+export interface Options extends modelCall.PolicyOptions {
   /** model name sent to the server, e.g. "gpt-4.1-mini" */
   readonly model: string
   /** servers without authentication still need some value, e.g. `Redacted.make("unused")` */
@@ -84,26 +84,8 @@ export interface Options {
   readonly extraBody?: Readonly<Record<string, unknown>> | undefined
   /** extra HTTP headers sent with every request */
   readonly headers?: Readonly<Record<string, string>> | undefined
-  /**
-   * the longest one request may take (per attempt; retries get their own);
-   * default 60 seconds. On expiry the HTTP request is aborted and the
-   * attempt counts as a transient failure (`LlmTimeout`), which is retried.
-   * Raise it for slow reasoning models.
-   */
+  /** per attempt; default 60 seconds. Raise it for slow reasoning models. */
   readonly timeout?: Duration.DurationInput | undefined
-  /** retries after the first attempt; default 4 */
-  readonly maxRetries?: number | undefined
-  /** first backoff delay, doubled on every retry; default 1 second */
-  readonly retryBaseDelay?: Duration.DurationInput | undefined
-  /**
-   * longest wait between attempts; default 60 seconds. A `Retry-After` longer
-   * than this ends the retries at once with `LlmRateLimited`.
-   */
-  readonly maxRetryDelay?: Duration.DurationInput | undefined
-  /** requests in flight at once, across all callers; default 16 */
-  readonly maxConcurrency?: number | undefined
-  readonly rateLimit?: RateLimit | undefined
-  readonly price?: Price | undefined
 }
 
 /**

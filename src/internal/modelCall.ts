@@ -28,14 +28,28 @@ export interface RateLimit {
   readonly interval: Duration.DurationInput
 }
 
-/** The options every model layer shares. */
+/** The options every model layer shares (each layer documents its own `timeout` default). */
 export interface PolicyOptions {
+  /**
+   * the longest one request may take (per attempt; retries get their own).
+   * On expiry the request is aborted and the attempt counts as a transient
+   * failure (`LlmTimeout`), which is retried.
+   */
   readonly timeout?: Duration.DurationInput | undefined
+  /** retries after the first attempt; default 4 */
   readonly maxRetries?: number | undefined
+  /** first backoff delay, doubled on every retry; default 1 second */
   readonly retryBaseDelay?: Duration.DurationInput | undefined
+  /**
+   * longest wait between attempts; default 60 seconds. A `Retry-After` longer
+   * than this ends the retries at once with `LlmRateLimited`.
+   */
   readonly maxRetryDelay?: Duration.DurationInput | undefined
+  /** requests in flight at once, across all callers; default 16 */
   readonly maxConcurrency?: number | undefined
+  /** a shared request budget */
   readonly rateLimit?: RateLimit | undefined
+  /** prices per million tokens, to fill `Completion.cost` */
   readonly price?: Price | undefined
 }
 
