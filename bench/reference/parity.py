@@ -15,6 +15,7 @@ import json
 import os
 import sys
 
+sys.dont_write_bytecode = True  # keep bench/reference free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from task import COMPARABLE, Adapter, Task, fnv  # noqa: E402

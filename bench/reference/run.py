@@ -8,11 +8,14 @@
 `quality`: every setting x budgets 500/1000/2000 x seeds 0-9 at zero latency.
 `latency`: every setting at budget 1000, every task example call sleeping
 20 ms (at most 16 in flight), every reflection call 50 ms; wall time measured.
-`table`: writes bench/reference/RESULTS.md from bench/results/reference.json.
+`table`: writes bench/reference/RESULTS.md from the JSON results.
 
-Each finished (setting, budget) cell is merged into bench/results/reference.json
-at once, so an interrupted run keeps what it measured; `--only-missing` skips
-cells already there. Options: --settings a,b  --budgets 500,1000  --seeds 0-9
+`--task 2x16` (default: issue 21's comparable task, results in
+bench/results/reference.json) or `--task 4x8` (the task of
+bench/latencyQuality.ts, results in bench/results/reference-4x8.json).
+Each finished (setting, budget) cell is merged into the JSON at once, so an
+interrupted run keeps what it measured; `--only-missing` skips cells already
+there. Options: --settings a,b  --budgets 500,1000  --seeds 0-9
 --jobs N (processes running seeds side by side; at most 2).
 """
 
@@ -30,13 +33,27 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # keep bench/reference free of __pycache__
 sys.path.insert(0, HERE)
 
-from task import COMPARABLE, Adapter, Counters, ReflectionModel, Task  # noqa: E402
+from task import COMPARABLE, Adapter, Counters, ReflectionModel, Task, TaskOptions  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
-RESULTS_JSON = os.path.join(ROOT, "bench", "results", "reference.json")
 RESULTS_MD = os.path.join(HERE, "RESULTS.md")
+
+# "2x16" is issue 21's comparable task; "4x8" is the task of our latency x
+# quality bench (bench/latencyQuality.ts, latencyQualityTask)
+TASKS: dict[str, TaskOptions] = {
+    "2x16": COMPARABLE,
+    "4x8": TaskOptions(
+        components=4, keywords_per_component=8, train_size=120, val_size=30, test_size=300, learn_permille=300
+    ),
+}
+
+
+def results_json(task_name: str) -> str:
+    suffix = "" if task_name == "2x16" else f"-{task_name}"
+    return os.path.join(ROOT, "bench", "results", f"reference{suffix}.json")
 
 TASK_LATENCY_MS = 20
 LLM_LATENCY_MS = 50
@@ -115,14 +132,14 @@ class SilentLogger:
         pass
 
 
-def run_once(label: str, budget: int, seed: int, latency: bool) -> dict[str, Any]:
+def run_once(label: str, budget: int, seed: int, latency: bool, task_name: str = "2x16") -> dict[str, Any]:
     """One optimization run; returns its figures."""
     import gepa
 
     if WORKAROUND:
         install_merge_workaround()
     _merge_fallbacks[0] = 0
-    task = Task(COMPARABLE)
+    task = Task(TASKS[task_name])
     counters = Counters()
     adapter = Adapter(task, latency_ms=TASK_LATENCY_MS if latency else 0, max_in_flight=MAX_IN_FLIGHT, counters=counters)
     model = ReflectionModel(task, latency_ms=LLM_LATENCY_MS if latency else 0, counters=counters)
@@ -157,6 +174,8 @@ def run_once(label: str, budget: int, seed: int, latency: bool) -> dict[str, Any
         "taskCalls": counters.task_calls,
         "reflectionCalls": counters.model_calls,
         "candidates": result.num_candidates,
+        "maxTaskCallsInFlight": counters.task_max_in_flight,
+        "maxReflectionCallsInFlight": counters.model_max_in_flight,
         # merges whose common ancestors all scored 0: each would have ended the run with
         # ValueError in the unpatched reference (see _ZeroWeightSafeRng)
         "mergeZeroWeightFallbacks": _merge_fallbacks[0],
@@ -164,7 +183,7 @@ def run_once(label: str, budget: int, seed: int, latency: bool) -> dict[str, Any
     }
 
 
-def _run_args(args: tuple[str, int, int, bool]) -> dict[str, Any]:
+def _run_args(args: tuple[str, int, int, bool, str]) -> dict[str, Any]:
     return run_once(*args)
 
 
@@ -200,6 +219,8 @@ def summarize(runs: list[dict[str, Any]], budget: int, latency: bool) -> dict[st
         walls = [r["wallSeconds"] for r in runs]
         cell["wallSeconds"] = walls
         cell["wallMedianSeconds"] = statistics.median(walls)
+        cell["maxTaskCallsInFlight"] = max(r.get("maxTaskCallsInFlight", 0) for r in runs)
+        cell["maxReflectionCallsInFlight"] = max(r.get("maxReflectionCallsInFlight", 0) for r in runs)
     else:
         cell["engineSecondsPerMetricCallMean"] = mean([r["wallSeconds"] / max(1, r["metricCalls"]) for r in runs])
     return cell
@@ -216,34 +237,38 @@ def reference_commit() -> str:
         return "unknown"
 
 
-def load() -> dict[str, Any]:
-    if os.path.exists(RESULTS_JSON):
-        with open(RESULTS_JSON) as f:
+def load(task_name: str) -> dict[str, Any]:
+    path = results_json(task_name)
+    if os.path.exists(path):
+        with open(path) as f:
             return json.load(f)
     return {}
 
 
-def save(doc: dict[str, Any]) -> None:
-    tmp = RESULTS_JSON + ".tmp"
+def save(doc: dict[str, Any], task_name: str) -> None:
+    path = results_json(task_name)
+    tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
-    os.replace(tmp, RESULTS_JSON)
+    os.replace(tmp, path)
 
 
-def header() -> dict[str, Any]:
+def header(task_name: str) -> dict[str, Any]:
+    options = TASKS[task_name]
     return {
         "reference": "gepa-ai/gepa",
         "referenceCommit": reference_commit(),
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
+        "taskName": task_name,
         "task": {
-            "components": COMPARABLE.components,
-            "keywordsPerComponent": COMPARABLE.keywords_per_component,
-            "trainSize": COMPARABLE.train_size,
-            "valSize": COMPARABLE.val_size,
-            "testSize": COMPARABLE.test_size,
-            "learnPermille": COMPARABLE.learn_permille,
+            "components": options.components,
+            "keywordsPerComponent": options.keywords_per_component,
+            "trainSize": options.train_size,
+            "valSize": options.val_size,
+            "testSize": options.test_size,
+            "learnPermille": options.learn_permille,
         },
         "optimize": {
             "candidate_selection_strategy": "pareto",
@@ -276,52 +301,47 @@ def parse_seeds(text: str) -> list[int]:
     return [int(s) for s in text.split(",")]
 
 
-def measure(mode: str, labels: list[str], budgets: list[int], seeds: list[int], jobs: int, only_missing: bool) -> None:
+def measure(
+    mode: str, labels: list[str], budgets: list[int], seeds: list[int], jobs: int, only_missing: bool, task_name: str
+) -> None:
     latency = mode == "latency"
     section = "latencyBound" if latency else "quality"
     for label in labels:
         for budget in budgets:
-            doc = load()
+            doc = load(task_name)
             if only_missing and str(budget) in doc.get(section, {}).get(label, {}):
                 continue
             t0 = time.perf_counter()
-            work = [(label, budget, seed, latency) for seed in seeds]
+            work = [(label, budget, seed, latency, task_name) for seed in seeds]
             if jobs > 1:
                 with ProcessPoolExecutor(max_workers=jobs) as pool:
                     runs = list(pool.map(_run_args, work))
             else:
                 runs = [_run_args(w) for w in work]
             cell = summarize(runs, budget, latency)
-            doc = load()
-            doc.update({k: v for k, v in header().items()})
+            doc = load(task_name)
+            doc.update(header(task_name))
             doc.setdefault(section, {}).setdefault(label, {})[str(budget)] = cell
-            save(doc)
+            save(doc, task_name)
             extra = f", wall median {cell['wallMedianSeconds']:.2f} s" if latency else ""
             print(
-                f"{section} {label} budget {budget}: test {cell['testMean']:.3f} ± {cell['testSd']:.3f}, "
+                f"{task_name} {section} {label} budget {budget}: test {cell['testMean']:.3f} ± {cell['testSd']:.3f}, "
                 f"calls {cell['metricCallsMean']:.0f} (max {cell['metricCallsMax']}){extra}  "
                 f"[{time.perf_counter() - t0:.0f} s]",
                 flush=True,
             )
 
 
-def table() -> None:
-    doc = load()
+def task_tables(doc: dict[str, Any], task_name: str) -> list[str]:
+    """The markdown tables of one task's results."""
+    json_name = os.path.relpath(results_json(task_name), ROOT)
     lines = [
-        "# The reference (Python gepa) on the engine bench's task",
+        f"## Task {task_name}: " + ", ".join(f"{k} {v}" for k, v in doc.get("task", {}).items()),
         "",
-        f"Reference: gepa-ai/gepa at `{doc.get('referenceCommit')}`, Python {doc.get('python')}, "
-        f"{doc.get('machine')}. Written by `bench/reference/run.py table` from `bench/results/reference.json`; "
-        "how the runs are set up: `bench/reference/README.md`.",
+        f"From `{json_name}`. Reference gepa-ai/gepa at `{doc.get('referenceCommit')}`, Python {doc.get('python')}, "
+        f"{doc.get('machine')}; merge workaround {'on' if doc.get('mergeWorkaround') else 'off'}.",
         "",
-        "Task: bench/task.ts ported to Python (`task.py`): "
-        + ", ".join(f"{k} {v}" for k, v in doc.get("task", {}).items())
-        + ". `gepa.optimize` with "
-        + ", ".join(f"{k}={v}" for k, v in doc.get("optimize", {}).items())
-        + "; max_metric_calls = the budget; seed = the run's seed. Held-out score: the mean score of "
-        "`result.best_candidate` (the reference's best on validation) on the 300 test examples no run sees.",
-        "",
-        "## Quality per budget (zero latency, seeds 0-9)",
+        "### Quality per budget (zero latency, seeds 0-9)",
         "",
         "| setting | sampling + selection | budget | held-out mean | sd | metric calls mean / max | over budget | candidates | runs hitting the merge bug |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -333,17 +353,22 @@ def table() -> None:
             c = by_budget[budget]
             lines.append(
                 f"| {label} | {s.get('sampling')} + {s.get('selection')} | {budget} | {c['testMean']:.3f} | {c['testSd']:.3f} "
-                f"| {c['metricCallsMean']:.0f} / {c['metricCallsMax']} | {c['runsOverBudget']}/{len(c['seeds'])} | {c['candidatesMean']:.1f} | {c['runsHittingMergeBug']}/{len(c['seeds'])} |"
+                f"| {c['metricCallsMean']:.0f} / {c['metricCallsMax']} | {c['runsOverBudget']}/{len(c['seeds'])} "
+                f"| {c['candidatesMean']:.1f} | {c['runsHittingMergeBug']}/{len(c['seeds'])} |"
             )
     lat = doc.get("latencyBound", {})
     if lat:
         lines += [
             "",
-            f"## Latency-bound (budget {LATENCY_BUDGET}; task {TASK_LATENCY_MS} ms per example, at most "
+            f"### Latency-bound (budget {LATENCY_BUDGET}; task {TASK_LATENCY_MS} ms per example, at most "
             f"{MAX_IN_FLIGHT} in flight; reflection {LLM_LATENCY_MS} ms)",
             "",
-            "| setting | seeds | wall median (s) | held-out mean | sd | metric calls mean / max | reflection calls | runs hitting the merge bug |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            f"Utilization bound: {LATENCY_BUDGET} x {TASK_LATENCY_MS} ms / {MAX_IN_FLIGHT} = "
+            f"{LATENCY_BUDGET * TASK_LATENCY_MS / MAX_IN_FLIGHT / 1000:.2f} s. In flight: the most task / reflection "
+            "calls observed at once in any run of the row.",
+            "",
+            "| setting | seeds | wall median (s) | held-out mean | sd | metric calls mean / max | reflection calls | in flight task / reflection | runs hitting the merge bug |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for label, by_budget in lat.items():
             if str(LATENCY_BUDGET) not in by_budget:
@@ -351,10 +376,33 @@ def table() -> None:
             c = by_budget[str(LATENCY_BUDGET)]
             lines.append(
                 f"| {label} | {len(c['seeds'])} | {c['wallMedianSeconds']:.2f} | {c['testMean']:.3f} | {c['testSd']:.3f} "
-                f"| {c['metricCallsMean']:.0f} / {c['metricCallsMax']} | {c['reflectionCallsMean']:.0f} | {c['runsHittingMergeBug']}/{len(c['seeds'])} |"
+                f"| {c['metricCallsMean']:.0f} / {c['metricCallsMax']} | {c['reflectionCallsMean']:.0f} "
+                f"| {c.get('maxTaskCallsInFlight', '?')} / {c.get('maxReflectionCallsInFlight', '?')} "
+                f"| {c['runsHittingMergeBug']}/{len(c['seeds'])} |"
             )
+    return lines + [""]
+
+
+def table() -> None:
+    first = load("2x16") or next((load(t) for t in TASKS if load(t)), {})
+    lines = [
+        "# The reference (Python gepa) on the engine bench's task",
+        "",
+        "Written by `bench/reference/run.py table`; how the runs are set up: `bench/reference/README.md`.",
+        "",
+        "`gepa.optimize` with "
+        + ", ".join(f"{k}={v}" for k, v in first.get("optimize", {}).items())
+        + "; max_metric_calls = the budget; seed = the run's seed. Held-out score: the mean score of "
+        "`result.best_candidate` (the reference's best on validation) on the 300 test examples no run sees. "
+        "Metric calls: the reference's own count (`result.total_metric_calls`), equal to the task calls made.",
+        "",
+    ]
+    for task_name in TASKS:
+        doc = load(task_name)
+        if doc:
+            lines += task_tables(doc, task_name)
     with open(RESULTS_MD, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(lines))
     print("\n".join(lines))
 
 
@@ -366,6 +414,7 @@ def main() -> None:
     p.add_argument("--seeds", default="0-9")
     p.add_argument("--jobs", type=int, default=0)
     p.add_argument("--only-missing", action="store_true")
+    p.add_argument("--task", default="2x16", choices=list(TASKS))
     p.add_argument("--no-workaround", action="store_true", help="run the reference's merge proposer unpatched")
     a = p.parse_args()
     if a.no_workaround:
@@ -392,12 +441,12 @@ def main() -> None:
         for label in labels:
             for b in budgets:
                 for s in seeds:
-                    print(json.dumps({"setting": label, "budget": b, **run_once(label, b, s, False)}), flush=True)
+                    print(json.dumps({"setting": label, "budget": b, **run_once(label, b, s, False, a.task)}), flush=True)
         return
     latency = a.mode == "latency"
     budgets = [int(b) for b in (a.budgets or (str(LATENCY_BUDGET) if latency else "500,1000,2000")).split(",")]
     jobs = a.jobs or (1 if latency else 2)
-    measure(a.mode, labels, budgets, seeds, jobs, a.only_missing)
+    measure(a.mode, labels, budgets, seeds, jobs, a.only_missing, a.task)
     table()
 
 

@@ -86,6 +86,11 @@ class Counters:
     task_calls: int = 0
     evaluate_calls: int = 0
     model_calls: int = 0
+    # the most task / reflection calls observed in flight at once (latency runs)
+    task_in_flight: int = 0
+    task_max_in_flight: int = 0
+    model_in_flight: int = 0
+    model_max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -176,11 +181,18 @@ class ReflectionModel:
         self.counters = counters or Counters()
 
     def __call__(self, prompt: Any) -> str:
-        if self.latency_s > 0:
-            time.sleep(self.latency_s)
-        with self.counters.lock:
-            self.counters.model_calls += 1
-        return self.task.reflect(_prompt_text(prompt))
+        c = self.counters
+        with c.lock:
+            c.model_calls += 1
+            c.model_in_flight += 1
+            c.model_max_in_flight = max(c.model_max_in_flight, c.model_in_flight)
+        try:
+            if self.latency_s > 0:
+                time.sleep(self.latency_s)
+            return self.task.reflect(_prompt_text(prompt))
+        finally:
+            with c.lock:
+                c.model_in_flight -= 1
 
     def batch_complete(self, messages_list: list[Any]) -> list[str]:
         if len(messages_list) <= 1 or self.latency_s <= 0:
@@ -213,11 +225,18 @@ class Adapter:
             self.pool.shutdown(wait=True)
 
     def _call(self, ex: Example, candidate: dict[str, str]) -> Trace:
-        if self.latency_s > 0:
-            time.sleep(self.latency_s)
-        with self.counters.lock:
-            self.counters.task_calls += 1
-        return self.task.solve(ex, candidate)
+        c = self.counters
+        with c.lock:
+            c.task_calls += 1
+            c.task_in_flight += 1
+            c.task_max_in_flight = max(c.task_max_in_flight, c.task_in_flight)
+        try:
+            if self.latency_s > 0:
+                time.sleep(self.latency_s)
+            return self.task.solve(ex, candidate)
+        finally:
+            with c.lock:
+                c.task_in_flight -= 1
 
     def _batch(self, traces: list[Trace], capture_traces: bool):
         from gepa.core.adapter import EvaluationBatch
