@@ -260,6 +260,7 @@ def header(task_name: str) -> dict[str, Any]:
         "reference": "gepa-ai/gepa",
         "referenceCommit": reference_commit(),
         "python": platform.python_version(),
+        "pythonHashSeed": os.environ.get("PYTHONHASHSEED"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
         "taskName": task_name,
         "task": {
@@ -339,7 +340,7 @@ def task_tables(doc: dict[str, Any], task_name: str) -> list[str]:
         f"## Task {task_name}: " + ", ".join(f"{k} {v}" for k, v in doc.get("task", {}).items()),
         "",
         f"From `{json_name}`. Reference gepa-ai/gepa at `{doc.get('referenceCommit')}`, Python {doc.get('python')}, "
-        f"{doc.get('machine')}; merge workaround {'on' if doc.get('mergeWorkaround') else 'off'}.",
+        f"{doc.get('machine')}; PYTHONHASHSEED={doc.get('pythonHashSeed')}; merge workaround {'on' if doc.get('mergeWorkaround') else 'off'}.",
         "",
         "### Quality per budget (zero latency, seeds 0-9)",
         "",
@@ -367,18 +368,27 @@ def task_tables(doc: dict[str, Any], task_name: str) -> list[str]:
             f"{LATENCY_BUDGET * TASK_LATENCY_MS / MAX_IN_FLIGHT / 1000:.2f} s. In flight: the most task / reflection "
             "calls observed at once in any run of the row.",
             "",
-            "| setting | seeds | wall median (s) | held-out mean | sd | metric calls mean / max | reflection calls | in flight task / reflection | runs hitting the merge bug |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| setting | seeds | wall median (s) | held-out mean | sd | metric calls mean / max | reflection calls | in flight task / reflection | runs hitting the merge bug | same result as at zero latency |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for label, by_budget in lat.items():
             if str(LATENCY_BUDGET) not in by_budget:
                 continue
             c = by_budget[str(LATENCY_BUDGET)]
+            zero = {r["seed"]: r for r in doc.get("quality", {}).get(label, {}).get(str(LATENCY_BUDGET), {}).get("runs", [])}
+            same = sum(
+                1
+                for r in c["runs"]
+                if r["seed"] in zero
+                and (r["test"], r["val"], r["metricCalls"], r["candidates"])
+                == (zero[r["seed"]]["test"], zero[r["seed"]]["val"], zero[r["seed"]]["metricCalls"], zero[r["seed"]]["candidates"])
+            )
+            compared = sum(1 for r in c["runs"] if r["seed"] in zero)
             lines.append(
                 f"| {label} | {len(c['seeds'])} | {c['wallMedianSeconds']:.2f} | {c['testMean']:.3f} | {c['testSd']:.3f} "
                 f"| {c['metricCallsMean']:.0f} / {c['metricCallsMax']} | {c['reflectionCallsMean']:.0f} "
                 f"| {c.get('maxTaskCallsInFlight', '?')} / {c.get('maxReflectionCallsInFlight', '?')} "
-                f"| {c['runsHittingMergeBug']}/{len(c['seeds'])} |"
+                f"| {c['runsHittingMergeBug']}/{len(c['seeds'])} | {same}/{compared} |"
             )
     return lines + [""]
 
@@ -407,6 +417,13 @@ def table() -> None:
 
 
 def main() -> None:
+    # The reference iterates a set of component names in its merge proposer
+    # (gepa/proposer/merge.py), so with merge on its result for a given seed
+    # depends on Python's string-hash randomization: pin it, so that a run is
+    # a function of its seed (override by setting PYTHONHASHSEED yourself).
+    if os.environ.get("PYTHONHASHSEED") is None:
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable, *sys.argv])
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["quality", "latency", "table", "one"])
     p.add_argument("--settings", default=",".join(SETTINGS))
