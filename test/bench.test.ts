@@ -18,7 +18,7 @@ const tiny: Sizes = {
     task: { components: 2, keywordsPerComponent: 3, trainSize: 12, valSize: 6, testSize: 10, learnPermille: 500 },
     settings: [
       { label: "sequential (c=1)", maxConcurrency: 1 },
-      { label: "c=16, default (depth 2)", maxConcurrency: 16 },
+      { label: "c=16, default", maxConcurrency: 16 },
       { label: "1 component: c=16, parallelProposals 2", maxConcurrency: 16, parallelProposals: 2, components: 1 }
     ]
   },
