@@ -17,7 +17,7 @@ import * as Reflection from "../../Reflection.js"
 import type * as State from "../../State.js"
 import type { Meter } from "../evaluate.js"
 import * as Early from "./early.js"
-import { addFailures, type Failures, type Session } from "./session.js"
+import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
 /** Reflection-model usage of one proposal. @internal */
 export interface Usage {
@@ -115,6 +115,16 @@ export const reflect = <D, T, O>(
       usage,
       ...(reason === undefined ? {} : { reason })
     })
+    // a parent already known to be perfect on every example of the minibatch
+    // is skipped without paying for the evaluation that would show it again
+    if (s.r.skipPerfect) {
+      const known = s.known(parentCandidate, ids, iteration, plan.sees)
+      if (known !== undefined && known.length > 0 && known.every((x) => x !== undefined && x >= s.r.perfectScore)) {
+        const reason = "all minibatch scores are perfect (known from earlier evaluations)"
+        yield* s.emit(() => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason }))
+        return done(ProposalResult.Skipped({ kind, parents: [parent], reason }), 0, noFailures)
+      }
+    }
     const parentEval = yield* s.evaluate({
       iteration,
       purpose: "parent-minibatch",
