@@ -15,6 +15,7 @@ import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Me
 
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
+import * as modelCall from "./internal/modelCall.js"
 import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"
 
 // ---------------------------------------------------------------------------
@@ -302,11 +303,14 @@ const InstrumentedId: unique symbol = Symbol.for("effect-gepa/Telemetry/instrume
 export const isInstrumented = (model: LanguageModel): boolean => InstrumentedId in model
 
 /**
- * Wraps a model so that every call runs in a `gepa.model` span (kind
- * client) carrying the GenAI attributes (`gen_ai.request.model`,
+ * Wraps a model so that every call runs in one `gepa.model` span (kind
+ * client; the library's model layers open none of their own, and an
+ * `@effect/ai` provider's spans are not recorded) carrying the GenAI
+ * attributes (`gen_ai.system`, `gen_ai.request.model`,
  * `gen_ai.response.model`, `gen_ai.usage.input_tokens`,
  * `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`) plus
- * `gepa.model.role` and `gepa.model.cost`, and updates the model metrics.
+ * `gepa.model.role`, `gepa.model.cost` and `gepa.model.retries`, and
+ * updates the model metrics.
  * Wrapping an instrumented model again returns it unchanged, so layers and
  * the engine may both instrument without counting a call twice.
  *
@@ -319,6 +323,13 @@ export const instrumentModel = (
     readonly role: ModelRole
     /** the model's name in attributes and metric tags; default the name the answer reports, else "unknown" */
     readonly model?: string | undefined
+    /**
+     * the provider in `gen_ai.system`; default the one the model layer
+     * reports (the library's layers do), else none
+     *
+     * @since 0.3.0
+     */
+    readonly provider?: string | undefined
   }
 ): LanguageModel => {
   if (isInstrumented(model)) return model
@@ -337,7 +348,10 @@ export const instrumentModel = (
     Effect.withFiberRuntime<Completion, LlmError>((fiber) => {
       const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
       const start = clock.unsafeCurrentTimeMillis()
-      return Effect.onExit(model.complete(prompt), (exit) =>
+      // the model layers count their retries and name their provider here
+      const stats: modelCall.CallStats = { retries: 0, provider: options.provider }
+      const call = Effect.locally(model.complete(prompt), modelCall.currentCallStats, stats)
+      return Effect.onExit(call, (exit) =>
         Effect.withFiberRuntime((after) => {
           // a call cut short (a timeout, a stopped run) neither failed nor answered
           if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return Effect.void
@@ -352,6 +366,8 @@ export const instrumentModel = (
           const span = after.currentSpan
           if (span?._tag === "Span") {
             if (options.model === undefined) span.attribute("gen_ai.request.model", name)
+            if (stats.provider !== undefined) span.attribute("gen_ai.system", stats.provider)
+            span.attribute("gepa.model.retries", stats.retries)
             if (completion !== undefined) {
               // Effect exports arrays as JSON text, so the one reason goes as a string
               span.attribute("gen_ai.response.finish_reasons", completion.finishReason)
