@@ -265,9 +265,24 @@ export function optimize<D, T, O>(
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel> {
   return Effect.scoped(loop.run(config, chooseStore, undefined)).pipe(
     Effect.withScheduler(engineScheduler),
+    logContext(config),
     Effect.withSpan("gepa.optimize")
   )
 }
+
+/**
+ * The run's log context: every log line of the run (the engine's, the
+ * adapter's, the models') carries the `run` annotation (the run directory
+ * when there is one, else a fresh id) and the `gepa.run` log span.
+ */
+const logContext = (config: { readonly runDir?: string | undefined }) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() =>
+    effect.pipe(
+      Effect.annotateLogs("run", config.runDir ?? `run-${globalThis.crypto.randomUUID().slice(0, 8)}`),
+      Effect.withLogSpan("gepa.run")
+    )
+  )
 
 /**
  * Runs GEPA as a stream of events. `IterationEnded` events carry the state
@@ -305,6 +320,7 @@ export function stream<D, T, O>(
   return Stream.asyncScoped<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel>((emit) =>
     Effect.scoped(loop.run(config, chooseStore, (event) => Effect.promise(() => emit.single(event)))).pipe(
       Effect.withScheduler(engineScheduler),
+      logContext(config),
       Effect.matchCauseEffect({
         onSuccess: () => Effect.promise(() => emit.end()),
         onFailure: (cause) => Effect.promise(() => emit.halt(cause))

@@ -570,9 +570,64 @@ export const observer = (
         const level = kind === "summary" ? summaryLevel : levelOf[kind]
         return LogLevel.lessThan(level, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))
           ? Effect.void
-          : Effect.logWithLevel(level, describeEvent(event, best).message)
+          : Effect.annotateLogs(Effect.logWithLevel(level, describeEvent(event, best).message), annotationsOf(event, best))
       })
   })
+
+/**
+ * The log annotations of an event's line (besides the run's own `run`
+ * annotation and `gepa.run` log span, see `Gepa.optimize`): `event` (its
+ * tag) and, where they apply, `iteration`, `candidate`, `parent` (one
+ * parent, or the parents joined with commas), `score`, `metricCalls`,
+ * `budget`, `purpose`, `outcome`, `bestScore` and `bestCandidate`.
+ *
+ * @since 0.3.0
+ * @category observer
+ */
+export const annotationsOf = (
+  event: GepaEvent,
+  best?: { readonly score: number; readonly candidate: number } | undefined
+): Record<string, string | number | boolean> => {
+  const out: Record<string, string | number | boolean> = { event: event._tag }
+  const e = event as unknown as Readonly<Record<string, unknown>>
+  const put = (key: string, value: unknown) => {
+    if (typeof value === "number" ? Number.isFinite(value) : typeof value === "string" || typeof value === "boolean") {
+      out[key] = value as string | number | boolean
+    }
+  }
+  put("iteration", e["iteration"])
+  put("candidate", e["candidate"])
+  put("parent", e["parent"])
+  if (Array.isArray(e["parents"])) put("parent", (e["parents"] as ReadonlyArray<number>).join(","))
+  put("score", e["score"])
+  put("metricCalls", e["metricCalls"])
+  put("purpose", e["purpose"])
+  put("outcome", e["outcome"])
+  if ("budget" in e) put("budget", e["budget"] ?? "unlimited")
+  switch (event._tag) {
+    case "CandidateRejected":
+      put("score", event.after)
+      break
+    case "IterationEnded":
+      put("metricCalls", event.state.metricCalls)
+      put("accepted", event.accepted)
+      break
+    case "OptimizationEnded":
+      put("metricCalls", event.result.totalMetricCalls)
+      put("iteration", event.result.iterations)
+      put("candidate", event.result.bestIndex)
+      if (event.result.bestScore !== null) put("score", event.result.bestScore)
+      break
+    case "SeedGenerated":
+      put("attempts", event.attempts)
+      break
+  }
+  if (best !== undefined && event._tag !== "OptimizationEnded") {
+    put("bestScore", best.score)
+    put("bestCandidate", best.candidate)
+  }
+  return out
+}
 
 // the level of an event's line before it is built (see `describeEvent`)
 const kindOf = (event: GepaEvent): "summary" | "warning" | "debug" => {

@@ -6,7 +6,6 @@ import * as LanguageModel from "../src/LanguageModel.js"
 import { ReflectionModel, TaskModel } from "../src/LanguageModel.js"
 import * as ModelString from "../src/ModelString.js"
 import * as Telemetry from "../src/Telemetry.js"
-import * as FakeAi from "./fixtures/fakeAi.js"
 import * as FakeServer from "./fixtures/openaiServer.js"
 
 const SECRET = "sk-ant-SECRET-9876543210"
