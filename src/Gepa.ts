@@ -24,6 +24,7 @@ import type {
   EvaluationTimeout,
   MissingObjectiveScores,
   ModelUnrecoverable,
+  ReflectionUnusable,
   PersistenceError,
   ProposalsFailed,
   ResumeConflict
@@ -195,7 +196,9 @@ export interface OptimizeResult<O> extends GepaResult {
  * Every way `optimize` can fail. `ModelUnrecoverable` (since 0.2.0): the
  * task or reflection model can never succeed as configured (rejected key,
  * unknown model, invalid request, unreachable server); the run stops at once
- * and, with a run directory, can be resumed after the fix.
+ * and, with a run directory, can be resumed after the fix. `ReflectionUnusable`
+ * (since 0.3.0): the reflection model gave `reflection.maxUnusableAnswers`
+ * unusable answers in a row; resumable the same way.
  *
  * @since 0.1.0
  * @category errors
@@ -210,6 +213,7 @@ export type OptimizeError =
   | PersistenceError
   | ResumeConflict
   | ModelUnrecoverable
+  | ReflectionUnusable
 
 /**
  * The composition root's choice of persistence: the caller's store, a run

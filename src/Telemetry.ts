@@ -294,6 +294,20 @@ export type ModelRole = "reflection" | "task"
 
 const InstrumentedId: unique symbol = Symbol.for("effect-gepa/Telemetry/instrumented")
 
+const ModelNameId: unique symbol = Symbol.for("effect-gepa/Telemetry/modelName")
+
+/**
+ * The name an instrumented model was given (see `instrumentModel`), for
+ * messages; `undefined` for a model without one.
+ *
+ * @since 0.3.0
+ * @category model instrumentation
+ */
+export const nameOf = (model: LanguageModel): string | undefined => {
+  const name = (model as { readonly [ModelNameId]?: unknown })[ModelNameId]
+  return typeof name === "string" ? name : undefined
+}
+
 /**
  * Whether `instrumentModel` already wrapped this model.
  *
@@ -382,7 +396,7 @@ export const instrumentModel = (
           return Effect.void
         }))
     }).pipe(Effect.withSpan("gepa.model", spanOptions))
-  return { complete, [InstrumentedId]: true } as LanguageModel
+  return { complete, [InstrumentedId]: true, [ModelNameId]: options.model } as LanguageModel
 }
 
 // ---------------------------------------------------------------------------

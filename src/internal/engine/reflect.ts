@@ -10,11 +10,13 @@
 import { Effect, Either, Option } from "effect"
 import type { ReflectiveDataset, ReflectiveRecord } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
-import { AdapterContractError, type ModelUnrecoverable } from "../../Errors.js"
+import { AdapterContractError, type ModelUnrecoverable, ReflectionUnusable } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as Reflection from "../../Reflection.js"
+import * as Secrets from "../../Secrets.js"
 import type * as State from "../../State.js"
+import { nameOf } from "../../Telemetry.js"
 import type { Meter } from "../evaluate.js"
 import { addFailures, type Failures, type Session } from "./session.js"
 
@@ -55,7 +57,7 @@ const proposeTexts = <D, T, O>(
     },
     string
   >,
-  ModelUnrecoverable
+  ModelUnrecoverable | ReflectionUnusable
 > =>
   Effect.gen(function*() {
     if (s.r.proposer !== undefined) {
@@ -86,6 +88,23 @@ const proposeTexts = <D, T, O>(
       if (p._tag === "Proposed") texts[p.component] = p.text
       else if (p._tag === "Unusable") unusable.push(`${p.component}: ${p.reason}`)
       else skipped.push(`${p.component}: ${p.reason}`)
+      // a model that never answers usably stops the run with one line,
+      // rather than failing proposal after proposal (the tally spans them)
+      if (p._tag === "Proposed") s.r.unusable.streak = 0
+      else if (p._tag === "Unusable" && ++s.r.unusable.streak >= s.r.maxUnusableAnswers) {
+        const answers = s.r.unusable.streak
+        s.r.unusable.streak = 0
+        const start = Secrets.scrub(p.completion.text).replace(/\s+/g, " ").trim()
+        return yield* Effect.fail(
+          new ReflectionUnusable({
+            model: nameOf(s.r.reflectionModel!) ?? p.completion.model ?? "unnamed",
+            component: p.component,
+            answers,
+            reason: p.reason,
+            start: start.length > 80 ? `${start.slice(0, 80)}…` : start
+          })
+        )
+      }
     }
     return Either.right({ texts, skipped, unusable, usage })
   }).pipe(Effect.withSpan("gepa.reflect", { captureStackTrace: false }))
@@ -101,7 +120,10 @@ export const reflect = <D, T, O>(
   plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
   parentCandidate: Candidate.Candidate,
   meter: Meter
-): Effect.Effect<Proposed, AdapterContractError | ModelUnrecoverable | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
+): Effect.Effect<
+  Proposed,
+  AdapterContractError | ModelUnrecoverable | ReflectionUnusable | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>
+> =>
   Effect.gen(function*() {
     const { iteration, parent, ids, components } = plan
     const kind = "reflective" as const
