@@ -35,6 +35,15 @@ export const formsOf = (value: string): ReadonlyArray<string> => {
   return Array.from(forms)
 }
 
+/**
+ * Whether a fragment looks like a piece of a key rather than a word: it
+ * mixes at least two of lowercase, uppercase, digits and other characters.
+ * A key that happens to contain "unusable" or "anthropic" must not redact
+ * those words everywhere.
+ */
+const isKeyLike = (gram: string): boolean =>
+  [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(gram)).length >= 2
+
 /** A compiled scrub over a set of secret values. */
 export interface Compiled {
   readonly scrub: (text: string) => string
@@ -44,8 +53,8 @@ export interface Compiled {
 /**
  * The scrub of `values`: every form of each value (see `formsOf`) is
  * replaced whole, longest first; then every run of text made of
- * `fragmentLength`-character pieces of a long value (16+ characters) is
- * replaced too, so a key cut in two, half in one message and half in the
+ * `fragmentLength`-character pieces of a long value (16+ characters) that
+ * look like a key's (see `isKeyLike`) is replaced too, so a key cut in two, half in one message and half in the
  * next, leaves neither half. A replacement that could form a secret again
  * with its neighbours is caught by a last check, which hides the whole text.
  */
@@ -57,7 +66,10 @@ export const compile = (values: Iterable<string>): Compiled => {
     for (const form of formsOf(value)) {
       forms.add(form)
       if (form.length >= minFragmentedLength) {
-        for (let i = 0; i + fragmentLength <= form.length; i++) grams.add(form.slice(i, i + fragmentLength))
+        for (let i = 0; i + fragmentLength <= form.length; i++) {
+          const gram = form.slice(i, i + fragmentLength)
+          if (isKeyLike(gram)) grams.add(gram)
+        }
       }
     }
   }

@@ -40,6 +40,14 @@ export interface Proposed {
   readonly usage: Usage
 }
 
+// the first `max` characters, without cutting a "[redacted]" in two
+const startOf = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  const open = text.lastIndexOf("[redacted]", max)
+  const cut = open >= 0 && open + 10 > max ? open + 10 : max
+  return cut >= text.length ? text : `${text.slice(0, cut)}…`
+}
+
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 const proposeTexts = <D, T, O>(
@@ -101,7 +109,7 @@ const proposeTexts = <D, T, O>(
             component: p.component,
             answers,
             reason: p.reason,
-            start: start.length > 80 ? `${start.slice(0, 80)}…` : start
+            start: startOf(start, 80)
           })
         )
       }
