@@ -14,8 +14,10 @@
  * A secret is replaced by `[redacted]` as is, JSON-escaped (once or twice,
  * with or without `\/`) and URL-encoded; for keys of 16+ characters, every
  * run of 8+ characters of the key is replaced too, so a key split across two
- * messages leaves neither half. Values shorter than 4 characters are
- * placeholders ("x", "-") and are left alone.
+ * messages leaves neither half. Values shorter than 8 characters are not
+ * registered: they are the placeholders servers without authentication are
+ * given ("unused", "EMPTY", "ollama"), and scrubbing those words from every
+ * text would mangle it; real API keys are far longer.
  *
  * @since 0.3.0
  */
@@ -34,8 +36,16 @@ const registry = globalValue(Symbol.for("effect-gepa/Secrets/registry"), (): Reg
 }))
 
 /**
+ * The shortest value `register` accepts (see the module's docs).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const minRegisteredLength = 8
+
+/**
  * Registers secrets for every scrub of the process. Idempotent; values
- * shorter than 4 characters are ignored.
+ * shorter than `minRegisteredLength` are ignored.
  *
  * @since 0.3.0
  * @category registry
@@ -45,7 +55,7 @@ export const registerSync = (...secrets: ReadonlyArray<Redacted.Redacted<string>
   for (const secret of secrets) {
     if (secret === undefined || !Redacted.isRedacted(secret)) continue
     const value: unknown = Redacted.value(secret)
-    if (typeof value !== "string" || value.trim().length < internal.minSecretLength) continue
+    if (typeof value !== "string" || value.trim().length < minRegisteredLength) continue
     for (const v of new Set([value, value.trim()])) {
       if (!registry.values.has(v)) {
         registry.values.add(v)
