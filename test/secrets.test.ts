@@ -19,6 +19,7 @@ import { OpenAiClient, OpenAiLanguageModel as AiOpenAi } from "@effect/ai-openai
 import { NodeSdk } from "@effect/opentelemetry"
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
+import * as fc from "fast-check"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Cause, Config, ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Redacted } from "effect"
 import * as path from "node:path"
@@ -28,6 +29,7 @@ import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import * as Gepa from "../src/Gepa.js"
 import * as Metric from "../src/Metric.js"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.js"
+import { scrubber } from "../src/LanguageModel.js"
 import * as Report from "../src/Report.js"
 import * as Secrets from "../src/Secrets.js"
 import * as Hostile from "./fixtures/hostile.js"
@@ -105,6 +107,54 @@ const expectNoLeak = (captured: Captured, key: { readonly key: string; readonly 
 }
 
 // ---------------------------------------------------------------------------
+// the scrub itself
+// ---------------------------------------------------------------------------
+
+// keys whose every 8 characters mix letters and digits, as real keys do
+const keyArb = fc.array(
+  fc.tuple(fc.constantFrom(..."abcdefghijKLMNOPQRST"), fc.constantFrom(..."0123456789")),
+  { minLength: 8, maxLength: 30 }
+).map((pairs) => pairs.map(([a, b]) => a + b).join(""))
+
+describe("the scrub", () => {
+  it("a key split in two, each half among other text, leaves neither half", () => {
+    fc.assert(
+      fc.property(keyArb, fc.nat(), fc.string(), fc.string(), fc.string(), (key, at, a, b, c) => {
+        const cut = fragmentCut(key, at)
+        const scrub = scrubber(Redacted.make(key))
+        const out = scrub(`${a}${key.slice(0, cut)}${b}${key.slice(cut)}${c}`)
+        expect(out.includes(key.slice(0, cut))).toBe(false)
+        expect(out.includes(key.slice(cut))).toBe(false)
+      })
+    )
+  })
+
+  it("the forms a server echoes: JSON-escaped once and twice, with \\/, URL-encoded", () => {
+    const key = `sk-live/"quote"+plus=9f8e7d6c5b4a3210`
+    const scrub = scrubber(Redacted.make(key))
+    const once = JSON.stringify(key).slice(1, -1)
+    for (const form of [key, once, JSON.stringify(once).slice(1, -1), once.replace(/\//g, "\\/"), encodeURIComponent(key)]) {
+      expect(scrub(`before ${form} after`)).toBe("before [redacted] after")
+    }
+    // words are not key pieces: a key holding "anthropic" leaves the word alone
+    expect(scrubber(Redacted.make("anthropic-Zq81-Xy72-Wv63"))("the anthropic provider")).toBe("the anthropic provider")
+  })
+
+  it("the registry: placeholders are not registered, log annotations are scrubbed deeply", () => {
+    Secrets.unsafeClear()
+    Secrets.registerSync(Redacted.make("unused"), Redacted.make("EMPTY"))
+    expect(Secrets.scrub("unused EMPTY")).toBe("unused EMPTY")
+    Secrets.registerSync(Redacted.make("sk-registry-Aa11Bb22Cc33Dd44"))
+    expect(Secrets.scrub("key sk-registry-Aa11Bb22Cc33Dd44 here")).toBe("key [redacted] here")
+    expect(Secrets.scrubUnknown({ nested: ["x sk-registry-Aa11Bb22Cc33Dd44"], n: 1 })).toEqual({ nested: ["x [redacted]"], n: 1 })
+    Secrets.unsafeClear()
+  })
+})
+
+/** a cut that leaves at least 8 characters on each side */
+const fragmentCut = (key: string, at: number) => 8 + (at % (key.length - 15))
+
+// ---------------------------------------------------------------------------
 // library paths: a model layer, the DefaultAdapter, Gepa.optimize
 // ---------------------------------------------------------------------------
 
@@ -132,15 +182,15 @@ const libraryRun = (options: {
         Effect.provide(Layer.merge(adapter.pipe(Layer.provideMerge(options.models)), options.models)),
         Effect.exit
       )
-      yield* collectSpans(captured, exporter)
-      return exit
+      const spans = yield* collectSpans(captured, exporter)
+      return [exit, spans] as const
     }).pipe(
       Effect.provide(layer),
       Effect.provide(capturingLogger(captured)),
       Logger.withMinimumLogLevel(LogLevel.All),
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(options.config))))
     )
-    const exit = yield* run
+    const [exit, spans] = yield* run
     if (Exit.isSuccess(exit)) {
       const { bestOutputs, state, ...result } = exit.value
       captured.add("report", Report.render({ result, trace: state.trace }))
@@ -150,7 +200,7 @@ const libraryRun = (options: {
       captured.add("error (json)", JSON.stringify(Cause.failures(exit.cause)))
     }
     collectRunDir(captured, options.runDir)
-    return exit
+    return { exit, spans }
   })
 
 interface LibraryPath {
@@ -220,13 +270,18 @@ describe("the API key never leaves the library (library paths)", () => {
         const server = yield* FakeServer.make
         server.setFallback(Hostile.script(p.format, key.key))
         const captured = new Captured()
-        const exit = yield* libraryRun({
+        const { exit, spans } = yield* libraryRun({
           captured,
           models: p.models(server, key.key),
           config: p.config(server, key.key),
           runDir: path.join(tmpDir("gepa-secrets-"), "run")
         })
         if (Exit.isFailure(exit)) expect.fail(Cause.pretty(exit.cause))
+        // one span per model call, ours, carrying its retries; no provider span
+        const calls = spans.filter((s) => s.name === "gepa.model")
+        expect(calls.length).toBeGreaterThan(0)
+        expect(spans.every((s) => s.name.startsWith("gepa.") || s.name.startsWith("Reflection."))).toBe(true)
+        expect(calls.some((s) => s.attributes["gepa.model.role"] === "reflection" && s.attributes["gepa.model.retries"] === 2)).toBe(true)
         // the server did its worst: retried failures and answers, all echoing the key
         const reflections = server.requests.filter(Hostile.isReflection)
         expect(reflections.length).toBeGreaterThanOrEqual(3)
@@ -242,7 +297,7 @@ describe("the API key never leaves the library (library paths)", () => {
         // a 401 that echoes the key stops the run with one line
         server.setFallback(() => Hostile.failure(p.format, 401, `invalid api key ${key.key} (${JSON.stringify(key.key)})`))
         const rejected = new Captured()
-        const failed = yield* libraryRun({
+        const { exit: failed } = yield* libraryRun({
           captured: rejected,
           models: p.models(server, key.key),
           config: p.config(server, key.key),

@@ -44,6 +44,19 @@ export const formsOf = (value: string): ReadonlyArray<string> => {
 const isKeyLike = (gram: string): boolean =>
   [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(gram)).length >= 2
 
+// a polynomial hash of `fragmentLength` characters in 32-bit integer
+// arithmetic (modulo 2^32, a ring, so a character rolls out exactly)
+const B = 0x01000193
+let top = 1
+for (let i = 1; i < fragmentLength; i++) top = Math.imul(top, B)
+const hashOf = (text: string, at: number): number => {
+  let h = 0
+  for (let j = 0; j < fragmentLength; j++) h = (Math.imul(h, B) + text.charCodeAt(at + j)) | 0
+  return h
+}
+const roll = (h: number, out: number, into: number): number =>
+  (Math.imul((h - Math.imul(out, top)) | 0, B) + into) | 0
+
 /** A compiled scrub over a set of secret values. */
 export interface Compiled {
   readonly scrub: (text: string) => string
@@ -77,14 +90,20 @@ export const compile = (values: Iterable<string>): Compiled => {
   // longest first, so a form containing another is replaced whole
   const ordered = Array.from(forms).sort((a, b) => b.length - a.length)
   const present = (text: string) => ordered.some((form) => text.includes(form))
+  // the fragments are found with a rolling hash of every window of the
+  // text (no string built per position), each hit checked for real
+  const hashes = new Set<number>()
+  for (const gram of grams) hashes.add(hashOf(gram, 0))
   const fragments = (text: string): string => {
     if (grams.size === 0 || text.length < fragmentLength) return text
     let out = ""
     let copied = 0
     let coverEnd = -1
     let coverStart = -1
+    let h = hashOf(text, 0)
     for (let i = 0; i + fragmentLength <= text.length; i++) {
-      if (!grams.has(text.slice(i, i + fragmentLength))) continue
+      if (i > 0) h = roll(h, text.charCodeAt(i - 1), text.charCodeAt(i + fragmentLength - 1))
+      if (!hashes.has(h) || !grams.has(text.slice(i, i + fragmentLength))) continue
       if (i > coverEnd) {
         if (coverStart >= 0) {
           out += text.slice(copied, coverStart) + REDACTED
