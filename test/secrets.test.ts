@@ -29,6 +29,7 @@ import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import * as Gepa from "../src/Gepa.js"
 import * as Metric from "../src/Metric.js"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.js"
+import * as LanguageModel from "../src/LanguageModel.js"
 import { scrubber } from "../src/LanguageModel.js"
 import * as Report from "../src/Report.js"
 import * as Secrets from "../src/Secrets.js"
@@ -149,6 +150,36 @@ describe("the scrub", () => {
     expect(Secrets.scrubUnknown({ nested: ["x sk-registry-Aa11Bb22Cc33Dd44"], n: 1 })).toEqual({ nested: ["x [redacted]"], n: 1 })
     Secrets.unsafeClear()
   })
+})
+
+describe("a key an application registers", () => {
+  it.effect("is scrubbed from its own adapter's errors: events, the reflection prompt", () =>
+    Effect.gen(function*() {
+      Secrets.unsafeClear()
+      const key = Hostile.makeKey("app")
+      yield* Secrets.register(Redacted.make(key.key))
+      const prompts: Array<string> = []
+      const task = LanguageModel.fromPromise(() => Promise.reject(new Error(`upstream rejected ${key.key}`)), { model: "app-task" })
+      const reflection = LanguageModel.fromFunction((prompt) => {
+        prompts.push(LanguageModel.promptText(prompt))
+        return "```\nAnswer.\n```"
+      })
+      const adapter = yield* DefaultAdapter.make<Example>({ model: task, input: (e) => e.q, metric: Metric.exactMatch<Example>((e) => e.a) })
+      const events: Array<string> = []
+      const result = yield* Effect.either(Gepa.optimize({
+        seedCandidate: { system_prompt: "Answer." },
+        trainset,
+        adapter,
+        reflectionModel: reflection,
+        maxMetricCalls: 12,
+        minibatchSize: 2,
+        onEvent: (e) => void events.push(JSON.stringify(e))
+      }))
+      expect(events.some((e) => e.includes("upstream rejected [redacted]"))).toBe(true)
+      const all = [...events, ...prompts, JSON.stringify(result)].join("\n")
+      expect(Hostile.leaksIn(all, key)).toEqual([])
+      Secrets.unsafeClear()
+    }))
 })
 
 /** a cut that leaves at least 8 characters on each side */

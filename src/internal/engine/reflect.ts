@@ -51,7 +51,8 @@ const startOf = (text: string, max: number): string => {
   return cut >= text.length ? text : `${text.slice(0, cut)}…`
 }
 
-const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+// a proposer's error may quote a key: scrubbed like every text of the run
+const describeError = (e: unknown): string => Secrets.scrub(e instanceof Error ? e.message : String(e))
 
 const proposeTexts = <D, T, O>(
   s: Session<D, T, O>,

@@ -15,6 +15,7 @@ import type { Candidate } from "../../Candidate.js"
 import { AdapterError } from "../../Errors.js"
 import type { ObjectiveScores } from "../../EvaluationBatch.js"
 import { budget, type EvaluationRecord, type EvaluationTrace, type Limits, reflectiveRecord, toJsonLike, truncateString } from "./sideInfo.js"
+import * as Secrets from "../../Secrets.js"
 
 /** @internal */
 export interface Options {
@@ -73,7 +74,8 @@ const settle = <A, E, R>(effect: Effect.Effect<A, E, R>, capture: boolean): Effe
     const lines: Array<string> = []
     const inherited = fiber.getFiberRef(FiberRef.currentLogAnnotations)
     const capturing = Logger.make((options) => {
-      lines.push(formatLog(options, inherited))
+      // captured lines go to the reflection model: no registered secret in them
+      lines.push(Secrets.scrub(formatLog(options, inherited)))
     })
     const run = capture
       ? Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
