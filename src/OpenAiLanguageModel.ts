@@ -9,10 +9,10 @@
  * and an optional rate limit shared by every caller of one instance.
  * Interrupting the calling fiber aborts the HTTP request.
  *
- * The API key is held as a `Redacted` value. One scrub (see
- * `LanguageModel.scrubber`) removes it, and the values of secret-looking
- * `headers`, from every text the layer hands out: error details, answers,
- * logs. Every error detail is one line, and carries the server's
+ * The API key is held as a `Redacted` value and registered with `Secrets`,
+ * with the values of secret-looking `headers`; the scrub of every
+ * registered secret removes them from every text the layer hands out:
+ * error details, answers, the answer's model name, logs. Every error detail is one line, and carries the server's
  * `host:port` (`endpoint`), so that `LanguageModel.unrecoverable` can name
  * it when no retry can fix the failure.
  *

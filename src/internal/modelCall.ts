@@ -291,7 +291,7 @@ const MAX_DETAIL = 1_000
 
 /**
  * A server's text made fit for an error: secrets scrubbed (with the
- * layer's one scrub, `LanguageModel.scrubber`), on one line, capped.
+ * layer's one scrub, see `Secrets`), on one line, capped.
  */
 export const oneLine = (scrub: (text: string) => string, text: string, max: number = MAX_DETAIL): string => {
   const clean = scrub(text).replace(/\s+/g, " ").trim()
