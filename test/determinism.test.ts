@@ -34,7 +34,12 @@ const jittery = (latencySeed: number) => {
   }
 }
 
-const runAt = (maxConcurrency: number, latencySeed: number, settings: Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals">> = {}, budget = 240) =>
+const runAt = (
+  maxConcurrency: number,
+  latencySeed: number,
+  settings: Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals" | "foldOrder">> = {},
+  budget = 240
+) =>
   Effect.gen(function*() {
     const { adapter, reflectionModel, task } = jittery(latencySeed)
     return yield* Gepa.optimize({
@@ -165,6 +170,16 @@ describe("steps of several proposals", () => {
         if (gain(w) === gain(t)) assert.isBelow(winner, t.iteration)
       }
     }))
+
+  it.live("steps in completion order and with several steps in flight finish within the budget", () =>
+    Effect.gen(function*() {
+      for (const settings of [{ foldOrder: "completion" as const, parallelProposals: 3 }, { parallelProposals: 3 }]) {
+        const result = yield* runAt(8, 5, { proposalsPerStep: 2, ...settings }, 300)
+        assert.isAtMost(result.totalMetricCalls, 300)
+        assert.strictEqual(result.state.pending.length, 0)
+        assert.deepStrictEqual(State.checkConsistency(result.state), [])
+      }
+    }), 60_000)
 
   it.effect("rejects bad step settings with one line naming the field", () =>
     Effect.gen(function*() {
