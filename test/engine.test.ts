@@ -57,7 +57,7 @@ describe("Gepa.optimize", () => {
       const { adapter } = yield* Toy.makeAdapter()
       const layers = Layer.merge(
         Adapter.layer(adapter),
-        LanguageModel.reflectionLayer(Toy.reflectionModel())
+        LanguageModel.layerReflection(Toy.reflectionModel())
       )
       const result = yield* Gepa.optimize<Toy.Example, Adapter.ExampleTrace<Toy.Example, never, string>, string>({
         seedCandidate: Toy.seedCandidate,
@@ -359,7 +359,7 @@ describe("evaluation failures", () => {
       const faulty = Layer.merge(
         FaultInjection.layerAdapter<Toy.Example, Trace, string>({ failureRate: 0.3, seed: 9 }).pipe(Layer.provide(Adapter.layer(adapter))),
         FaultInjection.layerReflection({ failureRate: 0.3, seed: 9 }).pipe(
-          Layer.provide(LanguageModel.reflectionLayer(Toy.reflectionModel()))
+          Layer.provide(LanguageModel.layerReflection(Toy.reflectionModel()))
         )
       )
       const events: Array<GepaEvent> = []
