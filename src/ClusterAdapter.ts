@@ -12,7 +12,6 @@
  */
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
 import type { Sharding } from "@effect/cluster/Sharding"
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { Context, Effect, Either, Layer, Schedule, type Scope } from "effect"
 import type { Adapter, AdapterService } from "./Adapter.js"
 import * as Adapters from "./Adapter.js"
@@ -24,6 +23,7 @@ import * as codec from "./internal/cluster/codec.js"
 import * as config from "./internal/cluster/config.js"
 import * as protocol from "./internal/cluster/protocol.js"
 import { make as makeRouter } from "./internal/cluster/router.js"
+import * as socket from "./internal/cluster/socket.js"
 
 /**
  * @since 0.2.0
@@ -180,10 +180,7 @@ export const layer = <D, T, O, E>(
 export const layerClient = (settings?: Partial<ClusterEvaluation.Settings>): Layer.Layer<Sharding, ConfigError> =>
   Layer.unwrapEffect(
     Effect.map(ClusterEvaluation.resolveSettings(settings), (s) =>
-      NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: config.sharding(s) }).pipe(
-        Layer.provide(ClusterEvaluation.layerStorage(s.storage)),
-        Layer.mapError((e) => e instanceof ConfigError ? e : new ConfigError({ field: "cluster", detail: String(e) }))
-      ))
+      socket.layer({ storage: s.storage, clientOnly: true, shardingConfig: config.sharding(s), name: "cluster" }))
   )
 
 /**

@@ -11,7 +11,6 @@
  * @since 0.2.0
  */
 import type { Sharding } from "@effect/cluster/Sharding"
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { Config, Console, Context, Effect, Layer, Option } from "effect"
 import * as path from "node:path"
 import { importUserModule } from "./internal/userModule.js"
@@ -23,6 +22,7 @@ import type { EvaluationBatch } from "./EvaluationBatch.js"
 import * as codec from "./internal/cluster/codec.js"
 import * as config from "./internal/cluster/config.js"
 import * as protocol from "./internal/cluster/protocol.js"
+import * as socket from "./internal/cluster/socket.js"
 
 /**
  * Where a runner listens and how much it runs at once.
@@ -194,13 +194,12 @@ export const run = <D, T, O, E>(
       ? options.definition
       : (yield* load(options.module)) as unknown as ClusterEvaluation.Definition<D, T, O, E>
     const address = `${host}:${port}`
-    const cluster = NodeClusterSocket.layer({
-      storage: "sql",
-      shardingConfig: config.sharding(settings, { host, port, listenHost })
-    }).pipe(
-      Layer.provide(ClusterEvaluation.layerStorage(settings.storage)),
-      Layer.mapError((e) => e instanceof ConfigError ? e : new ConfigError({ field: "runner", detail: `${address}: ${describe(e)}` }))
-    )
+    const cluster = socket.layer({
+      storage: settings.storage,
+      clientOnly: false,
+      shardingConfig: config.sharding(settings, { host, port, listenHost }),
+      name: `runner ${address}`
+    })
     return yield* Effect.scoped(Effect.gen(function*() {
       yield* Layer.build(layer(definition, { concurrency, address }).pipe(Layer.provide(cluster)))
       yield* Console.log(`runner ${address} ready`)
