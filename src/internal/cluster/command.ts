@@ -27,7 +27,7 @@ export const runnerOptions = {
   listenHost: text("listen-host", "interface to listen on, e.g. 0.0.0.0 (env GEPA_RUNNER_LISTEN_HOST)"),
   concurrency: text("concurrency", "evaluations at once on this runner (env GEPA_RUNNER_CONCURRENCY, default 4)"),
   shards: text("shards", "shards of the cluster, the same everywhere (env GEPA_CLUSTER_SHARDS, default 300)"),
-  failover: text("failover", `how long a dead runner's shards stay locked, e.g. "35s" (env GEPA_CLUSTER_FAILOVER)`)
+  failover: text("failover", `how long a dead runner's shards stay locked (env GEPA_CLUSTER_FAILOVER, default 3s; at least 3s)`)
 }
 
 /** @internal */

@@ -1,6 +1,7 @@
 /**
  * The cluster layer of a process (a runner, or a client that hosts no
- * entity): `@effect/cluster` over sockets and the SQL storage, built while
+ * entity): `@effect/cluster` over sockets and the SQL storage (both in its
+ * output: runners keep finished evaluations in the storage too), built while
  * holding the storage's schema lock so that processes starting together
  * on an empty database create its tables one after the other.
  *
@@ -24,7 +25,7 @@ export const layer = (options: {
   readonly shardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]>
   /** names the process in errors */
   readonly name: string
-}): Layer.Layer<Sharding, ConfigError> => {
+}): Layer.Layer<Sharding | SqlClient, ConfigError> => {
   const kind = storage.parse(options.storage)
   if (kind instanceof ConfigError) return Layer.fail(kind)
   const socket = NodeClusterSocket.layer({
@@ -37,7 +38,7 @@ export const layer = (options: {
     const scope = yield* Effect.scope
     return yield* storage.withSchemaLock(sql, Layer.buildWithScope(socket, scope))
   })).pipe(
-    Layer.provide(storage.layer(kind)),
+    Layer.provideMerge(storage.layer(kind)),
     Layer.mapError((e) => e instanceof ConfigError ? e : new ConfigError({ field: options.name, detail: describe(e) }))
   )
 }
