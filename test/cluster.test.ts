@@ -1,7 +1,7 @@
 import { afterAll, assert, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as TestRunner from "@effect/cluster/TestRunner"
 import * as fc from "fast-check"
-import { ConfigProvider, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Cause, ConfigProvider, Console, Duration, Effect, Layer, Option, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -354,21 +354,44 @@ describe("cluster evaluation, pure parts", () => {
         listenHost: none,
         concurrency: Option.some("8"),
         shards: none,
-        failover: Option.some("10s")
+        failover: Option.some("10s"),
+        statusEvery: none,
+        logFormat: none
       }
       const ok = yield* RunnerCommand.fromFlags(base)
       expect(ok).toEqual({ module: "ev.ts", storage: "./c.db", port: 34500, concurrency: 8, failover: Duration.seconds(10) })
       expect((yield* RunnerCommand.fromFlags({ ...base, failover: Option.some("2 minutes") })).failover).toEqual(Duration.minutes(2))
+      expect(yield* RunnerCommand.fromFlags({ ...base, statusEvery: Option.some("0"), logFormat: Option.some("json") })).toMatchObject({
+        statusEvery: Duration.zero,
+        logFormat: "json"
+      })
       const bad = [
         [{ port: Option.some("70000") }, "--port"],
         [{ concurrency: Option.some("0") }, "--concurrency"],
         [{ shards: Option.some("1.5") }, "--shards"],
-        [{ failover: Option.some("soon") }, "--failover"]
+        [{ failover: Option.some("soon") }, "--failover"],
+        [{ statusEvery: Option.some("often") }, "--status-every"],
+        [{ logFormat: Option.some("xml") }, "--log-format"]
       ] as const
       for (const [change, field] of bad) {
         const e = yield* Effect.flip(RunnerCommand.fromFlags({ ...base, ...change }))
         expect(e.field).toBe(field)
       }
+    }))
+
+  it.effect("runner logs: a warning shows the error behind it; json is one object per line with the cause", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      // the logger writes through the Console service's unsafe.error (stderr)
+      const capture = { unsafe: { error: (line: unknown) => void lines.push(String(line)) } } as unknown as Console.Console
+      const warn = Effect.logWarning("Could not read messages from storage", Cause.fail(new Error("SqliteError: database is locked")))
+      yield* warn.pipe(Effect.provide(RunnerCommand.logger("text")), Effect.withConsole(capture))
+      expect(lines[0]).toMatch(/^gepa \[warn\] Could not read messages from storage: .*database is locked/)
+      expect(lines[0]).not.toContain("\n")
+      yield* warn.pipe(Effect.provide(RunnerCommand.logger("json")), Effect.withConsole(capture))
+      const json = JSON.parse(lines[1]!)
+      expect(json).toMatchObject({ message: "Could not read messages from storage", logLevel: "WARN" })
+      expect(json.cause).toMatch(/database is locked/)
     }))
 
   it.effect("settings from Config: storage required, shards and failover checked; options win over the environment", () =>
