@@ -12,7 +12,7 @@
  */
 import type { Sharding } from "@effect/cluster/Sharding"
 import { SqlClient } from "@effect/sql/SqlClient"
-import { Config, Console, Context, Duration, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Config, ConfigError as ConfigErrors, Console, Context, Duration, Effect, Either, Layer, Logger, LogLevel, Option } from "effect"
 import * as path from "node:path"
 import { importUserModule } from "./internal/userModule.js"
 import * as Adapters from "./Adapter.js"
@@ -60,7 +60,16 @@ export const runnerConfig: Config.Config<
       Config.withDefault(config.defaults.concurrency),
       Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 })
     ),
-    statusEvery: Config.duration("GEPA_RUNNER_STATUS_EVERY").pipe(Config.withDefault(Duration.seconds(10)))
+    statusEvery: Config.string("GEPA_RUNNER_STATUS_EVERY").pipe(
+      Config.mapOrFail((v) => {
+        if (v.trim() === "0") return Either.right(Duration.zero)
+        const d = Duration.decodeUnknown(v.trim())
+        return Option.isSome(d)
+          ? Either.right(d.value)
+          : Either.left(ConfigErrors.InvalidData([], `expected a duration such as "10 seconds", or 0, got "${v}"`))
+      }),
+      Config.withDefault(Duration.seconds(10))
+    )
   })
 
 const describe = (e: unknown): string =>
