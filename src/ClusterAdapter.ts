@@ -104,8 +104,6 @@ export const make = <D, T, O, E>(
     const trajectories = codec.make(definition.trajectory)
     // per distinct call (candidate, examples, traces): how many times it was made
     const attempts = new Map<string, number>()
-    // the group of a call: its candidate and traces flag; the candidate itself, for the request
-    const candidates = new Map<string, { readonly candidate: Candidate.Candidate; readonly captureTraces: boolean; users: number }>()
 
     const fail = (detail: string) => new AdapterError({ call: "evaluate (cluster)", detail })
 
@@ -115,12 +113,11 @@ export const make = <D, T, O, E>(
       defaultCapacity: config.defaults.concurrency,
       lingerMillis: 1,
       // the entity is fixed for a request's whole life: resends must reach the same stored request
-      send: (entity, group, calls) => {
-        const { candidate, captureTraces } = candidates.get(group)!
-        return client(protocol.entityId(entity)).Evaluate({
+      send: (entity, calls) =>
+        client(protocol.entityId(entity)).Evaluate({
           requestId: protocol.batchId(calls.map((c) => c.key)),
-          candidate: { ...candidate },
-          captureTraces,
+          candidate: { ...calls[0]!.candidate },
+          captureTraces: calls[0]!.captureTraces,
           items: calls.map((c) => ({ key: c.key, ...(c.ids === undefined ? { examples: c.examples! } : { ids: c.ids }) }))
         }).pipe(
           // the runner's answer (even a failure) is final; only transport errors are retried
@@ -132,7 +129,6 @@ export const make = <D, T, O, E>(
             Either.isLeft(outcome) ? Effect.fail(fail(outcome.left.message)) : Effect.succeed(outcome.right)
           )
         )
-      }
     })
 
     const evaluate: Adapter<D, T, O>["evaluate"] = (batch, candidate, { captureTraces }) =>
@@ -150,21 +146,14 @@ export const make = <D, T, O, E>(
         const attempt = attempts.get(base) ?? 0
         attempts.set(base, attempt + 1)
         const key = attempt === 0 ? base : protocol.requestId({ ...call, attempt })
-        const group = `${candidateHash}|${captureTraces ? "T" : "N"}`
-        const answer = yield* Effect.acquireUseRelease(
-          Effect.sync(() => {
-            const entry = candidates.get(group) ?? { candidate, captureTraces, users: 0 }
-            entry.users++
-            candidates.set(group, entry)
-          }),
-          () => batcher.submit(group, { key, ids, examples: encoded, size: batch.length }),
-          // the group's candidate is kept while a call of the group is waiting or in flight
-          () =>
-            Effect.sync(() => {
-              const entry = candidates.get(group)
-              if (entry !== undefined && --entry.users === 0) candidates.delete(group)
-            })
-        )
+        const answer = yield* batcher.submit(`${candidateHash}|${captureTraces ? "T" : "N"}`, {
+          candidate,
+          captureTraces,
+          key,
+          ids,
+          examples: encoded,
+          size: batch.length
+        })
         if (answer.result._tag === "Failed") {
           return yield* fail(new protocol.RemoteEvaluationError({ runner: answer.runner, detail: answer.result.detail }).message)
         }

@@ -13,6 +13,7 @@ import * as ClusterEvaluation from "../src/ClusterEvaluation.js"
 import * as ClusterRunner from "../src/ClusterRunner.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
+import * as Batcher from "../src/internal/cluster/batcher.js"
 import * as codec from "../src/internal/cluster/codec.js"
 import * as RunnerCommand from "../src/internal/cluster/command.js"
 import * as protocol from "../src/internal/cluster/protocol.js"
@@ -341,6 +342,51 @@ describe("cluster evaluation, pure parts", () => {
         for (const [i, r] of router.owners()) expect(r).toBe(ownerOf(i))
       }
     ))
+  })
+
+  it("batching: each call gets its own answer; a request holds one group's calls, at most the runner's capacity", async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.record({ group: fc.constantFrom("a", "b", "c"), size: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 40 }),
+      fc.integer({ min: 1, max: 8 }),
+      fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+      async (calls, capacity, maxBatch) => {
+        const requests: Array<ReadonlyArray<Batcher.Call>> = []
+        const program = Effect.gen(function*() {
+          const batcher = yield* Batcher.make<string>({
+            router: Router.make(4),
+            maxBatch,
+            defaultCapacity: 2,
+            lingerMillis: 0,
+            send: (_entity, batch) =>
+              Effect.sync(() => {
+                requests.push(batch)
+                return {
+                  runner: "r",
+                  capacity,
+                  items: batch.map((c) => ({ _tag: "Evaluated" as const, outputs: [c.key], scores: [c.size] }))
+                }
+              })
+          })
+          return yield* Effect.forEach(
+            calls,
+            (c, i) => batcher.submit(c.group, { candidate: { g: c.group }, captureTraces: false, key: `k${i}`, size: c.size }),
+            { concurrency: "unbounded" }
+          )
+        })
+        const answers = await Effect.runPromise(Effect.scoped(program))
+        answers.forEach((a, i) => expect(a.result).toMatchObject({ outputs: [`k${i}`], scores: [calls[i]!.size] }))
+        expect(requests.flat().length).toBe(calls.length)
+        for (const r of requests) {
+          expect(new Set(r.map((c) => c.candidate["g"])).size).toBe(1)
+          // the first requests go before the runner's capacity is known: the default (2) then applies
+          const limit = Math.max(maxBatch ?? capacity, maxBatch ?? 2)
+          if (r.length > 1) expect(r.reduce((n, c) => n + c.size, 0)).toBeLessThanOrEqual(limit)
+        }
+        // calls made together are batched: fewer requests than calls whenever a group has two calls that fit
+        const fits = (g: string) => calls.filter((c) => c.group === g && c.size <= Math.min(maxBatch ?? 2, 2) / 2).length >= 2
+        if (["a", "b", "c"].some(fits)) expect(requests.length).toBeLessThan(calls.length)
+      }
+    ), { numRuns: 60 })
   })
 
   it.effect("gepa runner flags: parsed and checked before anything starts, each error naming its flag", () =>

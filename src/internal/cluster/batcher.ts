@@ -20,6 +20,9 @@ import type { Router } from "./router.js"
 
 /** One adapter call waiting to be sent. @internal */
 export interface Call {
+  /** what the calls of a group share: the candidate and whether traces are wanted */
+  readonly candidate: Readonly<Record<string, string>>
+  readonly captureTraces: boolean
   /** the call's own id */
   readonly key: string
   readonly ids?: ReadonlyArray<string> | undefined
@@ -43,7 +46,7 @@ export interface Reply {
 
 /** @internal */
 export interface Batcher<E> {
-  /** queues `call` with the other calls of the same group; resolves with its own answer */
+  /** queues `call` with the other calls of its group (same candidate and traces flag); resolves with its own answer */
   readonly submit: (group: string, call: Call) => Effect.Effect<Answer, E>
 }
 
@@ -51,7 +54,7 @@ export interface Batcher<E> {
 export const make = <E>(options: {
   readonly router: Router
   /** sends the calls of one request to entity `entity` (retries included) */
-  readonly send: (entity: number, group: string, calls: ReadonlyArray<Call>) => Effect.Effect<Reply, E>
+  readonly send: (entity: number, calls: ReadonlyArray<Call>) => Effect.Effect<Reply, E>
   /** examples per request; default: the capacity of the runner serving the entity */
   readonly maxBatch?: number | undefined
   /** the capacity assumed for a runner that has not answered yet */
@@ -68,7 +71,7 @@ export const make = <E>(options: {
     const groups = new Map<string, Array<Waiting>>()
     const capacity = new Map<string, number>()
 
-    const dispatch = (group: string, waiting: ReadonlyArray<Waiting>) =>
+    const dispatch = (waiting: ReadonlyArray<Waiting>) =>
       Effect.gen(function*() {
         let next = 0
         while (next < waiting.length) {
@@ -87,7 +90,7 @@ export const make = <E>(options: {
           }
           options.router.add(entity, chunk.length - 1)
           let runner: string | undefined
-          yield* options.send(entity, group, chunk.map((w) => w.call)).pipe(
+          yield* options.send(entity, chunk.map((w) => w.call)).pipe(
             Effect.matchEffect({
               onFailure: (e) => Effect.forEach(chunk, (w) => Deferred.fail(w.done, e), { discard: true }),
               onSuccess: (reply) => {
@@ -110,7 +113,7 @@ export const make = <E>(options: {
       Effect.suspend(() => {
         const waiting = groups.get(group) ?? []
         groups.delete(group)
-        return dispatch(group, waiting)
+        return dispatch(waiting)
       })
 
     // registering a call and scheduling its group's flush happen together or not at all
