@@ -223,7 +223,11 @@ const main = Effect.gen(function*() {
   console.log(JSON.stringify(result, null, 2))
 })
 
-Effect.runPromise(main).catch((e: unknown) => {
-  console.error(e)
-  process.exit(1)
-})
+Effect.runPromise(main).then(
+  // done: handles the cluster client may leave behind must not keep the process
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e)
+    process.exit(1)
+  }
+)

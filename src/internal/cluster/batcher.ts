@@ -73,21 +73,27 @@ export const make = <E>(options: {
 
     const dispatch = (waiting: ReadonlyArray<Waiting>) =>
       Effect.gen(function*() {
-        let next = 0
-        while (next < waiting.length) {
+        let rest = waiting
+        while (rest.length > 0) {
           const entity = options.router.acquire()
           const owner = options.router.owners().get(entity)
           const limit = Math.max(
             1,
             options.maxBatch ?? (owner === undefined ? options.defaultCapacity : capacity.get(owner) ?? options.defaultCapacity)
           )
-          // at least one call per request, however large
-          const chunk: Array<Waiting> = [waiting[next++]!]
-          let size = chunk[0]!.call.size
-          while (next < waiting.length && size + waiting[next]!.call.size <= limit) {
-            size += waiting[next]!.call.size
-            chunk.push(waiting[next++]!)
+          // the oldest call first (at least one per request, however large), then every other call that fits
+          const chunk: Array<Waiting> = [rest[0]!]
+          const left: Array<Waiting> = []
+          let size = rest[0]!.call.size
+          for (const w of rest.slice(1)) {
+            if (size + w.call.size <= limit) {
+              size += w.call.size
+              chunk.push(w)
+            } else {
+              left.push(w)
+            }
           }
+          rest = left
           options.router.add(entity, chunk.length - 1)
           let runner: string | undefined
           yield* options.send(entity, chunk.map((w) => w.call)).pipe(
