@@ -34,6 +34,9 @@ const sumOf = (xs: ReadonlyArray<number>) => {
   return t
 }
 
+// the proposal's reflection cost on its ProposalEnded event (none for a custom proposer)
+const spentOn = (usage: Finished<unknown, unknown>["usage"]) => (usage.calls === 0 ? {} : { usage })
+
 /** Removes a plan from the pending list (the head in plan order). */
 const withoutPending = (state: State.GepaState, iteration: number): ReadonlyArray<State.PendingProposal> =>
   state.pending[0]?.iteration === iteration ? state.pending.slice(1) : state.pending.filter((p) => p.iteration !== iteration)
@@ -120,7 +123,7 @@ export const fold = <D, T, O>(
           score: next.valAverages[index]!,
           components: result.candidate
         }))
-        if (!isMerge) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "accepted" }))
+        if (!isMerge) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "accepted", ...spentOn(usage) }))
       }
       break
     }
@@ -153,7 +156,7 @@ export const fold = <D, T, O>(
               before: sumOf(result.scoresBefore),
               after: sumOf(result.scoresAfter)
             }),
-            GepaEvent.ProposalEnded({ iteration, parent, outcome: "rejected" })
+            GepaEvent.ProposalEnded({ iteration, parent, outcome: "rejected", ...spentOn(usage) })
           )
         }
       }
@@ -161,7 +164,7 @@ export const fold = <D, T, O>(
     }
     case "Skipped": {
       next = { ...next, trace: [...next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }] }
-      if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason }))
+      if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
       break
     }
     case "Failed": {
@@ -170,7 +173,7 @@ export const fold = <D, T, O>(
       if (listening) {
         events.push(
           GepaEvent.Error({ iteration, message: result.error, willContinue: true }),
-          GepaEvent.ProposalEnded({ iteration, parent, outcome: "failed", reason: result.error })
+          GepaEvent.ProposalEnded({ iteration, parent, outcome: "failed", reason: result.error, ...spentOn(usage) })
         )
       }
       break

@@ -212,6 +212,11 @@ export const run = <D, T, O>(
       if (stopReason === undefined && (yield* s.stopCheck(StopCondition.snapshot(state)))) {
         stopReason = `stop condition met: ${r.stop.name}`
       }
+      if (stopReason === undefined) {
+        // a monitor's stop (the dashboard's Stop button) takes Ctrl-C's path
+        const monitor = yield* s.monitorStop
+        if (monitor !== undefined) stopReason = `stop requested (${monitor})`
+      }
       // plan while the window has room
       while (stopReason === undefined && state.pending.length < r.parallelProposals) {
         const { owed } = yield* unaccounted
