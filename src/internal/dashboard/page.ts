@@ -32,7 +32,8 @@ section h2 { font-size:13px; margin:0 0 6px; display:flex; gap:10px; align-items
 section h2 .tools { margin-left:auto; display:flex; gap:6px; align-items:center; font-weight:400; }
 #lineage-wrap { height:420px; border:1px solid var(--line); border-radius:6px; overflow:hidden; position:relative; background:#fbfcfd; cursor:grab; touch-action:none; }
 #lineage { width:100%; height:100%; display:block; }
-#chart { width:100%; height:300px; display:block; }
+#chart { width:100%; height:400px; display:block; }
+.fold-note { color:var(--mute); font-style:italic; }
 .wide { grid-column: 1 / -1; }
 #pareto-wrap { overflow:auto; max-height:420px; }
 #events { list-style:none; margin:0; padding:0; max-height:260px; overflow:auto; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size:12px; }
@@ -78,7 +79,7 @@ export const page = (nonce: string, title: string): string => `<!doctype html>
   <section><h2>Validation score <span class="tools"><label><input type="radio" name="x" value="calls" checked> metric calls</label><label><input type="radio" name="x" value="time"> wall time</label></span></h2>
     <svg id="chart" role="img" aria-label="validation score chart"></svg>
     <div class="legend">dots: candidates (click one) · line: best so far · dashed: budget</div></section>
-  <section><h2>Lineage <span class="tools"><label title="fold subtrees that hold no Pareto member"><input type="checkbox" id="collapse"> collapse dead branches</label><button id="fit">fit</button><button id="zin">+</button><button id="zout">−</button></span></h2>
+  <section><h2>Lineage <span class="tools"><label title="fold subtrees that hold no Pareto member"><input type="checkbox" id="collapse"> collapse dead branches</label><button id="fit" title="the whole graph">all</button><button id="latest" title="the newest generations, readable">latest</button><button id="zin">+</button><button id="zout">−</button></span></h2>
     <div id="lineage-wrap"><svg id="lineage" role="img" aria-label="lineage graph"><g id="viewport"></g></svg></div>
     <div class="legend">left to right by depth · gold ring: Pareto member · double ring: best · dashed: merge · grey box: folded branch (click) · wheel: zoom · drag: pan</div></section>
   <section><h2>Pareto coverage <span class="tools legend" id="pareto-note"></span></h2><div id="pareto-wrap"></div></section>

@@ -234,12 +234,17 @@ export const script = String.raw`
     return { pos: pos, depth: depth, alive: alive, folded: folded, members: m, layers: layers.length, rows: layers.reduce(function (a, l) { return Math.max(a, l ? l.length : 0); }, 0) };
   }
   function applyView() { $("viewport").setAttribute("transform", "translate(" + view.x + "," + view.y + ") scale(" + view.k + ")"); }
-  function fit() {
+  // "all": the whole graph; "latest": a readable scale at the newest generations
+  function fit(mode) {
     if (!layout) return;
     var wrap = $("lineage-wrap"), W = wrap.clientWidth || 600, H = wrap.clientHeight || 400;
     var w = Math.max(1, layout.layers * 46), h = Math.max(1, layout.rows * 24);
-    view.k = Math.max(0.02, Math.min(2, Math.min((W - 40) / w, (H - 40) / h)));
-    view.x = 20; view.y = 20; applyView();
+    var whole = Math.min(2, Math.min((W - 40) / w, (H - 40) / h));
+    if (mode !== "all" && whole < 0.45) {
+      view.k = Math.max(0.45, Math.min(1, (H - 40) / h));
+      view.x = Math.min(20, W - 30 - w * view.k); view.y = 20;
+    } else { view.k = Math.max(0.02, whole); view.x = 20; view.y = 20; }
+    applyView();
   }
   var fitted = false;
   function renderLineage() {
@@ -278,7 +283,7 @@ export const script = String.raw`
       nodes.appendChild(node);
     }
     g.appendChild(edges); g.appendChild(nodes);
-    if (!fitted && cs.length > 0) { fit(); if (cs.length > 3) fitted = true; } else applyView();
+    if (!fitted && cs.length > 0) { fit("latest"); if (cs.length > 3) fitted = true; } else applyView();
   }
   (function zoomPan() {
     var wrap = $("lineage-wrap"), drag = null;
@@ -293,8 +298,9 @@ export const script = String.raw`
     var zoom = function (f) { var W = wrap.clientWidth / 2, H = wrap.clientHeight / 2, k = Math.max(0.02, Math.min(6, view.k * f)); view.x = W - (W - view.x) * k / view.k; view.y = H - (H - view.y) * k / view.k; view.k = k; applyView(); fitted = true; };
     $("zin").addEventListener("click", function () { zoom(1.4); });
     $("zout").addEventListener("click", function () { zoom(1 / 1.4); });
-    $("fit").addEventListener("click", fit);
-    $("collapse").addEventListener("change", function () { collapseTouched = true; expanded.clear(); renderLineage(); fit(); });
+    $("fit").addEventListener("click", function () { fit("all"); });
+    $("latest").addEventListener("click", function () { fit("latest"); });
+    $("collapse").addEventListener("change", function () { collapseTouched = true; expanded.clear(); renderLineage(); fit("latest"); });
   })();
 
   // ---- Pareto grid ----
@@ -350,7 +356,16 @@ export const script = String.raw`
   function diffView(a, b) {
     var pre = el("div", { "class": "text diff" });
     var parts = diff(a, b);
-    for (var i = 0; i < parts.length; i++) pre.appendChild(parts[i][0] === "same" ? document.createTextNode(parts[i][1]) : el(parts[i][0], null, parts[i][1]));
+    for (var i = 0; i < parts.length; i++) {
+      if (parts[i][0] !== "same") { pre.appendChild(el(parts[i][0], null, parts[i][1])); continue; }
+      // long unchanged stretches fold to their edges, so the change shows without scrolling
+      var lines = parts[i][1].split("\n");
+      if (lines.length <= 7) { pre.appendChild(document.createTextNode(parts[i][1])); continue; }
+      var head = i === 0 ? 0 : 2, tail = i === parts.length - 1 ? 0 : 2;
+      pre.appendChild(document.createTextNode(lines.slice(0, head + 1).join("\n") + "\n"));
+      pre.appendChild(el("span", { "class": "fold-note" }, "⋯ " + (lines.length - head - tail - 2) + " unchanged lines ⋯"));
+      pre.appendChild(document.createTextNode("\n" + lines.slice(lines.length - tail - 1).join("\n")));
+    }
     return pre;
   }
   function show(v) {
