@@ -154,6 +154,8 @@ export const make = (now: () => number = Date.now): Model => {
   let pareto: ParetoView
   let paretoKey: string
   let traceSeen: number
+  let lastClock = 0
+  let lastStatus = ""
   const init = () => {
     run = {
       status: "starting",
@@ -372,6 +374,13 @@ export const make = (now: () => number = Date.now): Model => {
     delta = newDelta()
     if (d.reset) return { reset: true }
     const changedPareto = d.candidates.length > 0 || d.scores.length > 0 || batch.length > 0
+    if (batch.length === 0 && d.candidates.length === 0 && d.scores.length === 0) {
+      // nothing new: a change of status, or the clock of a live run once a second
+      const clock = (run.status === "running" || run.status === "stopping") && run.now - lastClock >= 1000
+      if (run.status === lastStatus && !clock) return undefined
+    }
+    lastClock = run.now
+    lastStatus = run.status
     if (batch.length === 0 && d.candidates.length === 0 && d.scores.length === 0) return { run: { ...run } }
     return {
       run: { ...run },

@@ -53,10 +53,40 @@ export interface Served {
   readonly resyncs: () => number
 }
 
-interface Client {
-  readonly queue: Queue.Queue<string>
-  stale: boolean
+/**
+ * One browser's buffer: `offer` never waits; once `capacity` frames wait
+ * unread the client is stale and gets nothing more until it takes again,
+ * when it is handed a fresh snapshot instead of what it missed.
+ */
+export interface ClientBuffer {
+  readonly offer: (frame: string) => void
+  /** the next frame; a snapshot (built then) after an overflow */
+  readonly take: (snapshot: () => string) => Effect.Effect<string>
+  readonly stale: () => boolean
+  readonly close: Effect.Effect<void>
 }
+
+export const makeClientBuffer = (capacity: number, onResync: () => void = () => {}): Effect.Effect<ClientBuffer> =>
+  Effect.map(Queue.bounded<string>(capacity), (queue) => {
+    let stale = false
+    return {
+      offer: (frame) => {
+        if (!stale && !queue.unsafeOffer(frame)) stale = true
+      },
+      take: (snapshot) =>
+        Effect.suspend(() => {
+          if (!stale) return Queue.take(queue)
+          return Effect.map(Queue.takeAll(queue), () => {
+            stale = false
+            onResync()
+            // the snapshot holds everything up to its `seq`; the page drops older deltas
+            return snapshot()
+          })
+        }),
+      stale: () => stale,
+      close: Queue.shutdown(queue)
+    }
+  })
 
 const securityHeaders = (nonce?: string) => ({
   "cache-control": "no-store",
@@ -84,7 +114,7 @@ const encoder = new TextEncoder()
 /** Starts the server for the scope; ends every event stream before the server closes. */
 export const serve = (source: Source, options: ServeOptions): Effect.Effect<Served, unknown, Scope.Scope> =>
   Effect.gen(function*() {
-    const clients = new Set<Client>()
+    const clients = new Set<ClientBuffer>()
     let seq = 0
     let resyncs = 0
     const { model } = source
@@ -96,11 +126,8 @@ export const serve = (source: Source, options: ServeOptions): Effect.Effect<Serv
       seq++
       if (clients.size === 0) return
       const line = frame({ ...payload, seq })
-      for (const client of clients) {
-        if (client.stale) continue
-        // never waits: a full buffer is resynced once the client catches up
-        if (!client.queue.unsafeOffer(line)) client.stale = true
-      }
+      // never waits: a full buffer is resynced once the client catches up
+      for (const client of clients) client.offer(line)
     }
     const step = Effect.suspend(() => source.tick ?? Effect.void).pipe(
       Effect.zipRight(Effect.sync(() => {
@@ -111,32 +138,20 @@ export const serve = (source: Source, options: ServeOptions): Effect.Effect<Serv
     )
     yield* Effect.forkScoped(Effect.repeat(step, Schedule.spaced(options.refreshMillis)))
 
-    const nextFrame = (client: Client): Effect.Effect<string> =>
-      Effect.suspend(() => {
-        if (!client.stale) return Queue.take(client.queue)
-        return Effect.map(Queue.takeAll(client.queue), () => {
-          client.stale = false
-          resyncs++
-          // the snapshot holds everything up to `seq`; the page drops older deltas
-          return snapshotFrame()
-        })
-      })
-
     const events = Effect.gen(function*() {
-      const queue = yield* Queue.bounded<string>(options.clientBuffer)
-      const client: Client = { queue, stale: false }
+      const client = yield* makeClientBuffer(options.clientBuffer, () => resyncs++)
       clients.add(client)
       const body = Stream.concat(
         Stream.succeed(snapshotFrame()),
         Stream.merge(
-          Stream.repeatEffect(nextFrame(client)),
+          Stream.repeatEffect(client.take(snapshotFrame)),
           // a comment now and then keeps proxies and idle timeouts away
           Stream.repeatEffect(Effect.as(Effect.sleep("15 seconds"), ": keep-alive\n\n")),
           { haltStrategy: "left" }
         )
       ).pipe(
         Stream.map((s) => encoder.encode(s)),
-        Stream.ensuring(Effect.zipRight(Effect.sync(() => clients.delete(client)), Queue.shutdown(queue)))
+        Stream.ensuring(Effect.zipRight(Effect.sync(() => clients.delete(client)), client.close))
       )
       return HttpServerResponse.stream(body, {
         contentType: "text/event-stream",
@@ -195,7 +210,7 @@ export const serve = (source: Source, options: ServeOptions): Effect.Effect<Serv
     // runs before the server's own finalizer (which waits for open connections)
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        for (const client of clients) yield* Queue.shutdown(client.queue)
+        for (const client of clients) yield* client.close
         clients.clear()
         yield* Effect.sync(() => node.closeAllConnections())
       })

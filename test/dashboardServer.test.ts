@@ -1,0 +1,90 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
+import * as path from "node:path"
+import * as DeepTask from "../bench/dashboardTask.js"
+import * as Task from "../examples/demo/task.js"
+import * as Cli from "../src/Cli.js"
+import * as Dashboard from "../src/Dashboard.js"
+import * as Gepa from "../src/Gepa.js"
+import { makeClientBuffer } from "../src/internal/dashboard/server.js"
+import { tmpDir } from "./fixtures/tmp.js"
+
+describe("dashboard client buffer", () => {
+  it.effect("hands frames over in order while the client keeps up", () =>
+    Effect.gen(function*() {
+      const buffer = yield* makeClientBuffer(4)
+      buffer.offer("a")
+      buffer.offer("b")
+      expect(yield* buffer.take(() => "snapshot")).toBe("a")
+      expect(yield* buffer.take(() => "snapshot")).toBe("b")
+      expect(buffer.stale()).toBe(false)
+    }))
+
+  it.effect("never waits on a client that fell behind: it drops what it missed and resyncs with one snapshot", () =>
+    Effect.gen(function*() {
+      let resyncs = 0
+      const buffer = yield* makeClientBuffer(3, () => resyncs++)
+      // ten thousand frames offered to a client reading none: offer returns at once every time
+      for (let i = 0; i < 10_000; i++) buffer.offer(`frame ${i}`)
+      expect(buffer.stale()).toBe(true)
+      let built = 0
+      expect(yield* buffer.take(() => `snapshot ${++built}`)).toBe("snapshot 1")
+      expect(resyncs).toBe(1)
+      expect(buffer.stale()).toBe(false)
+      // then it follows again, from the frames after the snapshot
+      buffer.offer("next")
+      expect(yield* buffer.take(() => "unused")).toBe("next")
+      expect(built).toBe(1)
+    }))
+})
+
+describe("dashboard server", () => {
+  const secret = "sk-test-0123456789abcdef"
+  it.live("scrubs secrets from every response: the given ones and secret-looking environment variables", () =>
+    Effect.gen(function*() {
+      const info = yield* Dashboard.Dashboard
+      const seedCandidate = { ...DeepTask.seedCandidate, style: `Never print the key ${secret} or ${process.env["GEPA_DASHBOARD_TEST_TOKEN"]}.` }
+      yield* Gepa.optimize({ ...DeepTask.makeConfig({ maxCandidates: 4 }), seedCandidate })
+      yield* Effect.sleep("100 millis")
+      for (const p of ["candidate.json?i=0&", "candidate.json?i=1&", "snapshot.json?"]) {
+        const text = yield* Effect.promise(() => fetch(info.url.replace("/?", `/${p}`)).then((r) => r.text()))
+        expect(text).not.toContain(secret)
+        expect(text).not.toContain("env-secret-value-42")
+        if (p.startsWith("candidate")) expect(text).toContain("[redacted]")
+      }
+    }).pipe(
+      Effect.scoped,
+      // the environment is read when the dashboard starts
+      Effect.provide(Layer.unwrapEffect(Effect.sync(() => {
+        process.env["GEPA_DASHBOARD_TEST_TOKEN"] = "env-secret-value-42"
+        return Dashboard.layer({ secrets: [Redacted.make(secret)] })
+      }))),
+      Effect.ensuring(Effect.sync(() => delete process.env["GEPA_DASHBOARD_TEST_TOKEN"]))
+    ))
+
+  it.effect("rejects a bad port or a short token, and a folder that holds no run", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.flip(Effect.scoped(Dashboard.watch(".", { port: 70_000 })))
+      expect(port.message).toContain("port")
+      const token = yield* Effect.flip(Effect.scoped(Dashboard.watch(".", { token: "short" })))
+      expect(token.message).toContain("token")
+      const empty = yield* Effect.flip(Effect.scoped(Dashboard.watch(tmpDir("gepa-empty-"))))
+      expect(empty.message).toContain("not a run folder")
+    }))
+
+  it.effect("gepa watch on a folder that holds no run: one line, exit 2", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir("gepa-watch-empty-")
+      const out: Array<string> = []
+      const err: Array<string> = []
+      const code = yield* Cli.run(["node", "gepa", "watch", dir], {
+        cwd: path.dirname(dir),
+        stdout: (t) => out.push(t),
+        stderr: (t) => err.push(t),
+        makeModel: (role) => Effect.succeed(role === "task" ? Task.makeTaskModel(0) : Task.makeReflectionModel(0))
+      })
+      expect(code).toBe(2)
+      expect(err.join("")).toMatch(/^gepa: dashboard: .*not a run folder.*\n$/)
+      expect(out.join("")).toBe("")
+    }))
+})
