@@ -62,6 +62,32 @@ describe("dashboard server", () => {
       Effect.ensuring(Effect.sync(() => delete process.env["GEPA_DASHBOARD_TEST_TOKEN"]))
     ))
 
+  it.live("watch serves a finished run folder as it ended", () =>
+    Effect.gen(function*() {
+      const runDir = path.join(tmpDir("gepa-finished-"), "run")
+      const result = yield* Gepa.optimize(DeepTask.makeConfig({ maxCandidates: 8, runDir }))
+      const info = yield* Dashboard.watch(runDir, { refreshMillis: 20 })
+      yield* Effect.sleep("300 millis")
+      const snapshot = yield* Effect.promise(() =>
+        fetch(info.url.replace("/?", "/snapshot.json?")).then((r) => r.json() as Promise<{
+          run: { status: string; metricCalls: number; stopReason: string }
+          candidates: Array<{ i: number; parents: Array<number> }>
+          mode: string
+        }>)
+      )
+      expect(snapshot.mode).toBe("watch")
+      expect(snapshot.run.status).toBe("finished")
+      expect(snapshot.run.metricCalls).toBe(result.totalMetricCalls)
+      expect(snapshot.run.stopReason).toBe(result.stopReason)
+      expect(snapshot.candidates.map((c) => c.parents)).toEqual(result.parents)
+      const detail = yield* Effect.promise(() => fetch(info.url.replace("/?", "/candidate.json?i=1&")).then((r) => r.json() as Promise<{
+        components: Record<string, string>
+        feedback: Record<string, Array<unknown>> | null
+      }>))
+      expect(detail.components).toEqual(result.candidates[1])
+      expect(detail.feedback).not.toBeNull()
+    }).pipe(Effect.scoped))
+
   it.effect("rejects a bad port or a short token, and a folder that holds no run", () =>
     Effect.gen(function*() {
       const port = yield* Effect.flip(Effect.scoped(Dashboard.watch(".", { port: 70_000 })))
