@@ -163,7 +163,7 @@ export const script = String.raw`
     }
     for (var gx = 0; gx <= 4; gx++) {
       var xv = xmax * gx / 4;
-      svg.appendChild(sv("text", { x: X(xv), y: H - 10, "text-anchor": "middle" }, xAxis === "calls" ? String(Math.round(xv)) : dur(xv)));
+      svg.appendChild(sv("text", { x: X(xv), y: H - 10, "text-anchor": gx === 4 ? "end" : gx === 0 ? "start" : "middle" }, xAxis === "calls" ? String(Math.round(xv)) : dur(xv)));
     }
     svg.appendChild(sv("line", { x1: L, x2: L, y1: T, y2: H - B, stroke: "#99a" }));
     svg.appendChild(sv("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#99a" }));
@@ -242,8 +242,10 @@ export const script = String.raw`
     var whole = Math.min(2, Math.min((W - 40) / w, (H - 40) / h));
     if (mode !== "all" && whole < 0.45) {
       view.k = Math.max(0.45, Math.min(1, (H - 40) / h));
-      view.x = Math.min(20, W - 30 - w * view.k); view.y = 20;
-    } else { view.k = Math.max(0.02, whole); view.x = 20; view.y = 20; }
+      view.x = Math.min(20, W - 30 - w * view.k);
+    } else { view.k = Math.max(0.02, whole); view.x = 20; }
+    // a graph lower than the view sits in its middle
+    view.y = Math.max(20, (H - h * view.k) / 2);
     applyView();
   }
   var fitted = false;
