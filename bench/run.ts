@@ -8,6 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as B from "./benchmarks.js"
+import * as Concurrency from "./concurrency.js"
 import * as LQ from "./latencyQuality.js"
 
 export interface Sizes {
@@ -213,6 +214,7 @@ export const markdown = (r: Report): string => {
 }
 
 const main = async () => {
+  if (process.argv.includes("concurrency")) return Concurrency.main(process.argv.slice(2))
   const quick = process.argv.includes("--quick")
   const report = await runAll(quick ? quickSizes : fullSizes, quick ? "quick" : "full", (line) => console.error(`[bench] ${line}`))
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")

@@ -71,3 +71,16 @@ describe("bench", () => {
     expect(e.examples).toBeCloseTo(2, 6)
   })
 })
+
+describe("bench concurrency", () => {
+  it("runs each measurement to the end and reports its fields", async () => {
+    const C = await import("../bench/concurrency.js")
+    const strategy = C.strategies.find((s) => s.label === "2 per step, best")!
+    const q = await C.quality([strategy], [120], [0], () => {})
+    expect(q[0]).toMatchObject({ strategy: strategy.label, budget: 120, seeds: 1, overBudget: 0 })
+    expect(q[0]!.spentMean).toBeLessThanOrEqual(120)
+    const d = await C.determinism(strategy, [80], [0], () => {})
+    expect(d[0]).toMatchObject({ strategy: strategy.label, budget: 80, seeds: 1, identical: 1 })
+    expect(C.markdown(q, [], d)).toContain("| 2 per step, best | 80 | 1/1 |")
+  }, 60_000)
+})
