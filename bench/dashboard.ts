@@ -2,9 +2,10 @@
  * `npm run bench:dashboard`: what the live dashboard costs a run.
  *
  * 1. Wall time of the synthetic run (`dashboardTask.ts`: an instant adapter,
- *    so every microsecond the engine spends on events shows) without the
- *    dashboard, and with the dashboard and a headless Chromium page
- *    connected, runs interleaved, medians reported. An instant adapter is
+ *    so every microsecond the engine spends on events shows; default
+ *    settings, telemetry on) without the dashboard, with it served and no
+ *    browser, and with a headless Chromium page connected, runs interleaved,
+ *    medians reported. An instant adapter is
  *    the worst case: with a real model a run spends seconds per proposal
  *    waiting, and the dashboard's share shrinks accordingly.
  * 2. Memory of the dashboard holding a run of 1,000 candidates: the heap
@@ -56,6 +57,7 @@ const withUi = (n: number, browser: Browser | undefined) =>
 // shared machine
 const cpuWithout: Array<number> = []
 const cpuWith: Array<number> = []
+const cpuServed: Array<number> = []
 const time = async (f: () => Promise<void>, cpu: Array<number>) => {
   const start = performance.now()
   const before = process.cpuUsage()
@@ -76,32 +78,32 @@ const main = async () => {
   await plain(30)
   await withUi(30, browser)
   const without: Array<number> = []
+  const served: Array<number> = []
   const withDashboard: Array<number> = []
+  const variants = [
+    { name: "without", wall: without, cpu: cpuWithout, run: () => plain(candidates) },
+    { name: "served, no browser", wall: served, cpu: cpuServed, run: () => withUi(candidates, undefined) },
+    { name: "with browser", wall: withDashboard, cpu: cpuWith, run: () => withUi(candidates, browser) }
+  ]
   for (let r = 0; r < reps; r++) {
-    // alternate the order so drift on a shared machine hits both sides
-    if (r % 2 === 0) {
-      without.push(await time(() => plain(candidates), cpuWithout))
-      withDashboard.push(await time(() => withUi(candidates, browser), cpuWith))
-    } else {
-      withDashboard.push(await time(() => withUi(candidates, browser), cpuWith))
-      without.push(await time(() => plain(candidates), cpuWithout))
+    // rotate the order so drift on a shared machine hits every variant
+    for (let k = 0; k < variants.length; k++) {
+      const v = variants[(r + k) % variants.length]!
+      v.wall.push(await time(v.run, v.cpu))
     }
-    console.error(
-      `[bench] rep ${r + 1}/${reps}: wall without ${without[r]!.toFixed(0)} ms, with ${withDashboard[r]!.toFixed(0)} ms; ` +
-        `cpu without ${cpuWithout[r]!.toFixed(0)} ms, with ${cpuWith[r]!.toFixed(0)} ms`
-    )
+    console.error(`[bench] rep ${r + 1}/${reps}: ` + variants.map((v) => `${v.name} ${v.wall[r]!.toFixed(0)} ms wall, ${v.cpu[r]!.toFixed(0)} ms cpu`).join("; "))
   }
   await browser?.close()
 
   // memory with the finished run still served
   const before = heap()
   let held = 0
-  let served = 0
+  let snapshotBytes = 0
   await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const info = yield* Dashboard.Dashboard
     yield* Gepa.optimize(makeConfig({ maxCandidates: memoryCandidates }))
     yield* Effect.sleep("400 millis")
-    served = (yield* Effect.promise(() => fetch(info.url.replace("/?", "/snapshot.json?")).then((r) => r.text()))).length
+    snapshotBytes = (yield* Effect.promise(() => fetch(info.url.replace("/?", "/snapshot.json?")).then((r) => r.text()))).length
     held = heap()
   }).pipe(Effect.provide(Dashboard.layer()))))
   const after = heap()
@@ -127,6 +129,10 @@ const main = async () => {
       cpuWithoutMs: cpuWithout.map(Math.round),
       cpuWithMs: cpuWith.map(Math.round),
       cpuSlowdownPercent: Number(((cpuRatio - 1) * 100).toFixed(2)),
+      servedNoBrowserMs: served.map(Math.round),
+      servedNoBrowserCpuMs: cpuServed.map(Math.round),
+      servedSlowdownPercent: Number(((median(served) / median(without) - 1) * 100).toFixed(2)),
+      servedCpuSlowdownPercent: Number(((median(cpuServed) / median(cpuWithout) - 1) * 100).toFixed(2)),
       goal: "at most 2% slower"
     },
     memory: {
@@ -134,7 +140,7 @@ const main = async () => {
       gcExposed: gc !== undefined,
       heapHeldMiB: Number(((held - after) / 2 ** 20).toFixed(2)),
       heapBeforeMiB: Number((before / 2 ** 20).toFixed(1)),
-      snapshotKiB: Number((served / 1024).toFixed(1))
+      snapshotKiB: Number((snapshotBytes / 1024).toFixed(1))
     }
   }
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")
@@ -145,6 +151,7 @@ const main = async () => {
     "|---|---|",
     `| wall time, ${candidates} candidates, instant adapter, median of ${reps} | ${report.overhead.medianWithoutMs} ms without, ${report.overhead.medianWithMs} ms with dashboard + ${report.browser} |`,
     `| wall-time slowdown (goal ≤ 2%): of the medians; median of the ${reps} pairs | ${report.overhead.slowdownPercent}%; ${report.overhead.medianPairSlowdownPercent}% |`,
+    `| served with no browser connected: wall, CPU (medians, vs without) | ${Math.round(median(served))} ms (${report.overhead.servedSlowdownPercent}%), ${Math.round(median(cpuServed))} ms (${report.overhead.servedCpuSlowdownPercent}%) |`,
     `| CPU time of the run's process (engine + server, not the browser), medians | ${Math.round(median(cpuWithout))} ms without, ${Math.round(median(cpuWith))} ms with: ${report.overhead.cpuSlowdownPercent}% |`,
     `| server heap holding ${memoryCandidates} candidates | ${report.memory.heapHeldMiB} MiB${gc === undefined ? " (no --expose-gc: rough)" : ""} |`,
     `| snapshot a new page loads | ${report.memory.snapshotKiB} KiB |`

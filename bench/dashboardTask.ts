@@ -85,7 +85,6 @@ export const makeConfig = (options: {
     maxMetricCalls: 60_000,
     stop: [StopCondition.maxCandidates(options.maxCandidates)],
     seed: options.seed ?? 0,
-    telemetry: false,
     ...(options.runDir === undefined ? {} : { runDir: options.runDir })
   }
   return config

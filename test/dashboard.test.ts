@@ -108,7 +108,13 @@ describe.skipIf(skip)("dashboard in the browser", () => {
       yield* waitFor(page, `document.querySelector("#detail-body")?.textContent.includes("<script>alert(1)</script>")`)
       expect(yield* Effect.promise(() => page.evaluate(`document.querySelectorAll("body script").length`))).toBe(1)
       // the report, opened in the same browser
-      const html = Report.render({ result, trace: result.state.trace, seedCandidate: DeepTask.seedCandidate, title: "<script>alert(2)</script>" })
+      // the report of a run whose best candidate holds the markup
+      const html = Report.render({
+        result: { ...result, bestIndex: marked, bestCandidate: result.candidates[marked]! },
+        trace: result.state.trace,
+        seedCandidate: DeepTask.seedCandidate,
+        title: "<script>alert(2)</script>"
+      })
       expect(html).not.toContain("<script>alert(")
       yield* Effect.promise(() => page.setContent(html))
       expect(yield* Effect.promise(() => page.evaluate(`document.body.textContent.includes("<script>alert(1)</script>")`))).toBe(true)

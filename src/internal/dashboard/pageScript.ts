@@ -84,12 +84,13 @@ export const script = String.raw`
       timer = null;
       renderHeader(); renderEvents();
       var now = Date.now();
-      if (pendingFull && (now - lastFull > 400 || S.candidates.length < 300)) {
+      // the graphs are redrawn whole: at most once a second, less often for big runs
+      if (pendingFull && now - lastFull > Math.max(1000, S.candidates.length * 2)) {
         pendingFull = false; lastFull = now;
         renderChart(); renderLineage(); renderPareto();
         document.body.setAttribute("data-candidates", String(S.candidates.length));
       } else if (pendingFull) schedule(true);
-    }, 60);
+    }, 120);
   }
 
   function best() {
