@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import * as DeepTask from "../bench/dashboardTask.js"
 import * as Task from "../examples/demo/task.js"
@@ -96,6 +97,33 @@ describe("dashboard server", () => {
       expect(token.message).toContain("token")
       const empty = yield* Effect.flip(Effect.scoped(Dashboard.watch(tmpDir("gepa-empty-"))))
       expect(empty.message).toContain("not a run folder")
+    }))
+
+  it.live("gepa optimize --ui prints the dashboard's address and closes it with the run", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir("gepa-cli-ui-")
+      const lines = ["refund for my order", "cannot log in", "package is late", "charged twice", "reset password", "where is my parcel"]
+      const queues = ["billing", "account", "shipping", "billing", "account", "shipping"]
+      fs.writeFileSync(path.join(dir, "train.jsonl"), lines.map((text, i) => JSON.stringify({ input: text, expected: queues[i] })).join("\n") + "\n")
+      const out: Array<string> = []
+      const err: Array<string> = []
+      const code = yield* Cli.run([
+        "node", "gepa", "optimize", "--train", "train.jsonl", "--seed-prompt", "Route the ticket to a queue.",
+        "--task-model", "simulated-task", "--reflection-model", "simulated-reflection",
+        "--max-metric-calls", "40", "--run-dir", "out", "--ui"
+      ], {
+        cwd: dir,
+        stdout: (t) => out.push(t),
+        stderr: (t) => err.push(t),
+        makeModel: (role) => Effect.succeed(role === "task" ? Task.makeTaskModel(0) : Task.makeReflectionModel(0))
+      })
+      expect(err.join("")).toBe("")
+      expect(code).toBe(0)
+      const url = /Live dashboard: (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{48})\n/.exec(out.join(""))?.[1]
+      expect(url).toBeDefined()
+      // the server lived as long as the run
+      const after = yield* Effect.promise(() => fetch(url!).then(() => "answered", () => "closed"))
+      expect(after).toBe("closed")
     }))
 
   it.effect("gepa watch on a folder that holds no run: one line, exit 2", () =>

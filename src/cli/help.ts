@@ -104,8 +104,7 @@ const helps = {
         docs.scoreThreshold
       ]),
       section("Search", [docs.maxConcurrency, docs.parallelProposals, docs.minibatchSize, docs.merge, docs.noMerge, docs.seed]),
-      section("Run directory", [docs.runDir, docs.resume]),
-      section("Live dashboard", [docs.ui, docs.uiHost, docs.uiPort]),
+      section("Run directory and live dashboard", [docs.runDir, docs.resume, docs.ui, docs.uiHost, docs.uiPort]),
       environment(),
       paragraph("Exit codes: 0 done or stopped (Ctrl-C), 1 the run failed once started (its state is saved), " +
         "2 invalid input (nothing written).")
