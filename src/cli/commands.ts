@@ -14,9 +14,10 @@ import * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import { CliInputError, errorText, fromEither, inputError } from "./errors.js"
 import { commands } from "./help.js"
-import { budgetOptions, modelOptions, optimizeOptions, reportOptions, showOptions } from "./options.js"
+import { budgetOptions, modelOptions, optimizeOptions, reportOptions, showOptions, uiOptions } from "./options.js"
 import { type Environment, prepare, type RunFailure, runPrepared } from "./run.js"
 import { describeRun, readRun, readSavedSettings, renderReport } from "./saved.js"
+import { watchCommand, withUi } from "./ui.js"
 import { type Input, type ModelSpec, parseConfigFile, readText, resolvePaths, resolveSettings, type Settings } from "./settings.js"
 
 // the values of a record of options
@@ -118,12 +119,12 @@ export const make = (env: Environment) => {
     Effect.gen(function*() {
       const { resume, settings } = yield* fromEither(optimizeSettings(flags, env.cwd))
       const prepared = yield* prepare(settings, env, { resume })
-      return yield* runPrepared(prepared, env)
+      return yield* runPrepared(prepared, env).pipe(withUi(flags, env, settings.runDir))
     })).pipe(Command.withDescription(commands.optimize))
 
   const runDirArg = Args.directory({ name: "run-dir" }).pipe(Args.withDescription("a run directory"))
 
-  const resume = Command.make("resume", { runDir: runDirArg, ...budgetOptions, ...modelOptions }, (flags) =>
+  const resume = Command.make("resume", { runDir: runDirArg, ...budgetOptions, ...modelOptions, ...uiOptions }, (flags) =>
     Effect.gen(function*() {
       const runDir = path.resolve(env.cwd, flags.runDir)
       const saved = yield* readSavedSettings(runDir)
@@ -138,7 +139,7 @@ export const make = (env: Environment) => {
         runDir
       }
       const prepared = yield* prepare(settings, env, { resume: true })
-      return yield* runPrepared(prepared, env)
+      return yield* runPrepared(prepared, env).pipe(withUi(flags, env, runDir))
     })).pipe(Command.withDescription(commands.resume))
 
   const report = Command.make("report", { runDir: runDirArg, ...reportOptions }, (flags) =>
@@ -184,7 +185,10 @@ export const make = (env: Environment) => {
     Command.transformHandler((serve) => untilSignal(serve, env.stderr))
   )
 
-  return Command.make("gepa").pipe(Command.withSubcommands([optimize, resume, report, show, anything, runner]))
+  // `gepa watch` serves a run folder's dashboard until Ctrl-C
+  const watch = watchCommand(env, (serve) => untilSignal(serve, env.stderr))
+
+  return Command.make("gepa").pipe(Command.withSubcommands([optimize, resume, report, show, anything, runner, watch]))
 }
 
 /**

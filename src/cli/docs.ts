@@ -73,6 +73,12 @@ export const docs = {
   runDir: { flag: "run-dir", arg: "DIR", text: `where the run is saved (default ${defaults.runsRoot}/run-<time>)` },
   resume: { flag: "resume", text: "continue the run already in --run-dir (same settings, see gepa resume)" },
   out: { flag: "out", arg: "FILE", text: "where to write the report (default <run-dir>/report.html)" },
-  format: { flag: "format", arg: "text|json", text: "text (default) or json (the result, as result.json holds it)" }
+  format: { flag: "format", arg: "text|json", text: "text (default) or json (the result, as result.json holds it)" },
+  ui: {
+    flag: "ui",
+    text: "serve the live dashboard while the run lasts and print its address (opens nothing by itself)"
+  },
+  uiHost: { flag: "ui-host", arg: "HOST", text: "the dashboard's address (default 127.0.0.1: this machine only)" },
+  uiPort: { flag: "ui-port", arg: "N", text: "the dashboard's port (default: a free one)" }
 } as const satisfies Record<string, FlagDoc>
 

@@ -37,6 +37,29 @@ const duration = (doc: FlagDoc): Options.Options<Option.Option<Duration.Duration
 const toggle = (doc: FlagDoc) => Options.boolean(doc.flag).pipe(Options.withDescription(doc.text))
 
 /**
+ * The live dashboard's flags, shared by `optimize`, `resume` and `watch`
+ * (where `--ui` is implied and absent).
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const dashboardOptions = {
+  uiHost: text(docs.uiHost),
+  uiPort: integer(docs.uiPort, Int)
+}
+
+/**
+ * `--ui` and the dashboard's address.
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const uiOptions = {
+  ui: toggle(docs.ui),
+  ...dashboardOptions
+}
+
+/**
  * The budget and stop flags, shared by `optimize` and `resume`.
  *
  * @since 0.2.0
@@ -95,6 +118,7 @@ export const optimizeOptions = {
   noMerge: toggle(docs.noMerge),
   seed: integer(docs.seed, Int),
   runDir: file(docs.runDir),
+  ...uiOptions,
   resume: toggle(docs.resume)
 }
 

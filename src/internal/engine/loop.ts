@@ -271,6 +271,11 @@ export const run = <D, T, O>(
       if (between && stopReason === undefined && (yield* s.stopCheck(StopCondition.snapshot(state)))) {
         stopReason = `stop condition met: ${r.stop.name}`
       }
+      if (between && stopReason === undefined) {
+        // a monitor's stop (the dashboard's Stop button) takes Ctrl-C's path
+        const monitor = yield* s.monitorStop
+        if (monitor !== undefined) stopReason = `stop requested (${monitor})`
+      }
       // plan while the window has room
       while (between && stopReason === undefined && Step.inFlight(state) < r.parallelProposals) {
         const { owed } = yield* unaccounted

@@ -211,7 +211,13 @@ export const reflect = <D, T, O>(
       ]
     }
     yield* s.emit(() =>
-      GepaEvent.ReflectiveDatasetBuilt({ iteration, components, records: components.reduce((n, c) => n + dataset[c]!.length, 0) })
+      GepaEvent.ReflectiveDatasetBuilt({
+        iteration,
+        components,
+        records: components.reduce((n, c) => n + dataset[c]!.length, 0),
+        // the feedback the reflection model reads (the live dashboard shows it)
+        dataset
+      })
     )
     const proposed = yield* proposeTexts(s, parentCandidate, dataset, components)
     if (Either.isLeft(proposed)) {

@@ -17,6 +17,7 @@ import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
 import type { AdapterContractError, ConfigError, ModelUnrecoverable, PersistenceError } from "../../Errors.js"
 import * as EvaluationCache from "../../EvaluationCache.js"
 import { type EvaluationPurpose, GepaEvent } from "../../Event.js"
+import { RunMonitor } from "../../RunMonitor.js"
 import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import type * as StopCondition from "../../StopCondition.js"
@@ -63,6 +64,8 @@ export interface Session<D, T, O> {
   /** whether anyone receives events (steps skip building event payloads otherwise) */
   readonly listening: boolean
   readonly stopCheck: StopCondition.Check
+  /** a stop asked for by the context's `RunMonitor` (the dashboard's Stop button), with the monitor's name */
+  readonly monitorStop: Effect.Effect<string | undefined>
   readonly evaluate: (options: {
     readonly iteration: number
     readonly purpose: EvaluationPurpose
@@ -141,6 +144,12 @@ export const make = <D, T, O>(
     }
     if (store?.onEvent !== undefined) sinks.push(store.onEvent)
     if (extraEmit !== undefined) sinks.push(extraEmit)
+    // a monitor from the context (e.g. the live dashboard) sees every event
+    const monitor = yield* Effect.serviceOption(RunMonitor)
+    if (Option.isSome(monitor)) sinks.push(monitor.value.onEvent)
+    const monitorStop: Effect.Effect<string | undefined> = Option.isNone(monitor)
+      ? Effect.succeed(undefined)
+      : Effect.map(monitor.value.stopRequested, (stop) => (stop ? monitor.value.name : undefined))
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
     // unless `telemetry: false`; library runs log summaries at debug
     const telemetry = telemetryOptions(config.telemetry)
@@ -242,7 +251,7 @@ export const make = <D, T, O>(
       }))).map((hit) => hit?.score)
     }
 
-    return { r, store, emit, listening, stopCheck, evaluate: evaluateStep, known }
+    return { r, store, emit, listening, stopCheck, monitorStop, evaluate: evaluateStep, known }
   })
 
 /** The best output seen per validation example, if the run tracks them. @internal */
