@@ -441,7 +441,7 @@ describe("bin/gepa.js", () => {
     expect(fs.existsSync(distMain())).toBe(true)
     const r = await gepa(root, ["--version"])
     expect(r.status).toBe(0)
-    expect(r.stdout.trim()).toBe("0.1.0")
+    expect(r.stdout.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version)
   })
 
   it("prints plain help within 100 columns, marking what a run needs and the environment it reads", async () => {
