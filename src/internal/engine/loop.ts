@@ -24,7 +24,7 @@
  *
  * @internal
  */
-import { Effect, Either, Exit, Fiber, Option, Queue, type Scope } from "effect"
+import { Duration, Effect, Either, Exit, Fiber, Option, Queue, type Scope } from "effect"
 import type { AdapterService } from "../../Adapter.js"
 import { AllEvaluationsFailed, ProposalsFailed } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
@@ -194,23 +194,32 @@ export const run = <D, T, O>(
     }
 
     let stopReason: string | undefined
+    let stoppedBy: Result.StoppedBy | undefined
     let exhausted: string | undefined
     let dirty = false
     for (;;) {
-      const paused = deadlinePassed
-        ? `stop condition met: ${r.stop.name} (deadline)`
+      const paused: { readonly reason: string; readonly by: Result.StoppedBy } | undefined = deadlinePassed
+        ? {
+          reason: `reached the time limit of ${Duration.format(r.stop.interruptAfter!)} (proposals in flight paused)`,
+          by: { kind: "deadline", condition: null }
+        }
         : store?.stopRequested !== undefined && (yield* store.stopRequested)
-        ? "stop requested (stop file)"
+        ? { reason: "stopped by request (stop file)", by: { kind: "stopFile", condition: null } }
         : undefined
       if (paused !== undefined) {
         // what is in flight stays planned in the saved state and is
         // re-launched on resume: nothing is half-applied, nothing lost
         yield* Fiber.interruptAll(fibers)
-        stopReason = paused
+        stopReason = paused.reason
+        stoppedBy = paused.by
         break
       }
-      if (stopReason === undefined && (yield* s.stopCheck(StopCondition.snapshot(state)))) {
-        stopReason = `stop condition met: ${r.stop.name}`
+      if (stopReason === undefined) {
+        const fired = yield* s.stopCheck(StopCondition.snapshot(state))
+        if (Option.isSome(fired)) {
+          stopReason = fired.value.reason
+          stoppedBy = { kind: "condition", condition: fired.value.condition }
+        }
       }
       // plan while the window has room
       while (stopReason === undefined && state.pending.length < r.parallelProposals) {
@@ -273,13 +282,15 @@ export const run = <D, T, O>(
     if (dirty || state.pending.length > 0) yield* save(state)
 
     const reason = stopReason ?? exhausted ?? "no proposal could be planned"
+    const by: Result.StoppedBy = stoppedBy ??
+      (exhausted !== undefined ? { kind: "budget", condition: null } : { kind: "noProposal", condition: null })
     // owed results never used were paid for nothing: lost work in the result
     // (the saved state keeps them owed, so that a resume charges them once)
     let owedLeft = 0
     for (const n of (yield* unaccounted).owed.values()) owedLeft += n
     const final = owedLeft === 0 ? state : { ...state, lostMetricCalls: state.lostMetricCalls + owedLeft }
-    if (store?.finish !== undefined) yield* store.finish(final, reason)
-    const result = Result.fromState(final, reason)
+    if (store?.finish !== undefined) yield* store.finish(final, reason, by)
+    const result = Result.fromState(final, reason, by)
     yield* s.emit(() => GepaEvent.OptimizationEnded({ result }))
     const outputs: Record<string, { candidate: number; output: O }> = {}
     for (const [id, b] of best) outputs[id] = { candidate: b.candidate, output: b.output }

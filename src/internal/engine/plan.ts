@@ -106,6 +106,9 @@ const planMerge = (
   }
 }
 
+// " of 400 metric calls" when the run has a budget
+const budgetOf = (r: { readonly budget: number | undefined }): string => (r.budget === undefined ? "" : ` of ${r.budget} metric calls`)
+
 /**
  * Plans the next proposal within `available` metric calls, or says why none
  * fits.
@@ -135,7 +138,7 @@ export const plan = <D, T, O>(
       _tag: "Exhausted",
       needed: minimum,
       available,
-      reason: `budget exhausted: ${available} metric calls left, a proposal needs at least ${minimum}`
+      reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${minimum}`
     }
   }
   if (r.merge !== undefined) current = { ...current, merge: { ...current.merge, lastIterFoundNew: false } }
@@ -157,7 +160,7 @@ export const plan = <D, T, O>(
       _tag: "Exhausted",
       needed: reserved,
       available,
-      reason: `budget exhausted: ${available} metric calls left, a proposal needs up to ${reserved} ` +
+      reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs up to ${reserved} ` +
         `(${reserved - Budget.distinct(valIds)} for the minibatches, ${Budget.distinct(valIds)} to validate an accepted child)`
     }
   }
