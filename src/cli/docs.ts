@@ -60,6 +60,13 @@ export const docs = {
   maxIterations: { flag: "max-iterations", arg: "N", text: "stop after this many iterations" },
   timeout: { flag: "timeout", arg: "DURATION", text: `stop after this long: "90s", "15m", "2h"` },
   scoreThreshold: { flag: "score-threshold", arg: "X", text: "stop once the best validation score reaches this" },
+  patience: {
+    flag: "patience",
+    arg: "N",
+    text: `stop after N iterations without a better validation score (default ${defaults.patience}; 0 or --no-patience: never)`
+  },
+  noPatience: { flag: "no-patience", text: "never stop for lack of improvement (same as --patience 0)" },
+  noStopAtPerfect: { flag: "no-stop-at-perfect", text: "keep going after a perfect validation score (1), which stops a run by default" },
   maxConcurrency: { flag: "max-concurrency", arg: "N", text: `evaluations in flight at most (default ${defaults.maxConcurrency})` },
   parallelProposals: {
     flag: "parallel-proposals",

@@ -101,7 +101,10 @@ const helps = {
         docs.maxMetricCalls,
         docs.maxIterations,
         docs.timeout,
-        docs.scoreThreshold
+        docs.scoreThreshold,
+        docs.patience,
+        docs.noPatience,
+        docs.noStopAtPerfect
       ]),
       section("Search", [docs.maxConcurrency, docs.parallelProposals, docs.minibatchSize, docs.merge, docs.noMerge, docs.seed]),
       section("Run directory", [docs.runDir, docs.resume]),
@@ -118,6 +121,9 @@ const helps = {
         docs.maxIterations,
         docs.timeout,
         docs.scoreThreshold,
+        docs.patience,
+        docs.noPatience,
+        docs.noStopAtPerfect,
         docs.maxConcurrency
       ].map(asSaved)),
       section("Models (default: as saved)", [

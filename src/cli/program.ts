@@ -10,6 +10,8 @@ import { Data, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import * as Commands from "./commands.js"
 import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
+import { budgetOptions, modelOptions, optimizeOptions, reportOptions, showOptions } from "./options.js"
+import { didYouMean } from "./suggest.js"
 import type { Environment, RunFailure } from "./run.js"
 
 // eslint-disable-next-line no-control-regex
@@ -17,6 +19,48 @@ const ansi = /\u001b\[[0-9;]*m/g
 const oneLine = (text: string) => text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim()
 
 const flagDocs: ReadonlyArray<FlagDoc> = Object.values(docs)
+
+const docFlag = (key: string): string | undefined => (docs as Record<string, FlagDoc>)[key]?.flag
+
+// the flags of each command built from docs.ts (anything and runner have their own)
+const commandFlags: Record<string, ReadonlyArray<string>> = {
+  optimize: Object.keys(optimizeOptions).flatMap((k) => docFlag(k) ?? []),
+  resume: [...Object.keys(budgetOptions), ...Object.keys(modelOptions)].flatMap((k) => docFlag(k) ?? []),
+  report: Object.keys(reportOptions).flatMap((k) => docFlag(k) ?? []),
+  show: Object.keys(showOptions).flatMap((k) => docFlag(k) ?? [])
+}
+
+const commandNames = ["optimize", "resume", "report", "show", "anything", "runner"]
+
+/**
+ * What to say about an argument @effect/cli did not expect: a flag of
+ * another command ("gepa resume does not take --seed"), a flag without its
+ * value, or a typo with the closest flag of the command.
+ *
+ * @internal
+ */
+export const unknownArgument = (arg: string, args: ReadonlyArray<string>): string => {
+  const command = args[0]
+  const own = command === undefined ? undefined : commandFlags[command]
+  if (!arg.startsWith("-")) {
+    if (command === undefined || !commandNames.includes(command)) {
+      return `unknown command ${JSON.stringify(command ?? arg)}${didYouMean(command ?? arg, commandNames)}; ` +
+        `commands: ${commandNames.join(", ")}`
+    }
+    return `gepa ${command}: unexpected argument ${JSON.stringify(arg)}`
+  }
+  const name = arg.replace(/^-+/, "").split("=")[0]!
+  const doc = flagDocs.find((d) => d.flag === name)
+  if (own !== undefined && doc !== undefined && !own.includes(name)) {
+    return command === "resume"
+      ? `--${name} is not a flag of gepa resume: it is saved with the run and cannot change on resume ` +
+        `(gepa resume takes ${own.map((f) => `--${f}`).join(", ")})`
+      : `--${name} is not a flag of gepa ${command}`
+  }
+  if (doc?.arg !== undefined) return `--${doc.flag}: expected a value (${doc.arg})`
+  if (own !== undefined) return `unknown flag ${arg} for gepa ${command}${didYouMean(name, own, (f) => `--${f}`)}`
+  return `unknown flag ${arg}`
+}
 
 // @effect/cli's messages about a flag's value do not name the flag ("'many'
 // is not a integer"): the flag is the argument before the value
@@ -35,10 +79,11 @@ const nameTheFlag = (text: string, argv: ReadonlyArray<string>): string => {
     const at = argv.findIndex((arg, i) => i > 0 && isChoiceFlag(argv[i - 1]) && !cases.includes(arg))
     return at < 0 ? text : `${argv[at - 1]}: expected ${cases.join(" or ")}, got ${JSON.stringify(argv[at])}`
   }
-  // a flag given without its value comes back as an unknown argument
-  const unknown = /^Received unknown argument: '(--[^']+)'$/.exec(text)
-  const doc = unknown === null ? undefined : flagDocs.find((d) => `--${d.flag}` === unknown[1])
-  if (doc?.arg !== undefined) return `--${doc.flag}: expected a value (${doc.arg})`
+  // a flag given without its value, or one the command does not take
+  const unknown = /^Received unknown argument: '([^']+)'$/.exec(text)
+  if (unknown !== null) return unknownArgument(unknown[1]!, argv)
+  const subcommand = /^Invalid subcommand for gepa - use one of '(.*)'$/.exec(text)
+  if (subcommand !== null) return unknownArgument(argv[0] ?? "", [argv[0] ?? ""])
   return text
 }
 
@@ -167,7 +212,11 @@ export const runCommand = (argv: ReadonlyArray<string>, env: Environment, versio
     ),
     Effect.catchAllDefect((defect) =>
       Effect.sync(() => {
-        env.stderr(`gepa: unexpected error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}\n`)
+        // one line: the stack goes to the log at debug level
+        env.stderr(`gepa: unexpected error: ${oneLine(defect instanceof Error ? defect.message : String(defect))}\n`)
+        if (logLevel.right.level === LogLevel.Debug || logLevel.right.level === LogLevel.All || logLevel.right.level === LogLevel.Trace) {
+          env.stderr(`${defect instanceof Error ? defect.stack ?? "" : ""}\n`)
+        }
         return ExitCode.failure
       })
     ),

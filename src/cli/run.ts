@@ -19,9 +19,11 @@ import * as Gepa from "../Gepa.js"
 import type { LanguageModel } from "../LanguageModel.js"
 import type * as Metric from "../Metric.js"
 import * as Report from "../Report.js"
+import type * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import * as StopCondition from "../StopCondition.js"
 import { type Example, loadExamples } from "./data.js"
+import { defaults } from "./constants.js"
 import { CliInputError, inputError } from "./errors.js"
 import { loadMetric } from "./metric.js"
 import type { ModelFactory } from "./models.js"
@@ -57,6 +59,31 @@ export interface Prepared {
 }
 
 /**
+ * Why the run directory `dir` cannot be created, as one line naming the
+ * path; nothing when it exists or can be. Checked before anything is
+ * written, so a path under a file is an input error, not a failed run.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const creatable = (dir: string): string | undefined => {
+  let at = path.resolve(dir)
+  while (!fs.existsSync(at)) {
+    const parent = path.dirname(at)
+    if (parent === at) return undefined
+    at = parent
+  }
+  if (at === path.resolve(dir)) return undefined
+  if (!fs.statSync(at).isDirectory()) return `${dir}: cannot create the run directory: ${at} is a file`
+  try {
+    fs.accessSync(at, fs.constants.W_OK)
+  } catch {
+    return `${dir}: cannot create the run directory: no permission to write in ${at}`
+  }
+  return undefined
+}
+
+/**
  * Loads the data, the metric and the models of `settings`, and checks the
  * run directory. `resume` says whether a directory that already holds a run
  * may be continued; it then must hold the same run: settings other than
@@ -85,6 +112,8 @@ export const prepare = (
     const taskModel = yield* env.makeModel("task", settings.taskModel)
     const reflectionModel = yield* env.makeModel("reflection", settings.reflectionModel)
     const dir = settings.runDir
+    const problem = creatable(dir)
+    if (problem !== undefined) return yield* Effect.fail(inputError(problem))
     if (fs.existsSync(dir)) {
       if (!fs.statSync(dir).isDirectory()) return yield* Effect.fail(inputError(`${dir}: the run directory is a file`))
       if (yield* RunDir.holdsRun(dir)) {
@@ -127,6 +156,10 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
     if (s.maxIterations !== undefined) stop.push(StopCondition.maxIterations(s.maxIterations))
     if (s.timeout !== undefined) stop.push(StopCondition.timeout(s.timeout))
     if (s.scoreThreshold !== undefined) stop.push(StopCondition.scoreThreshold(s.scoreThreshold))
+    // nothing left to gain: a perfect score, or a run that stopped improving
+    if (s.stopAtPerfect ?? defaults.stopAtPerfect) stop.push(StopCondition.perfectScore(1))
+    const patience = s.patience ?? defaults.patience
+    if (patience > 0) stop.push(StopCondition.noImprovement(patience))
     const seedCandidate: Candidate = { [s.component]: s.seedPrompt }
     const idOf = (e: Example) => e.id
     return {
@@ -154,6 +187,41 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
   })
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
+
+const formatSeconds = (seconds: number): string =>
+  seconds < 60 ? `${seconds.toFixed(1)} s` : seconds < 3600
+  ? `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`
+  : `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`
+
+/**
+ * The summary printed at the end of a CLI run, under the line saying why it
+ * stopped: the lines of the demo's summary (scores, candidates, merges,
+ * iterations, metric calls, reflection calls, time).
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const summaryLines = (
+  result: Result.GepaResult,
+  run: { readonly seconds: number; readonly budget?: number | undefined; readonly merge: boolean }
+): ReadonlyArray<string> => {
+  const fromMerges = result.parents.filter((p) => p.length > 1).length
+  const row = (label: string, value: string) => `  ${label.padEnd(18)} ${value}`
+  return [
+    "Summary",
+    row("validation score", `seed ${fmt(result.seedScore)}  ->  best ${fmt(result.bestScore)} (candidate ${result.bestIndex})`),
+    row(
+      "candidates",
+      `${result.candidates.length} (${result.acceptedProposals} accepted, ${result.rejectedProposals} rejected proposals, ` +
+        `${fromMerges} from merges)`
+    ),
+    row("merges", run.merge ? `${result.mergesAttempted} attempted, ${result.mergesAccepted} accepted` : "off"),
+    row("iterations", String(result.iterations)),
+    row("metric calls", run.budget === undefined ? String(result.totalMetricCalls) : `${result.totalMetricCalls} of ${run.budget}`),
+    row("reflection calls", String(result.reflectionCalls)),
+    row("time", formatSeconds(run.seconds))
+  ]
+}
 
 const progressPrinter = (write: (text: string) => void) => {
   let best: number | undefined
@@ -250,6 +318,7 @@ export const runPrepared = (
           print(event)
         }))
       )
+  const startedAt = Date.now()
   return Effect.scoped(Effect.gen(function*() {
     const config = yield* gepaConfig(prepared, onEvent)
     const interrupts = yield* watchInterrupts(env.stderr)
@@ -268,13 +337,12 @@ export const runPrepared = (
         generatedAt: new Date().toISOString()
       })
     )
-    const stopped = interrupts.count > 0 || /stop requested/.test(result.stopReason)
+    const kind = result.stoppedBy?.kind
+    const stopped = interrupts.count > 0 || kind === "stopFile" || kind === "deadline"
     env.stdout([
       "",
       `${stopped ? "Stopped" : "Done"}: ${result.stopReason}`,
-      `  seed score    ${fmt(result.seedScore)}`,
-      `  best score    ${fmt(result.bestScore)} (candidate ${result.bestIndex} of ${result.candidates.length})`,
-      `  metric calls  ${result.totalMetricCalls}, iterations ${result.iterations}`,
+      ...summaryLines(result, { seconds: (Date.now() - startedAt) / 1000, budget: s.maxMetricCalls, merge: s.merge }),
       "",
       `Best ${s.component}:`,
       result.bestCandidate[s.component] ?? "",
