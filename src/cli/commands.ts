@@ -13,7 +13,7 @@ import * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import { CliInputError, errorText, fromEither, inputError } from "./errors.js"
 import { commands } from "./help.js"
-import { budgetOptions, modelOptions, optimizeOptions, reportOptions, showOptions } from "./options.js"
+import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions } from "./options.js"
 import { type Environment, prepare, type RunFailure, runPrepared } from "./run.js"
 import { describeRun, readRun, readSavedSettings, renderReport } from "./saved.js"
 import { type Input, type ModelSpec, parseConfig, readText, resolvePaths, resolveSettings, type Settings } from "./settings.js"
@@ -127,13 +127,13 @@ export const make = (env: Environment) => {
       const { resume, settings, warnings } = yield* fromEither(optimizeSettings(flags, env.cwd))
       for (const warning of warnings) env.stderr(`gepa: warning: ${warning}\n`)
       const prepared = yield* prepare(settings, env, { resume })
-      return yield* runPrepared(prepared, env)
+      return yield* runPrepared(prepared, env, { quiet: flags.quiet })
     })).pipe(Command.withDescription(commands.optimize))
 
   // checked by readRun / readSavedSettings, one line naming the path
   const runDirArg = Args.text({ name: "run-dir" }).pipe(Args.withDescription("a run directory"))
 
-  const resume = Command.make("resume", { runDir: runDirArg, ...budgetOptions, ...modelOptions }, (flags) =>
+  const resume = Command.make("resume", { runDir: runDirArg, ...budgetOptions, ...modelOptions, ...resumeOptions }, (flags) =>
     Effect.gen(function*() {
       const runDir = path.resolve(env.cwd, flags.runDir)
       const saved = yield* readSavedSettings(runDir)
@@ -148,7 +148,7 @@ export const make = (env: Environment) => {
         runDir
       }
       const prepared = yield* prepare(settings, env, { resume: true })
-      return yield* runPrepared(prepared, env)
+      return yield* runPrepared(prepared, env, { quiet: flags.quiet })
     })).pipe(Command.withDescription(commands.resume))
 
   const report = Command.make("report", { runDir: runDirArg, ...reportOptions }, (flags) =>

@@ -78,6 +78,7 @@ export const docs = {
   noMerge: { flag: "no-merge", text: "no merges (overrides the config file)" },
   seed: { flag: "seed", arg: "N", text: `seed of every random choice (default ${defaults.seed})` },
   runDir: { flag: "run-dir", arg: "DIR", text: `where the run is saved (default ${defaults.runsRoot}/run-<time>)` },
+  quiet: { flag: "quiet", text: "no progress (the bar on a terminal, periodic lines otherwise); the summary is still printed" },
   resume: { flag: "resume", text: "continue the run already in --run-dir (same settings, see gepa resume)" },
   out: { flag: "out", arg: "FILE", text: "where to write the report (default <run-dir>/report.html)" },
   format: { flag: "format", arg: "text|json", text: "text (default) or json (the result, as result.json holds it)" }

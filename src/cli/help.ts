@@ -107,7 +107,7 @@ const helps = {
         docs.noStopAtPerfect
       ]),
       section("Search", [docs.maxConcurrency, docs.parallelProposals, docs.minibatchSize, docs.merge, docs.noMerge, docs.seed]),
-      section("Run directory", [docs.runDir, docs.resume]),
+      section("Run directory and output", [docs.runDir, docs.resume, docs.quiet]),
       environment(),
       paragraph("Exit codes: 0 done or stopped (Ctrl-C), 1 the run failed once started (its state is saved), " +
         "2 invalid input (nothing written).")
@@ -134,6 +134,7 @@ const helps = {
         docs.reflectionBaseUrl,
         docs.reflectionTimeout
       ].map(asSaved)),
+      section("Output", [docs.quiet]),
       environment()
     ],
   report: () =>

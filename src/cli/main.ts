@@ -47,6 +47,7 @@ export const processEnvironment = (): Environment => ({
   cwd: process.cwd(),
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+  terminal: process.stdout.isTTY === true ? process.stdout : undefined,
   makeModel: (role, spec) =>
     Effect.promise(() => import("./models.js")).pipe(Effect.flatMap((models) => models.openAiModel()(role, spec)))
 })

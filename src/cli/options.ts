@@ -101,8 +101,17 @@ export const optimizeOptions = {
   noMerge: toggle(docs.noMerge),
   seed: integer(docs.seed, Int),
   runDir: file(docs.runDir),
-  resume: toggle(docs.resume)
+  resume: toggle(docs.resume),
+  quiet: toggle(docs.quiet)
 }
+
+/**
+ * The flags of `gepa resume` besides those it shares with `optimize`.
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const resumeOptions = { quiet: toggle(docs.quiet) }
 
 /**
  * The flags of `gepa report`.

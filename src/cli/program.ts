@@ -10,7 +10,7 @@ import { Data, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import * as Commands from "./commands.js"
 import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
-import { budgetOptions, modelOptions, optimizeOptions, reportOptions, showOptions } from "./options.js"
+import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions } from "./options.js"
 import { didYouMean } from "./suggest.js"
 import type { Environment, RunFailure } from "./run.js"
 
@@ -25,7 +25,7 @@ const docFlag = (key: string): string | undefined => (docs as Record<string, Fla
 // the flags of each command built from docs.ts (anything and runner have their own)
 const commandFlags: Record<string, ReadonlyArray<string>> = {
   optimize: Object.keys(optimizeOptions).flatMap((k) => docFlag(k) ?? []),
-  resume: [...Object.keys(budgetOptions), ...Object.keys(modelOptions)].flatMap((k) => docFlag(k) ?? []),
+  resume: [...Object.keys(budgetOptions), ...Object.keys(modelOptions), ...Object.keys(resumeOptions)].flatMap((k) => docFlag(k) ?? []),
   report: Object.keys(reportOptions).flatMap((k) => docFlag(k) ?? []),
   show: Object.keys(showOptions).flatMap((k) => docFlag(k) ?? [])
 }

@@ -27,6 +27,7 @@ import { defaults } from "./constants.js"
 import { CliInputError, inputError } from "./errors.js"
 import { loadMetric } from "./metric.js"
 import type { ModelFactory } from "./models.js"
+import * as Progress from "./progress.js"
 import { fmt, readSavedSettings } from "./saved.js"
 import { resumeConflict, type Settings, settingsJson } from "./settings.js"
 
@@ -41,6 +42,8 @@ export interface Environment {
   readonly stdout: (text: string) => void
   readonly stderr: (text: string) => void
   readonly makeModel: ModelFactory
+  /** stdout when it is a terminal: progress is then a bar drawn on it */
+  readonly terminal?: (NodeJS.WritableStream & { readonly isTTY?: boolean; readonly columns?: number }) | undefined
 }
 
 /**
@@ -186,8 +189,6 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
     }
   })
 
-const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
-
 const formatSeconds = (seconds: number): string =>
   seconds < 60 ? `${seconds.toFixed(1)} s` : seconds < 3600
   ? `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`
@@ -221,35 +222,6 @@ export const summaryLines = (
     row("reflection calls", String(result.reflectionCalls)),
     row("time", formatSeconds(run.seconds))
   ]
-}
-
-const progressPrinter = (write: (text: string) => void) => {
-  let best: number | undefined
-  return (event: GepaEvent): void => {
-    switch (event._tag) {
-      case "OptimizationStarted":
-        write(`${event.resumed ? "Resuming" : "Starting"}: ${event.trainSize} training and ${event.valSize} validation examples, ` +
-          `budget ${event.budget ?? "none"} metric calls\n`)
-        break
-      case "ValsetEvaluated":
-        if (best === undefined || event.score > best) {
-          best = event.score
-          write(event.candidate === 0 && event.iteration === 0
-            ? `seed candidate: ${fmt(event.score)}\n`
-            : `iteration ${event.iteration}: new best ${fmt(event.score)} (candidate ${event.candidate})\n`)
-        }
-        break
-      case "IterationEnded":
-        if (event.iteration % 10 === 0) {
-          write(`iteration ${event.iteration}: ${event.state.metricCalls} metric calls, ${event.state.candidates.length} candidates, ` +
-            `best ${fmt(best)}\n`)
-        }
-        break
-      case "Error":
-        write(`iteration ${event.iteration}: ${oneLine(event.message)}${event.willContinue ? " (continuing)" : ""}\n`)
-        break
-    }
-  }
 }
 
 // A second Ctrl-C quits at once; the first one is left to the run's
@@ -299,10 +271,19 @@ export interface RunFailure {
  */
 export const runPrepared = (
   prepared: Prepared,
-  env: Pick<Environment, "stdout" | "stderr">
+  env: Pick<Environment, "stdout" | "stderr" | "terminal">,
+  options: { readonly quiet?: boolean | undefined; readonly progressIntervalMillis?: number | undefined } = {}
 ): Effect.Effect<Gepa.OptimizeResult<string>, RunFailure> => {
   const s = prepared.settings
-  const print = progressPrinter(env.stdout)
+  const progress = Progress.make({
+    write: env.stdout,
+    terminal: env.terminal,
+    quiet: options.quiet,
+    maxMetricCalls: s.maxMetricCalls,
+    maxIterations: s.maxIterations,
+    intervalMillis: options.progressIntervalMillis
+  })
+  const print = progress.onEvent
   let started = false
   // The engine emits OptimizationStarted once its checks passed, the lock
   // is held and a saved state matched: only then is config.json written.
@@ -323,7 +304,9 @@ export const runPrepared = (
     const config = yield* gepaConfig(prepared, onEvent)
     const interrupts = yield* watchInterrupts(env.stderr)
     const result = yield* Gepa.optimize(config).pipe(
-      Effect.catchSomeDefect((d) => (d instanceof PersistenceError ? Option.some(Effect.fail(d)) : Option.none()))
+      Effect.catchSomeDefect((d) => (d instanceof PersistenceError ? Option.some(Effect.fail(d)) : Option.none())),
+      // the bar is taken down before anything else is printed, whatever the outcome
+      Effect.ensuring(Effect.sync(progress.stop))
     )
     const reportFile = path.join(s.runDir, RunDir.FILES.report)
     yield* RunDir.writeFile(
