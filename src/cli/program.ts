@@ -111,13 +111,15 @@ class Failed extends Data.TaggedError("Failed")<{
   readonly cause: { readonly _tag: string; readonly message: string }
   /** set when `gepa resume` can continue the run */
   readonly resumable: string | undefined
+  /** the run failed before anything was scored, and left nothing behind */
+  readonly removed?: boolean | undefined
 }> {}
 
 const isRunFailure = (e: object): e is RunFailure => "started" in e && "error" in e
 
 const failed = (e: RunFailure | { readonly _tag: string; readonly message: string }): Failed =>
   isRunFailure(e)
-    ? new Failed({ cause: e.error, resumable: e.started ? e.runDir : undefined })
+    ? new Failed({ cause: e.error, resumable: e.started ? e.runDir : undefined, removed: e.removed })
     : new Failed({ cause: e, resumable: undefined })
 
 const logLevels: Record<string, LogLevel.LogLevel> = {
@@ -165,14 +167,26 @@ export const takeLogLevel = (
 
 // Log lines go to stderr (stdout carries the progress and the results), one
 // plain line each: "gepa [info] iteration 3: ...".
-const logTo = (env: Environment) =>
-  Logger.replace(
+// Concurrent calls to a failing server retry together: their retry lines
+// differ only in the jittered wait, and one of them says it all.
+const logTo = (env: Environment) => {
+  const recent = new Map<string, number>()
+  return Logger.replace(
     Logger.defaultLogger,
-    Logger.make(({ logLevel, message }) => {
-      const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
-      env.stderr(`gepa [${logLevel.label.toLowerCase()}] ${oneLine(text)}\n`)
+    Logger.make(({ date, logLevel, message }) => {
+      const text = oneLine(
+        (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+      )
+      if (text.startsWith("retrying model call")) {
+        const key = text.replace(/, in [\d.]+ s\)/, ")")
+        const seen = recent.get(key)
+        if (seen !== undefined && date.getTime() - seen < 10_000) return
+        recent.set(key, date.getTime())
+      }
+      env.stderr(`gepa [${logLevel.label.toLowerCase()}] ${text}\n`)
     })
   )
+}
 
 /**
  * Runs a command (not the help, see `main.ts`) and returns the exit code.
@@ -200,12 +214,16 @@ export const runCommand = (argv: ReadonlyArray<string>, env: Environment, versio
           env.stderr(`gepa: ${oneLine(error.message)}\n`)
           return ExitCode.input
         }
-        const { cause, resumable } = error
+        const { cause, removed, resumable } = error
         if (cause._tag === "CliInputError" || cause._tag === "ResumeConflict" || cause._tag === "ConfigError") {
           env.stderr(`gepa: ${oneLine(cause.message)}\n`)
           return ExitCode.input
         }
-        const hint = resumable === undefined ? "" : ` (continue with "gepa resume ${resumable}" once fixed)`
+        const hint = resumable !== undefined
+          ? ` (continue with "gepa resume ${resumable}" once fixed)`
+          : removed === true
+          ? " (nothing was scored and nothing kept: run the same command again once fixed)"
+          : ""
         env.stderr(`gepa: ${oneLine(cause.message)}${hint}\n`)
         return ExitCode.failure
       })

@@ -259,6 +259,11 @@ export interface RunFailure {
   /** true once `config.json` was written: `gepa resume` can continue the run */
   readonly started: boolean
   readonly runDir: string
+  /**
+   * true when the run failed before anything was scored and the run
+   * directory it had created was removed: the same command can run again
+   */
+  readonly removed?: boolean | undefined
 }
 
 /**
@@ -283,7 +288,15 @@ export const runPrepared = (
     maxIterations: s.maxIterations,
     intervalMillis: options.progressIntervalMillis
   })
-  const print = progress.onEvent
+  // a run that fails before anything was scored leaves nothing worth
+  // resuming: the directory it created is removed, so that the same
+  // command runs again once the cause is fixed
+  const existed = fs.existsSync(s.runDir)
+  let scored = false
+  const print = (event: GepaEvent) => {
+    if (event._tag === "ValsetEvaluated") scored = true
+    progress.onEvent(event)
+  }
   let started = false
   // The engine emits OptimizationStarted once its checks passed, the lock
   // is held and a saved state matched: only then is config.json written.
@@ -336,5 +349,21 @@ export const runPrepared = (
       ""
     ].join("\n"))
     return result
-  })).pipe(Effect.mapError((error): RunFailure => ({ error, started, runDir: s.runDir })))
+  })).pipe(
+    Effect.mapError((error): RunFailure => ({ error, started, runDir: s.runDir })),
+    Effect.catchAll((failure) =>
+      Effect.flatMap(
+        Effect.sync((): RunFailure => {
+          if (existed || scored || !failure.started) return failure
+          try {
+            fs.rmSync(s.runDir, { recursive: true, force: true })
+            return { ...failure, started: false, removed: true }
+          } catch {
+            return failure
+          }
+        }),
+        Effect.fail
+      )
+    )
+  )
 }
