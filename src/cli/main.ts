@@ -48,8 +48,8 @@ export const processEnvironment = (): Environment => ({
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   terminal: process.stdout.isTTY === true ? process.stdout : undefined,
-  makeModel: (role, spec) =>
-    Effect.promise(() => import("./models.js")).pipe(Effect.flatMap((models) => models.openAiModel()(role, spec)))
+  makeModel: (role, spec, options) =>
+    Effect.promise(() => import("./models.js")).pipe(Effect.flatMap((models) => models.openAiModel()(role, spec, options)))
 })
 
 const wantsHelp = (args: ReadonlyArray<string>): boolean => {

@@ -112,8 +112,9 @@ export const prepare = (
     const train = yield* loadExamples(settings.train, fieldsOf)
     const validation = settings.validation === undefined ? undefined : yield* loadExamples(settings.validation, fieldsOf)
     const metric = yield* loadMetric(settings)
-    const taskModel = yield* env.makeModel("task", settings.taskModel)
-    const reflectionModel = yield* env.makeModel("reflection", settings.reflectionModel)
+    // the run's concurrency bounds each model's requests in flight
+    const taskModel = yield* env.makeModel("task", settings.taskModel, { maxConcurrency: settings.maxConcurrency })
+    const reflectionModel = yield* env.makeModel("reflection", settings.reflectionModel, { maxConcurrency: settings.maxConcurrency })
     const dir = settings.runDir
     const problem = creatable(dir)
     if (problem !== undefined) return yield* Effect.fail(inputError(problem))
