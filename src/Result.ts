@@ -128,6 +128,16 @@ export const fromState = (state: State.GepaState, stopReason: string, stoppedBy:
 }
 
 /**
+ * A score as the CLI's summary, `gepa show`, the progress lines and the
+ * report print it: three decimals ("0.875"); "n/a" when there is none.
+ *
+ * @since 0.2.0
+ * @category formatting
+ */
+export const formatScore = (score: number | null | undefined): string =>
+  typeof score === "number" && Number.isFinite(score) ? score.toFixed(3) : "n/a"
+
+/**
  * The lineage of a candidate, from the seed to itself (first parent first
  * for merges).
  *

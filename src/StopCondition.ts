@@ -8,6 +8,7 @@
  */
 import { Clock, Duration, Effect, Option, Ref, type Scope } from "effect"
 import * as fs from "node:fs"
+import { formatScore } from "./Result.js"
 import type { GepaState } from "./State.js"
 import * as State from "./State.js"
 
@@ -107,7 +108,8 @@ export const explain = (condition: StopCondition): Effect.Effect<Explain, never,
     Effect.map(check(s), (fired) =>
       fired ? Option.some({ condition: condition.name, reason: describe(condition, s) }) : Option.none()))
 
-const fmt = (score: number): string => (Number.isFinite(score) ? score.toFixed(3) : String(score))
+// the one score format of summaries, show and the report
+const fmt = formatScore
 
 /**
  * A condition from a name, a check and, optionally, the words it stops a
