@@ -72,8 +72,9 @@ export const make = (options: ProgressOptions): Progress => {
   const interval = options.intervalMillis ?? 15_000
   const figures = {
     started: now(),
+    resumed: false,
     metricCalls: 0,
-    startCalls: 0,
+    startCalls: undefined as number | undefined,
     budget: options.maxMetricCalls,
     iteration: 0,
     startIteration: 0,
@@ -88,7 +89,7 @@ export const make = (options: ProgressOptions): Progress => {
   const eta = (): string => {
     const t = total()
     if (t === undefined) return "unknown"
-    const start = byCalls() ? figures.startCalls : figures.startIteration
+    const start = byCalls() ? figures.startCalls ?? 0 : figures.startIteration
     const progressed = done() - start
     if (progressed <= 0) return "unknown"
     const elapsed = (now() - figures.started) / 1000
@@ -101,15 +102,18 @@ export const make = (options: ProgressOptions): Progress => {
   const terminal = options.terminal?.isTTY === true ? options.terminal : undefined
   let multi: MultiBar | undefined
   let bar: SingleBar | undefined
-  const payload = () => ({ iteration: figures.iteration, best: fmt(figures.best), candidates: figures.candidates, eta: eta() })
+  // ("eta" is a token of cli-progress's own, from its clock: ours is "left")
+  const payload = () => ({ iteration: figures.iteration, best: fmt(figures.best), candidates: figures.candidates, left: eta() })
   const startBar = () => {
     const t = total()
     if (terminal === undefined || t === undefined) return
     multi = new MultiBar({
       stream: terminal,
       format: `{bar} {value}/{total} ${byCalls() ? "metric calls" : "iterations"} | iteration {iteration} | best {best} | ` +
-        `{candidates} candidates | ETA {eta}`,
+        `{candidates} candidates | ETA {left}`,
       barsize: 24,
+      barCompleteChar: "\u2588",
+      barIncompleteChar: "\u2591",
       hideCursor: false,
       clearOnComplete: false,
       // the run's own events redraw it; no timer keeps the process alive
@@ -119,12 +123,17 @@ export const make = (options: ProgressOptions): Progress => {
     bar = multi.create(t, done(), payload())
   }
   const line = (text: string) => {
-    if (multi !== undefined) multi.log(`${text}\n`)
-    else options.write(`${text}\n`)
+    if (multi !== undefined) {
+      // cli-progress prints logged lines at its next redraw, and not at all
+      // when it stops first: redraw now
+      multi.log(`${text}\n`)
+      multi.update()
+    } else options.write(`${text}\n`)
   }
-  const update = () => {
+  // the bar follows every event; a plain line is due at the end of an iteration
+  const update = (endOfIteration = false) => {
     if (bar !== undefined) bar.update(done(), payload())
-    else if (now() - figures.lastLine >= interval) {
+    else if (endOfIteration && now() - figures.lastLine >= interval) {
       figures.lastLine = now()
       options.write(`${status()}\n`)
     }
@@ -134,6 +143,7 @@ export const make = (options: ProgressOptions): Progress => {
     switch (event._tag) {
       case "OptimizationStarted":
         if (event.budget !== undefined) figures.budget = event.budget
+        figures.resumed = event.resumed
         options.write(
           `${event.resumed ? "Resuming" : "Starting"}: ${event.trainSize} training and ${event.valSize} validation examples, ` +
             `budget ${event.budget ?? "none"} metric calls\n`
@@ -141,7 +151,8 @@ export const make = (options: ProgressOptions): Progress => {
         startBar()
         break
       case "BudgetUpdated":
-        if (figures.metricCalls === 0 && figures.startCalls === 0) figures.startCalls = event.metricCalls
+        // a resumed run's earlier calls are not this process's pace
+        if (figures.startCalls === undefined) figures.startCalls = figures.resumed ? event.metricCalls : 0
         figures.metricCalls = event.metricCalls
         update()
         break
@@ -162,7 +173,7 @@ export const make = (options: ProgressOptions): Progress => {
         figures.iteration = event.iteration
         figures.metricCalls = event.state.metricCalls
         figures.candidates = event.state.candidates.length
-        update()
+        update(true)
         break
       case "Error":
         line(`iteration ${event.iteration}: ${oneLine(event.message)}${event.willContinue ? " (continuing)" : ""}`)
