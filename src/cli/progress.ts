@@ -109,9 +109,9 @@ export const make = (options: ProgressOptions): Progress => {
     if (terminal === undefined || t === undefined) return
     multi = new MultiBar({
       stream: terminal,
-      format: `{bar} {value}/{total} ${byCalls() ? "metric calls" : "iterations"} | iteration {iteration} | best {best} | ` +
-        `{candidates} candidates | ETA {left}`,
-      barsize: 24,
+      // within 80 columns for budgets up to 5 digits
+      format: `{bar} {value}/{total} ${byCalls() ? "calls" : "iterations"} | iteration {iteration} | best {best} | ETA {left}`,
+      barsize: 20,
       barCompleteChar: "\u2588",
       barIncompleteChar: "\u2591",
       hideCursor: false,
