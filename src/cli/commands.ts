@@ -197,6 +197,7 @@ export const make = (env: Environment) => {
   const anything = AnythingCommand.command({
     cwd: env.cwd,
     stdout: env.stdout,
+    terminal: env.terminal,
     makeReflectionModel: (spec) =>
       env.makeModel("reflection", spec.baseUrl === undefined ? { model: spec.model } : { model: spec.model, baseUrl: spec.baseUrl })
   })

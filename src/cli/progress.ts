@@ -8,9 +8,13 @@
  *
  * @since 0.2.0
  */
-import { MultiBar, type SingleBar } from "cli-progress"
+import type { MultiBar, SingleBar } from "cli-progress"
+import { createRequire } from "node:module"
 import type { GepaEvent } from "../Event.js"
-import { fmt } from "./saved.js"
+import { formatScore as fmt } from "../Result.js"
+
+// cli-progress is loaded when a bar is drawn, not when the module is
+const loadBars = (): typeof import("cli-progress") => createRequire(import.meta.url)("cli-progress")
 
 /**
  * Where progress goes and what bounds the run.
@@ -107,7 +111,7 @@ export const make = (options: ProgressOptions): Progress => {
   const startBar = () => {
     const t = total()
     if (terminal === undefined || t === undefined) return
-    multi = new MultiBar({
+    multi = new (loadBars().MultiBar)({
       stream: terminal,
       // within 80 columns for budgets up to 5 digits
       format: `{bar} {value}/{total} ${byCalls() ? "calls" : "iterations"} | iteration {iteration} | best {best} | ETA {left}`,
@@ -158,6 +162,9 @@ export const make = (options: ProgressOptions): Progress => {
         break
       case "IterationStarted":
         if (figures.iteration === 0) figures.startIteration = event.iteration - 1
+        break
+      case "SeedGenerated":
+        line(`seed written by the reflection model (${event.attempts} call${event.attempts === 1 ? "" : "s"})`)
         break
       case "ValsetEvaluated":
         figures.candidates = Math.max(figures.candidates, event.candidate + 1)
