@@ -8,6 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as B from "./benchmarks.js"
+import * as Concurrency from "./concurrency.js"
 import * as LQ from "./latencyQuality.js"
 
 export interface Sizes {
@@ -23,7 +24,8 @@ const seeds = (n: number) => Array.from({ length: n }, (_, i) => i)
 const latencySettings: ReadonlyArray<LQ.LatencySetting> = [
   { label: "sequential (c=1)", maxConcurrency: 1 },
   { label: "c=16, parallelProposals 1", maxConcurrency: 16, parallelProposals: 1 },
-  { label: "c=16, default (depth 4)", maxConcurrency: 16 },
+  { label: "c=16, default", maxConcurrency: 16 },
+  { label: "c=16, parallelProposals 4", maxConcurrency: 16, parallelProposals: 4 },
   { label: "c=16, parallelProposals 2", maxConcurrency: 16, parallelProposals: 2 },
   { label: "c=16, parallelProposals 8", maxConcurrency: 16, parallelProposals: 8 },
   { label: "c=16, depth 4, foldOrder completion", maxConcurrency: 16, parallelProposals: 4, foldOrder: "completion" },
@@ -213,6 +215,7 @@ export const markdown = (r: Report): string => {
 }
 
 const main = async () => {
+  if (process.argv.includes("concurrency")) return Concurrency.main(process.argv.slice(2))
   const quick = process.argv.includes("--quick")
   const report = await runAll(quick ? quickSizes : fullSizes, quick ? "quick" : "full", (line) => console.error(`[bench] ${line}`))
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")

@@ -1,7 +1,10 @@
 /**
- * The evaluation cache: (candidate hash, split, example content hash) -> output and
+ * The evaluation cache: (candidate hash, example content hash) -> output and
  * score. A hit costs no metric call. The engine uses it for evaluations
- * without traces: validation, merge subsamples and child minibatches.
+ * without traces: validation, merge subsamples and child minibatches. An
+ * example is the same example whatever split it is evaluated in (its content
+ * decides), so a pair is paid once even when the training and validation sets
+ * share examples, as optimize-anything's multi-task mode does.
  *
  * @since 0.1.0
  */
@@ -40,6 +43,15 @@ export interface CacheKey {
    */
   readonly requestedBy?: number | undefined
   readonly traced?: boolean | undefined
+  /**
+   * lookup hint (since 0.3.0): only results paid for by iterations up to
+   * this one (or by `requestedBy` itself) may be served. Proposals in flight
+   * side by side never see each other's results, so whether a pair is paid
+   * does not depend on which of them happened to run first: the run is the
+   * same at any `maxConcurrency`. A cache that ignores it is still correct;
+   * the engine checks `CachedEvaluation.iteration` against it again.
+   */
+  readonly visibleUpTo?: number | undefined
 }
 
 /**
@@ -90,7 +102,36 @@ export interface EvaluationCache<O> {
  * @category utils
  */
 export const keyString = (key: CacheKey): string =>
-  `${key.candidateHash}\u0000${key.split}\u0000${key.contentHash ?? key.id}`
+  key.contentHash === undefined
+    ? `${key.candidateHash}\u0000${key.split}\u0000${key.id}`
+    : `${key.candidateHash}\u0000${key.contentHash}`
+
+/**
+ * Whether a cached result may serve `key`: paid for by an iteration the
+ * asker may see (see `CacheKey.visibleUpTo`).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const isVisible = (key: CacheKey, hit: CachedEvaluation<unknown>): boolean =>
+  key.visibleUpTo === undefined || hit.iteration === undefined || hit.iteration <= key.visibleUpTo ||
+  hit.iteration === key.requestedBy
+
+/**
+ * Whether `next` replaces the result kept for its key: it does when it was
+ * paid for by an earlier iteration. Two proposals in flight may pay for the same pair; the
+ * earlier one in plan order is the one every later proposal may see,
+ * whichever finished first.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const replaces = <O>(
+  existing: CachedEvaluation<O> | undefined,
+  next: CachedEvaluation<O>
+): boolean =>
+  existing === undefined ||
+  (next.iteration ?? Number.NEGATIVE_INFINITY) < (existing.iteration ?? Number.NEGATIVE_INFINITY)
 
 /**
  * An in-memory cache, optionally pre-filled (for example from a run
@@ -103,16 +144,24 @@ export const memory = <O>(
   initial?: Iterable<readonly [string, CachedEvaluation<O>]>
 ): EvaluationCache<O> => {
   const entries = new Map<string, CachedEvaluation<O>>(initial ?? [])
+  const lookup = (key: CacheKey): CachedEvaluation<O> | undefined => {
+    const hit = entries.get(keyString(key))
+    return hit !== undefined && isVisible(key, hit) ? hit : undefined
+  }
+  const store = (key: CacheKey, value: CachedEvaluation<O>): void => {
+    const k = keyString(key)
+    if (replaces(entries.get(k), value)) entries.set(k, value)
+  }
   return register<O>({
-    get: (key) => Effect.sync(() => Option.fromNullable(entries.get(keyString(key)))),
-    set: (key, value) => Effect.sync(() => void entries.set(keyString(key), value)),
+    get: (key) => Effect.sync(() => Option.fromNullable(lookup(key))),
+    set: (key, value) => Effect.sync(() => store(key, value)),
     size: Effect.sync(() => entries.size)
   }, {
     // one effect per evaluation instead of one per example: the hot path of a fast adapter
-    getMany: (keys) => Effect.sync(() => keys.map((key) => entries.get(keyString(key)))),
+    getMany: (keys) => Effect.sync(() => keys.map(lookup)),
     setMany: (list) =>
       Effect.sync(() => {
-        for (const [key, value] of list) entries.set(keyString(key), value)
+        for (const [key, value] of list) store(key, value)
       })
   })
 }

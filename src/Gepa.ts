@@ -123,17 +123,49 @@ export interface Config<D, T = unknown, O = unknown> {
   /** score given to an example whose evaluation failed (default 0) */
   readonly fallbackScore?: number
   /**
-   * proposals in flight at once: the depth of the proposal pipeline. Each
-   * proposal (reflective or merge) is planned from the freshest folded state;
+   * steps in flight at once: the depth of the proposal pipeline (default 1,
+   * the GEPA loop). Each step is planned from the freshest folded state;
    * whenever one is folded, the next one is planned. An accepted child whose
    * parent was superseded while it was in flight is rebased on the better
    * descendant when their changes touch different components, and dropped
-   * when they overlap. Default: `ceil(maxConcurrency / 4)`, at most the
-   * number of components and at most 4: the depths measured to keep the
-   * sequential loop's quality (a single-component candidate runs one
-   * proposal at a time). `1` is the sequential GEPA loop.
+   * when they overlap. An algorithm setting, like every setting here but
+   * `maxConcurrency`: deeper pipelines keep more calls in flight and plan
+   * from staler states (bench/: held-out score and wall time per depth).
    */
   readonly parallelProposals?: number
+  /**
+   * reflective proposals planned together as one step (default 1). They run
+   * side by side (parent minibatch, reflection, child minibatch), then the
+   * step's `proposalSelection` decides which accepted children are
+   * validated. More proposals per step spend more on minibatches for each
+   * validation and finish a budget in fewer, wider steps.
+   */
+  readonly proposalsPerStep?: number
+  /**
+   * how a step's proposals get their parents (default `"independent"`):
+   * each selects its own with the candidate selector, or `"same_parent"`:
+   * one parent, a minibatch each (with `"round_robin"` components, each
+   * rewrites the next component)
+   */
+  readonly proposalSampling?: "independent" | "same_parent"
+  /**
+   * which accepted children of a step are validated (default `"best"`): the
+   * one that improved its minibatch most (ties: the first planned), the `topK`
+   * that improved most, or `"all"`. Children of the step that are not
+   * selected are rejected (the trace says why); identical children are
+   * validated once.
+   */
+  readonly proposalSelection?: "best" | "all" | { readonly topK: number }
+  /**
+   * judge a child first on the minibatch examples its parent did not solve
+   * perfectly, and reject it without paying for the others when even perfect
+   * scores on them could not make it pass (default true). The decision is the
+   * one the whole minibatch would give, for the built-in acceptance criteria,
+   * provided `perfectScore` is the highest score the metric gives (a score
+   * above it turns it off for that proposal). Saves metric calls; costs a
+   * second round of calls for children that pass the first.
+   */
+  readonly earlyRejection?: boolean
   /**
    * the order finished proposals are folded into the state (default `"plan"`).
    * `"plan"`: in the order they were planned, through a reorder window, so a

@@ -61,6 +61,7 @@ import {
   parseCandidateLog,
   readStateFile,
   releaseLock,
+  sharedKey,
   stampNow,
   writeAtomic
 } from "./internal/runDir.js"
@@ -251,14 +252,16 @@ export const make = <O>(
           continue
         }
         if (!isCacheLine(parsed)) continue
-        entries.set(parsed.k, {
+        const k = sharedKey(parsed.k)
+        const entry: EvaluationCache.CachedEvaluation<O> = {
           output: parsed.output as O,
           score: parsed.score,
           objectiveScores: parsed.objectiveScores,
           ...(parsed.i === undefined ? {} : { iteration: parsed.i })
-        })
-        addPayment(parsed.k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
-        if (parsed.t !== undefined && parsed.i !== undefined) addTrace(parsed.k, parsed.i, parsed.t)
+        }
+        if (EvaluationCache.replaces(entries.get(k), entry)) entries.set(k, entry)
+        addPayment(k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
+        if (parsed.t !== undefined && parsed.i !== undefined) addTrace(k, parsed.i, parsed.t)
       }
     }
     let cacheDirty = false
@@ -329,6 +332,9 @@ export const make = <O>(
           const k = EvaluationCache.keyString(key)
           let hit = entries.get(k)
           if (hit === undefined) return Option.none()
+          // a result of a proposal the asker runs beside is not served (and
+          // an owed payment is not consumed by it)
+          if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) return Option.none()
           if (key.traced === true) {
             // only the trajectory the asking iteration paid for
             const t = key.requestedBy === undefined ? undefined : traces.get(k)?.get(key.requestedBy)
@@ -362,7 +368,7 @@ export const make = <O>(
           // written before the entry is visible, so a hit is always on disk too
           fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
           const { owed: _, trajectory, ...entry } = value
-          entries.set(k, entry)
+          if (EvaluationCache.replaces(entries.get(k), entry)) entries.set(k, entry)
           // a new payment; an owed earlier one (a result evaluated again
           // because its trajectory could not be stored) stays owed, never free
           addPayment(k, { i: value.iteration, g: generation, owed: false })

@@ -70,7 +70,10 @@ export type TraceEntry = typeof TraceEntry.Type
  * re-launches exactly the proposals the interrupted run had in flight:
  * `Reflective` from a parent on a training minibatch, `Merge` of two
  * candidates on a validation subsample. `valIds` is absent when the child
- * would be validated on the whole validation set.
+ * would be validated on the whole validation set. Proposals planned together
+ * as one step (`proposalsPerStep`) share their `step`: they are judged side
+ * by side and the step's selection rule decides which children are
+ * validated.
  *
  * @since 0.2.0
  * @category models
@@ -84,7 +87,16 @@ export const PendingProposal = Schema.Union(
     valIds: Schema.optional(Schema.Array(Schema.String)),
     /** candidates in the pool when it was planned: later ones were found while it was in flight */
     base: Schema.Number,
-    reserved: Schema.Number
+    reserved: Schema.Number,
+    /** the first iteration of its step, when the step plans several proposals together (since 0.3) */
+    step: Schema.optional(Schema.Number),
+    /** the last iteration folded when it was planned: the cache results it may use (since 0.3) */
+    sees: Schema.optional(Schema.Number),
+    /**
+     * its child is validated on a sample sized to the budget's remainder, not
+     * on what the evaluation policy asks for (since 0.3)
+     */
+    remainder: Schema.optional(Schema.Boolean)
   }),
   Schema.TaggedStruct("Merge", {
     iteration: Schema.Number,
@@ -95,7 +107,9 @@ export const PendingProposal = Schema.Union(
     ids: Schema.Array(Schema.String),
     scoresBefore: Schema.Tuple(Schema.Number, Schema.Number),
     valIds: Schema.optional(Schema.Array(Schema.String)),
-    reserved: Schema.Number
+    reserved: Schema.Number,
+    /** the last iteration folded when it was planned: the cache results it may use (since 0.3) */
+    sees: Schema.optional(Schema.Number)
   })
 )
 

@@ -66,6 +66,11 @@ export interface StopCondition {
   readonly make: Effect.Effect<Check, never, Scope.Scope>
   readonly budget?: number | undefined
   /**
+   * For iteration conditions, the iterations (proposals) the run may plan:
+   * a step of several proposals is cut to it, so the count is exact.
+   */
+  readonly maxIterations?: number | undefined
+  /**
    * A deadline after the run's start: when it passes, the run ends at once,
    * even while proposals are in flight. Their work is interrupted and kept
    * planned in the saved state (nothing half-applied), so resuming the run
@@ -162,7 +167,10 @@ export const maxMetricCalls = (n: number): StopCondition => {
  */
 export const maxIterations = (n: number): StopCondition => {
   positiveInt("maxIterations", n)
-  return fromPredicate(`maxIterations(${n})`, (s) => s.state.iteration >= n, () => `ran the maximum of ${n} iterations`)
+  return {
+    ...fromPredicate(`maxIterations(${n})`, (s) => s.state.iteration >= n, () => `ran the maximum of ${n} iterations`),
+    maxIterations: n
+  }
 }
 
 /**
@@ -319,9 +327,11 @@ export const manual = (name = "manual"): Effect.Effect<{ readonly condition: Sto
 export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition => {
   const budgets = conditions.flatMap((c) => (c.budget === undefined ? [] : [c.budget]))
   const deadlines = conditions.flatMap((c) => (c.interruptAfter === undefined ? [] : [c.interruptAfter]))
+  const caps = conditions.flatMap((c) => (c.maxIterations === undefined ? [] : [c.maxIterations]))
   return {
     name: conditions.length === 1 ? conditions[0]!.name : `any(${conditions.map((c) => c.name).join(", ")})`,
     budget: budgets.length === 0 ? undefined : Math.min(...budgets),
+    maxIterations: caps.length === 0 ? undefined : Math.min(...caps),
     interruptAfter: deadlines.length === 0 ? undefined : deadlines.reduce(Duration.min),
     make: Effect.map(Effect.forEach(conditions, (c) => c.make), (checks) => (s: Snapshot) =>
       Effect.reduce(checks, false, (acc, check) => (acc ? Effect.succeed(true) : check(s)))),
@@ -340,6 +350,10 @@ export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition 
 export const all = (...conditions: ReadonlyArray<StopCondition>): StopCondition => ({
   name: `all(${conditions.map((c) => c.name).join(", ")})`,
   describe: (s) => conditions.map((c) => describe(c, s)).join(", and "),
+  // capped only when every condition is, by the largest cap
+  maxIterations: conditions.length > 0 && conditions.every((c) => c.maxIterations !== undefined)
+    ? Math.max(...conditions.map((c) => c.maxIterations!))
+    : undefined,
   make: Effect.map(Effect.forEach(conditions, (c) => c.make), (checks) => (s: Snapshot) =>
     Effect.reduce(checks, conditions.length > 0, (acc, check) => (acc ? check(s) : Effect.succeed(false))))
 })

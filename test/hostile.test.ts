@@ -398,7 +398,9 @@ describe("Gepa.optimize against a hostile server", () => {
       reflectionServer.setFallback(() => FakeServer.error(503, `overloaded (key ${SECRET})`))
       const { events, run } = runWith({
         task: yield* modelFor(taskServer.baseURL),
-        reflection: yield* modelFor(reflectionServer.baseURL)
+        reflection: yield* modelFor(reflectionServer.baseURL),
+        // fewer proposals than the limit of consecutive failures fit
+        maxMetricCalls: 18
       })
       const result = yield* run
       expect(result.candidates).toHaveLength(1)
@@ -422,7 +424,9 @@ describe("Gepa.optimize against a hostile server", () => {
       )
       const { events, run } = runWith({
         task: yield* modelFor(taskServer.baseURL),
-        reflection: yield* modelFor(reflectionServer.baseURL)
+        reflection: yield* modelFor(reflectionServer.baseURL),
+        // fewer proposals than the limit of consecutive failures fit
+        maxMetricCalls: 18
       })
       const result = yield* run
       expect(result.candidates).toHaveLength(1)

@@ -74,6 +74,8 @@ export interface Request {
   readonly meter?: Meter | undefined
   /** the iteration (proposal) paying for it, recorded with cached results */
   readonly iteration?: number | undefined
+  /** only results paid for by iterations up to this one (or `iteration`) are served: see `CacheKey.visibleUpTo` */
+  readonly visibleUpTo?: number | undefined
 }
 
 /**
@@ -195,11 +197,17 @@ export const evaluate = <D, T, O>(
     const firstOf = new Map<string, number>()
     let owedHits = 0
     const hits = useCache
-      ? yield* getAll(cache, ids.map((id) => ({ ...keyOf(id), requestedBy: request.iteration, traced: request.captureTraces })))
+      ? yield* getAll(
+        cache,
+        ids.map((id) => ({ ...keyOf(id), requestedBy: request.iteration, traced: request.captureTraces, visibleUpTo: request.visibleUpTo }))
+      )
       : undefined
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!
       let hit = hits?.[i]
+      // a cache that ignores the visibility hint: checked here as well
+      if (hit !== undefined && !request.captureTraces && request.visibleUpTo !== undefined && hit.iteration !== undefined &&
+        hit.iteration > request.visibleUpTo && hit.iteration !== request.iteration) hit = undefined
       let trajectory = Option.none<T>()
       if (hit !== undefined && request.captureTraces) {
         if (hit.iteration !== request.iteration || hit.trajectory === undefined) hit = undefined

@@ -340,3 +340,19 @@ export interface CacheLine {
 
 export const isCacheLine = (u: unknown): u is CacheLine =>
   typeof u === "object" && u !== null && typeof (u as CacheLine).k === "string" && typeof (u as CacheLine).score === "number"
+
+/**
+ * A cache line's key in today's form. Run folders written before 0.3 kept
+ * the split in the key (`hash, split, content`); an example is now the same
+ * example in either split, so such keys drop the split when they name a
+ * content hash (24 hex digits). Keys without a content hash keep it: the id
+ * alone does not say the two splits hold the same example.
+ *
+ * @internal
+ */
+export const sharedKey = (k: string): string => {
+  const parts = k.split("\u0000")
+  return parts.length === 3 && (parts[1] === "train" || parts[1] === "val") && /^[0-9a-f]{24}$/.test(parts[2]!)
+    ? `${parts[0]}\u0000${parts[2]}`
+    : k
+}

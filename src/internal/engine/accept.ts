@@ -12,6 +12,7 @@ import { Either } from "effect"
 import type { MissingObjectiveScores } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
 import * as Merge from "../../Merge.js"
+import { ProposalResult } from "../../Proposal.js"
 import * as State from "../../State.js"
 import type { Outcome } from "../evaluate.js"
 import type { Finished } from "./propose.js"
@@ -34,6 +35,28 @@ const sumOf = (xs: ReadonlyArray<number>) => {
   return t
 }
 
+/**
+ * Why a child validated on the budget's remainder is not added, or
+ * `undefined` when it beats the best candidate on the same examples.
+ */
+const remainderVerdict = <T, O>(state: State.GepaState, outcomes: ReadonlyArray<Outcome<T, O>>): string | undefined => {
+  const best = State.bestIndex(state)
+  const theirs = state.valScores[best]!
+  let mine = 0
+  let other = 0
+  let n = 0
+  for (const o of outcomes) {
+    const s = theirs[o.id]
+    if (s === undefined) continue
+    mine += o.score
+    other += s
+    n++
+  }
+  if (n > 0 && mine > other) return undefined
+  return `validated on ${outcomes.length} examples, what the budget had left: ` +
+    (n === 0 ? `candidate ${best} was not scored on them` : `not above candidate ${best} on the same examples (${mine} vs ${other})`)
+}
+
 /** Removes a plan from the pending list (the head in plan order). */
 const withoutPending = (state: State.GepaState, iteration: number): ReadonlyArray<State.PendingProposal> =>
   state.pending[0]?.iteration === iteration ? state.pending.slice(1) : state.pending.filter((p) => p.iteration !== iteration)
@@ -45,9 +68,9 @@ export const fold = <D, T, O>(
   f: Finished<T, O>,
   listening: boolean
 ): Either.Either<Folded<T, O>, MissingObjectiveScores> => {
-  const { plan, result, usage } = f
+  const { plan, usage } = f
   const iteration = plan.iteration
-  const parent = result.parents[0]!
+  const parent = f.result.parents[0]!
   const events: Array<GepaEvent> = []
   let next: State.GepaState = {
     ...state,
@@ -60,13 +83,29 @@ export const fold = <D, T, O>(
       cost: state.reflectionUsage.cost + usage.cost
     }
   }
-  const rebased = plan._tag !== "Reflective"
+  let rebased: { readonly reason?: string } = plan._tag !== "Reflective"
     ? {}
+    : f.unselected !== undefined
+    ? { reason: f.unselected }
+    : f.reason !== undefined
+    ? { reason: f.reason }
     : f.rebasedOnto !== undefined
     ? { reason: `rebased on candidate ${f.rebasedOnto}, which superseded candidate ${plan.parent} while the proposal was in flight` }
     : f.supersededBy !== undefined
     ? { reason: `superseded: candidate ${f.supersededBy} improved the same text of candidate ${plan.parent} while the proposal was in flight` }
     : {}
+  // a child validated on a sample sized to the budget's remainder joins only
+  // if it beats the best candidate on the same examples: its mean over a
+  // sample is not comparable with means over the whole set
+  let result = f.result
+  if (result._tag === "Accepted" && plan._tag === "Reflective" && plan.remainder === true && f.validation !== undefined) {
+    const verdict = remainderVerdict(state, f.validation.outcomes)
+    if (verdict !== undefined) {
+      next = { ...next, metricCalls: next.metricCalls + f.validation.spent }
+      result = ProposalResult.Rejected(result)
+      rebased = { reason: verdict }
+    }
+  }
   const entry = { iteration, kind: result.kind, parents: result.parents, ...rebased }
   let added: Folded<T, O>["added"]
   let failed: Folded<T, O>["failed"]

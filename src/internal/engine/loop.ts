@@ -28,6 +28,7 @@ import { Duration, Effect, Either, Exit, Fiber, Option, Queue, type Scope } from
 import type { AdapterService } from "../../Adapter.js"
 import { AllEvaluationsFailed, ProposalsFailed } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
+import type { ProposalResult } from "../../Proposal.js"
 import type { Config, OptimizeError, OptimizeResult } from "../../Gepa.js"
 import type { ReflectionModel } from "../../LanguageModel.js"
 import * as Result from "../../Result.js"
@@ -42,6 +43,7 @@ import * as Rebase from "./rebase.js"
 import type { Proposed } from "./reflect.js"
 import { adoptSaved, checkResume, type Resolved, resolve } from "./resolve.js"
 import * as Session from "./session.js"
+import * as Step from "./step.js"
 
 type Message<T, O> =
   | { readonly stage: "proposed"; readonly plan: State.PendingProposal; readonly p: Proposed }
@@ -147,6 +149,43 @@ export const run = <D, T, O>(
       )
     const launch = (plan: State.PendingProposal) =>
       forkReporting(plan.iteration, Propose.propose(s, plan, state.candidates, { paid: 0 }), (p) => ({ stage: "proposed" as const, plan, p }))
+    /** steps whose selection was made (their accepted children are validating or ready) */
+    const selected = new Set<number>()
+    const startValidation = (plan: State.PendingProposal, p: Proposed) => {
+      const decision = plan._tag === "Reflective" && r.parallelProposals > 1
+        ? Rebase.decide(state, plan.base, plan.parent, (p.result as Extract<ProposalResult, { _tag: "Accepted" }>).candidate)
+        : undefined
+      const rebase = decision === undefined ? undefined : { ...decision, ontoCandidate: state.candidates[decision.onto]! }
+      validating.add(plan.iteration)
+      // in plan order every earlier step is folded when a step validates: their results are final
+      const visibleUpTo = plan.sees === undefined ? undefined : r.foldOrder === "plan" ? Step.stepOf(plan) - 1 : plan.sees
+      return forkReporting(
+        plan.iteration,
+        Propose.validate(s, plan, p, rebase, { paid: 0 }, visibleUpTo),
+        (f) => ({ stage: "finished" as const, f })
+      )
+    }
+    /**
+     * A step of several proposals, once all of them are judged: its selection
+     * rule picks the children to validate; the others are ready at once.
+     */
+    const selectStep = (step: number): Effect.Effect<boolean> => {
+      const members = state.pending.filter((p) => p._tag === "Reflective" && p.step === step)
+      if (members.some((m) => !proposed.has(m.iteration))) return Effect.succeed(false)
+      const results = members.map((plan) => ({ plan, p: proposed.get(plan.iteration)! }))
+      for (const m of members) proposed.delete(m.iteration)
+      selected.add(step)
+      const chosen = Step.select<T, O>(results, r.proposalSelection)
+      return Effect.as(
+        Effect.forEach(results, ({ plan, p }) => {
+          const verdict = chosen.get(plan.iteration)
+          if (verdict === undefined) return startValidation(plan, p)
+          finished.set(plan.iteration, verdict)
+          return Effect.void
+        }, { discard: true }),
+        true
+      )
+    }
 
     /**
      * Moves the proposal at its fold turn along: a judged child that was not
@@ -154,28 +193,35 @@ export const run = <D, T, O>(
      * a rebase decision made on the state as it is now).
      */
     const turn = (plan: State.PendingProposal): Effect.Effect<Propose.Finished<T, O> | undefined> => {
+      const step = plan._tag === "Reflective" ? plan.step : undefined
+      if (step !== undefined) {
+        // the members of a step fold in plan order, after its selection, and
+        // only once all of them are ready: a step folds as a whole
+        const whole = () =>
+          state.pending.every((p) => p._tag !== "Reflective" || p.step !== step || finished.has(p.iteration))
+            ? finished.get(plan.iteration)
+            : undefined
+        if (selected.has(step)) return Effect.succeed(whole())
+        return Effect.map(selectStep(step), (done) => (done ? whole() : undefined))
+      }
       const ready = finished.get(plan.iteration)
       if (ready !== undefined) return Effect.succeed(ready)
       const p = proposed.get(plan.iteration)
       if (p === undefined || validating.has(plan.iteration)) return Effect.succeed(undefined)
       proposed.delete(plan.iteration)
       if (p.result._tag !== "Accepted") return Effect.succeed({ ...p, plan, validation: undefined })
-      const decision = plan._tag === "Reflective" && r.parallelProposals > 1
-        ? Rebase.decide(state, plan.base, plan.parent, p.result.candidate)
-        : undefined
-      const rebase = decision === undefined ? undefined : { ...decision, ontoCandidate: state.candidates[decision.onto]! }
-      validating.add(plan.iteration)
-      return Effect.as(
-        forkReporting(plan.iteration, Propose.validate(s, plan, p, rebase, { paid: 0 }), (f) => ({ stage: "finished" as const, f })),
-        undefined
-      )
+      return Effect.as(startValidation(plan, p), undefined)
     }
+    /** Whether a plan waits for an earlier member of its step to fold (members fold in plan order). */
+    const waitsForStep = (plan: State.PendingProposal) =>
+      plan._tag === "Reflective" && plan.step !== undefined &&
+      state.pending.some((p) => p._tag === "Reflective" && p.step === plan.step && p.iteration < plan.iteration)
     /** The next result to fold: the oldest plan's in plan order, any in completion order. */
     const nextToFold = Effect.suspend(() =>
       r.foldOrder === "plan"
         ? turn(state.pending[0]!)
         : Effect.reduce(state.pending, undefined as Propose.Finished<T, O> | undefined, (found, plan) =>
-          found !== undefined ? Effect.succeed(found) : turn(plan))
+          found !== undefined || waitsForStep(plan) ? Effect.succeed(found) : turn(plan))
     )
     // proposals an interrupted run had in flight start again as planned
     for (const plan of state.pending) yield* launch(plan)
@@ -197,8 +243,19 @@ export const run = <D, T, O>(
     let stoppedBy: Result.StoppedBy | undefined
     let exhausted: string | undefined
     let dirty = false
+    let failure: { readonly error: string; readonly allEvaluationsFailed: boolean } | undefined
     for (;;) {
-      const paused: { readonly reason: string; readonly by: Result.StoppedBy } | undefined = deadlinePassed
+      // the rest of a step being folded is ready: it folds before anything else
+      const between = !Step.midStep(state)
+      if (between && failure !== undefined) {
+        yield* save(state)
+        return yield* failure.allEvaluationsFailed
+          ? new AllEvaluationsFailed({ iterations: state.consecutiveFailedIterations, lastError: failure.error })
+          : new ProposalsFailed({ iterations: state.consecutiveFailedIterations, lastError: failure.error })
+      }
+      const paused: { readonly reason: string; readonly by: Result.StoppedBy } | undefined = !between
+        ? undefined
+        : deadlinePassed
         ? {
           reason: `reached the time limit of ${Duration.format(r.stop.interruptAfter!)} (proposals in flight paused)`,
           by: { kind: "deadline", condition: null }
@@ -214,7 +271,9 @@ export const run = <D, T, O>(
         stoppedBy = paused.by
         break
       }
-      if (stopReason === undefined) {
+      // stop conditions are checked, and steps planned, between steps only:
+      // the members of a step fold together
+      if (between && stopReason === undefined) {
         const fired = yield* s.stopCheck(StopCondition.snapshot(state))
         if (Option.isSome(fired)) {
           stopReason = fired.value.reason
@@ -222,7 +281,7 @@ export const run = <D, T, O>(
         }
       }
       // plan while the window has room
-      while (stopReason === undefined && state.pending.length < r.parallelProposals) {
+      while (between && stopReason === undefined && Step.inFlight(state) < r.parallelProposals) {
         const { owed } = yield* unaccounted
         const planned = Plan.plan(r, state, Budget.available(Budget.ledger(r.budget, state, owed)), s.listening)
         if (planned._tag === "Exhausted") {
@@ -233,7 +292,7 @@ export const run = <D, T, O>(
         state = planned.state
         dirty = true
         yield* emitAll(planned.events)
-        yield* launch(planned.plan)
+        for (const plan of planned.plans) yield* launch(plan)
       }
       if (state.pending.length === 0) break
 
@@ -271,12 +330,7 @@ export const run = <D, T, O>(
       dirty = true
       if (folded.added !== undefined && r.trackBestOutputs) Session.recordBest(best, folded.added.index, folded.added.outcomes)
       yield* emitAll(folded.events)
-      if (folded.failed !== undefined && state.consecutiveFailedIterations >= r.maxFailedIterations) {
-        yield* save(state)
-        return yield* folded.failed.allEvaluationsFailed
-          ? new AllEvaluationsFailed({ iterations: state.consecutiveFailedIterations, lastError: folded.failed.error })
-          : new ProposalsFailed({ iterations: state.consecutiveFailedIterations, lastError: folded.failed.error })
-      }
+      if (folded.failed !== undefined && state.consecutiveFailedIterations >= r.maxFailedIterations) failure ??= folded.failed
     }
     // a pause saves even an unchanged state: it records what was in flight
     if (dirty || state.pending.length > 0) yield* save(state)

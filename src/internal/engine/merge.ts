@@ -28,7 +28,8 @@ export const merge = <D, T, O>(
       ids: plan.ids,
       captureTraces: false,
       call: "evaluate(merged candidate, valset subsample)",
-      meter
+      meter,
+      visibleUpTo: plan.sees
     }),
     (ev): Proposed => {
       const after = ev.outcomes.map((o) => o.score)

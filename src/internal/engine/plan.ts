@@ -28,7 +28,8 @@ export type Planned =
   | {
     readonly _tag: "Planned"
     readonly state: State.GepaState
-    readonly plan: State.PendingProposal
+    /** the step's proposals, in plan order */
+    readonly plans: ReadonlyArray<State.PendingProposal>
     readonly events: ReadonlyArray<GepaEvent>
   }
   | { readonly _tag: "Exhausted"; readonly needed: number; readonly available: number; readonly reason: string }
@@ -46,7 +47,8 @@ const planMerge = (
   rng: Rng,
   available: number,
   iteration: number,
-  listening: boolean
+  listening: boolean,
+  sees: number
 ): Planned | State.GepaState => {
   const m = r.merge!
   const score = State.scoreOf(state)
@@ -89,14 +91,15 @@ const planMerge = (
     ids,
     scoresBefore: [before1, before2],
     valIds: storedValIds(r, valIds),
-    reserved
+    reserved,
+    sees
   }
   return {
     _tag: "Planned",
     // the merge is counted against the cap when planned, so proposals planned
     // while it is in flight cannot schedule past the cap
     state: { ...tried, iteration, merge: Merge.recordAttempt(attempt.merge, false), rng: rng.snapshot(), pending: [...state.pending, plan] },
-    plan,
+    plans: [plan],
     events: listening
       ? [
         GepaEvent.IterationStarted({ iteration, metricCalls: state.metricCalls }),
@@ -109,9 +112,34 @@ const planMerge = (
 // " of 400 metric calls" when the run has a budget
 const budgetOf = (r: { readonly budget: number | undefined }): string => (r.budget === undefined ? "" : ` of ${r.budget} metric calls`)
 
+/** How many children of a step of `size` proposals may be validated. @internal */
+export const validationsOf = (selection: Resolved<unknown, unknown, unknown>["proposalSelection"], size: number): number =>
+  selection === "all" ? size : selection === "best" ? 1 : Math.min(size, selection.topK)
+
 /**
- * Plans the next proposal within `available` metric calls, or says why none
- * fits.
+ * The fewest validation examples a child validated on the budget's
+ * remainder may have (see `plan`): a smaller sample says too little about
+ * the child to put it beside candidates scored on the whole set.
+ *
+ * @internal
+ */
+export const minimumRemainderValidation = (validation: number): number => Math.min(validation, Math.max(1, Math.ceil(validation / 4)))
+
+/**
+ * Plans the next step within `available` metric calls, or says why none
+ * fits: a merge when one is due (as in GEPA, after an accepted reflective
+ * proposal), otherwise `proposalsPerStep` reflective proposals drawn one
+ * after the other from the same state (`"independent"`: each selects its own
+ * parent; `"same_parent"`: one parent, several minibatches). Every proposal
+ * of a step gets its own iteration number; they share `step`.
+ *
+ * The step reserves its worst case: every proposal's minibatches, and the
+ * validation of as many children as its selection rule may keep. Near the
+ * end of the budget it shrinks to what is left, so that the last calls still
+ * go to something that can change the result: fewer proposals, then a
+ * smaller minibatch, then a child validated on a random sample of what the
+ * evaluation policy asks for (at least a quarter of it). Such a child is
+ * added only if it beats the best candidate on the same examples (`accept.ts`).
  *
  * @internal
  */
@@ -124,70 +152,115 @@ export const plan = <D, T, O>(
   const rr = r as unknown as Resolved<unknown, unknown, unknown>
   const rng = Rng.fromState(state.rng)
   const iteration = state.iteration + 1
+  // results of the iterations folded so far: all a proposal may take from the cache
+  const sees = state.pending.length === 0 ? state.iteration : state.pending[0]!.iteration - 1
   let current = state
   if (r.merge !== undefined && Merge.isDue(state.merge, r.merge.maxInvocations)) {
-    const merged = planMerge(rr, state, rng, available, iteration, listening)
+    const merged = planMerge(rr, state, rng, available, iteration, listening, sees)
     if ("_tag" in merged) return merged
     current = merged
   }
   const pipelined = r.parallelProposals > 1
-  // a minibatch holds at most every training example once
-  const minimum = Budget.reflectiveCost(Math.min(r.minibatchSize, r.trainIds.length), 0, pipelined)
-  if (minimum > available) {
+  const factor = pipelined ? 4 : 2
+  if (factor > available) {
     return {
       _tag: "Exhausted",
-      needed: minimum,
+      needed: factor,
       available,
-      reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${minimum}`
+      reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${factor}`
     }
   }
   if (r.merge !== undefined) current = { ...current, merge: { ...current.merge, lastIterFoundNew: false } }
 
-  const parent = r.selectCandidate(current, rng)
-  const [ids, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
-  const selection = r.selectComponents({
-    state: { ...current, sampler },
-    candidateIdx: parent,
-    candidate: current.candidates[parent]!,
-    iteration,
-    rng
-  })
-  const valIds = r.policy(current, r.valIds, rng)
-  const reserved = Budget.reflectiveCost(Budget.distinct(ids), Budget.distinct(valIds), pipelined)
-  if (reserved > available) {
-    // an accepted child could not be validated: its minibatch evaluations would be wasted
-    return {
-      _tag: "Exhausted",
-      needed: reserved,
-      available,
-      reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs up to ${reserved} ` +
-        `(${reserved - Budget.distinct(valIds)} for the minibatches, ${Budget.distinct(valIds)} to validate an accepted child)`
+  // an iteration cap (StopCondition.maxIterations) cuts the step: the count stays exact
+  const cap = r.stop.maxIterations
+  const size = cap === undefined ? r.proposalsPerStep : Math.max(1, Math.min(r.proposalsPerStep, cap - state.iteration))
+  const keep = validationsOf(rr.proposalSelection, r.proposalsPerStep)
+  const plans: Array<State.PendingProposal> = []
+  const events: Array<GepaEvent> = []
+  let committed = current
+  let committedRng = rng.snapshot()
+  let minibatchCost = 0
+  const validationCosts: Array<number> = []
+  let exhausted: Planned | undefined
+  const sameParent = r.proposalSampling === "same_parent" ? r.selectCandidate(current, rng) : undefined
+  for (let i = 0; i < size; i++) {
+    const it = iteration + i
+    const parent = sameParent ?? r.selectCandidate(current, rng)
+    let [ids, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
+    const selection = r.selectComponents({
+      state: { ...current, sampler },
+      candidateIdx: parent,
+      candidate: current.candidates[parent]!,
+      iteration: it,
+      rng
+    })
+    let valIds = r.policy(current, r.valIds, rng)
+    const cost = (mb: number, val: number) => {
+      const vals = [...validationCosts, val].sort((a, b) => b - a).slice(0, Math.min(keep, validationCosts.length + 1))
+      return minibatchCost + factor * mb + vals.reduce((a, b) => a + b, 0)
+    }
+    let reserved = cost(Budget.distinct(ids), Budget.distinct(valIds))
+    let remainder = false
+    if (reserved > available) {
+      // only the step's first proposal shrinks: later ones are simply not planned
+      if (i > 0) break
+      const left = available - minibatchCost
+      const fullVal = Budget.distinct(valIds)
+      const minVal = minimumRemainderValidation(fullVal)
+      const mb = Math.min(Budget.distinct(ids), Math.floor((left - Math.min(fullVal, minVal)) / factor))
+      if (mb < 1) {
+        const needed = factor + minVal
+        exhausted = {
+          _tag: "Exhausted",
+          needed,
+          available,
+          reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${needed} ` +
+            `(${factor} for the smallest minibatches, ${minVal} to validate an accepted child on a sample)`
+        }
+        break
+      }
+      if (mb < Budget.distinct(ids)) ids = [...new Set(ids)].slice(0, mb)
+      const val = Math.min(fullVal, left - factor * mb)
+      if (val < fullVal) {
+        const chosen = new Set(rng.sample([...new Set(valIds)], val))
+        valIds = r.valIds.filter((id) => chosen.has(id))
+        remainder = true
+      }
+      reserved = cost(Budget.distinct(ids), Budget.distinct(valIds))
+    }
+    const nextComponent = selection.nextPointer === undefined
+      ? current.nextComponent
+      : current.nextComponent.map((v, j) => (j === parent ? selection.nextPointer! : v))
+    const planned: State.PendingProposal = {
+      _tag: "Reflective",
+      iteration: it,
+      parent,
+      ids,
+      components: selection.components,
+      valIds: storedValIds(rr, valIds),
+      base: current.candidates.length,
+      // the step's worst case so far, less what its earlier proposals reserved
+      reserved: reserved - plans.reduce((n, p) => n + p.reserved, 0),
+      ...(r.proposalsPerStep > 1 ? { step: iteration } : {}),
+      ...(remainder ? { remainder } : {}),
+      sees
+    }
+    minibatchCost += factor * Budget.distinct(ids)
+    validationCosts.push(Budget.distinct(valIds))
+    current = { ...current, iteration: it, sampler, nextComponent, pending: [...current.pending, planned] }
+    committed = current
+    committedRng = rng.snapshot()
+    plans.push(planned)
+    if (listening) {
+      events.push(
+        GepaEvent.IterationStarted({ iteration: it, metricCalls: state.metricCalls }),
+        GepaEvent.CandidateSelected({ iteration: it, candidate: parent, score: State.scoreOf(current)(parent) }),
+        GepaEvent.MinibatchSampled({ iteration: it, ids }),
+        GepaEvent.ProposalStarted({ iteration: it, parent, components: selection.components })
+      )
     }
   }
-  const nextComponent = selection.nextPointer === undefined
-    ? current.nextComponent
-    : current.nextComponent.map((v, i) => (i === parent ? selection.nextPointer! : v))
-  const planned: State.PendingProposal = {
-    _tag: "Reflective",
-    iteration,
-    parent,
-    ids,
-    components: selection.components,
-    valIds: storedValIds(rr, valIds),
-    base: current.candidates.length,
-    reserved
-  }
-  return {
-    _tag: "Planned",
-    state: { ...current, iteration, sampler, nextComponent, rng: rng.snapshot(), pending: [...current.pending, planned] },
-    plan: planned,
-    events: listening
-      ? [
-        GepaEvent.IterationStarted({ iteration, metricCalls: state.metricCalls }),
-        GepaEvent.CandidateSelected({ iteration, candidate: parent, score: State.scoreOf(current)(parent) }),
-        GepaEvent.MinibatchSampled({ iteration, ids }),
-        GepaEvent.ProposalStarted({ iteration, parent, components: selection.components })
-      ]
-      : []
-  }
+  if (plans.length === 0) return exhausted!
+  return { _tag: "Planned", state: { ...committed, rng: committedRng }, plans, events }
 }

@@ -34,6 +34,8 @@ export interface Finished<T, O> extends Proposed {
   readonly rebasedOnto?: number | undefined
   /** the candidate a stale child was judged against and did not beat */
   readonly supersededBy?: number | undefined
+  /** why an accepted child of a step was not validated (see `step.ts`) */
+  readonly unselected?: string | undefined
 }
 
 /** Stage 1. @internal */
@@ -55,7 +57,9 @@ export const validate = <D, T, O>(
   plan: State.PendingProposal,
   proposed: Proposed,
   rebase: (Rebase & { readonly ontoCandidate: Candidate.Candidate }) | undefined,
-  meter: Meter
+  meter: Meter,
+  /** cached results this stage may use: see `CacheKey.visibleUpTo` */
+  visibleUpTo: number | undefined
 ): Effect.Effect<Finished<T, O>, Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
   Effect.gen(function*() {
     const accepted = proposed.result
@@ -77,7 +81,8 @@ export const validate = <D, T, O>(
           ids,
           captureTraces: false,
           call: `evaluate(candidate ${rebase.onto}, minibatch)`,
-          meter
+          meter,
+          visibleUpTo
         }),
         s.evaluate({
           iteration: plan.iteration,
@@ -86,7 +91,8 @@ export const validate = <D, T, O>(
           ids,
           captureTraces: false,
           call: `evaluate(child rebased on candidate ${rebase.onto}, minibatch)`,
-          meter
+          meter,
+          visibleUpTo
         })
       ], { concurrency: 2 })
       spent += before.spent + after.spent
@@ -119,7 +125,8 @@ export const validate = <D, T, O>(
       ids: validationIds(s.r, plan),
       captureTraces: false,
       call: plan._tag === "Merge" ? "evaluate(merged candidate, valset)" : "evaluate(new candidate, valset)",
-      meter
+      meter,
+      visibleUpTo
     })
     return { ...proposed, result, spent, failures, plan, validation, rebasedOnto: rebase?.replayed === true ? rebase.onto : undefined }
   })

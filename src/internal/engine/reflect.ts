@@ -16,6 +16,7 @@ import { ProposalResult } from "../../Proposal.js"
 import * as Reflection from "../../Reflection.js"
 import type * as State from "../../State.js"
 import type { Meter } from "../evaluate.js"
+import * as Early from "./early.js"
 import { addFailures, type Failures, type Session } from "./session.js"
 
 /** Reflection-model usage of one proposal. @internal */
@@ -36,6 +37,8 @@ export interface Proposed {
   readonly spent: number
   readonly failures: Failures
   readonly usage: Usage
+  /** why a child was rejected, when its scores alone do not say it */
+  readonly reason?: string | undefined
 }
 
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -105,11 +108,12 @@ export const reflect = <D, T, O>(
   Effect.gen(function*() {
     const { iteration, parent, ids, components } = plan
     const kind = "reflective" as const
-    const done = (result: ProposalResult, spent: number, failures: Failures, usage: Usage = noUsage): Proposed => ({
+    const done = (result: ProposalResult, spent: number, failures: Failures, usage: Usage = noUsage, reason?: string): Proposed => ({
       result,
       spent,
       failures,
-      usage
+      usage,
+      ...(reason === undefined ? {} : { reason })
     })
     const parentEval = yield* s.evaluate({
       iteration,
@@ -118,7 +122,8 @@ export const reflect = <D, T, O>(
       ids,
       captureTraces: true,
       call: `evaluate(candidate ${parent}, minibatch, captureTraces)`,
-      meter
+      meter,
+      visibleUpTo: plan.sees
     })
     const before = parentEval.outcomes.map((o) => o.score)
     const ok = parentEval.outcomes.filter((o) => o.error === undefined)
@@ -190,27 +195,56 @@ export const reflect = <D, T, O>(
       const reason = skipped.length > 0 ? `no new text adopted (${skipped.join("; ")})` : "the proposal did not change any component"
       return done(ProposalResult.Skipped({ kind, parents: [parent], reason }), parentEval.spent, parentEval.failures, usage)
     }
-    const childEval = yield* s.evaluate({
-      iteration,
-      purpose: "child-minibatch",
-      candidate: child,
-      ids,
-      captureTraces: false,
-      call: `evaluate(child of candidate ${parent}, minibatch)`,
-      meter
-    })
-    const after = childEval.outcomes.map((o) => o.score)
+    const evaluateChild = (on: ReadonlyArray<string>) =>
+      s.evaluate({
+        iteration,
+        purpose: "child-minibatch",
+        candidate: child,
+        ids: on,
+        captureTraces: false,
+        call: `evaluate(child of candidate ${parent}, minibatch)`,
+        meter,
+        visibleUpTo: plan.sees
+      })
     const fields = {
       kind,
       candidate: child,
       parents: [parent],
       components: Candidate.changedComponents(parentCandidate, child),
       subsampleIds: ids,
-      scoresBefore: before,
-      scoresAfter: after
+      scoresBefore: before
     }
+    // Early rejection: the examples the parent already solved perfectly can
+    // add at most the perfect score each, so the child is first evaluated on
+    // the others; when even perfect scores on the rest could not beat the
+    // parent, the judgment is already made and the rest is not paid for.
+    const split = Early.split(s.r, ids, before)
+    if (split !== undefined) {
+      const first = split.open.length === 0 ? undefined : yield* evaluateChild(split.open)
+      const partial = first?.outcomes.map((o) => o.score) ?? []
+      if (Early.hopeless(s.r, before, partial, split)) {
+        return done(
+          ProposalResult.Rejected({ ...fields, subsampleIds: split.open, scoresBefore: split.open.map((id) => before[ids.indexOf(id)]!), scoresAfter: partial }),
+          parentEval.spent + (first?.spent ?? 0),
+          first === undefined ? parentEval.failures : addFailures(parentEval.failures, first.failures),
+          usage,
+          `rejected after ${split.open.length} of ${ids.length} minibatch examples: perfect scores on the other ${split.solved.length} could not beat the parent`
+        )
+      }
+      const rest = yield* evaluateChild(split.solved)
+      const after = Early.combine(ids, split, partial, rest.outcomes.map((o) => o.score))
+      const failed = addFailures(parentEval.failures, first === undefined ? rest.failures : addFailures(first.failures, rest.failures))
+      return done(
+        s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
+        parentEval.spent + (first?.spent ?? 0) + rest.spent,
+        failed,
+        usage
+      )
+    }
+    const childEval = yield* evaluateChild(ids)
+    const after = childEval.outcomes.map((o) => o.score)
     return done(
-      s.r.accept(before, after) ? ProposalResult.Accepted(fields) : ProposalResult.Rejected(fields),
+      s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
       parentEval.spent + childEval.spent,
       addFailures(parentEval.failures, childEval.failures),
       usage

@@ -36,8 +36,16 @@ export interface Resolved<D, T, O> {
   readonly budget: number | undefined
   readonly stop: StopCondition.StopCondition
   readonly minibatchSize: number
-  /** proposals in flight at once (the pipeline depth) */
+  /** steps in flight at once (the pipeline depth) */
   readonly parallelProposals: number
+  /** reflective proposals planned together as one step */
+  readonly proposalsPerStep: number
+  /** how a step picks its parents */
+  readonly proposalSampling: "independent" | "same_parent"
+  /** which accepted children of a step are validated */
+  readonly proposalSelection: "best" | "all" | { readonly topK: number }
+  /** judge a child on its parent's unsolved examples first (see `early.ts`) */
+  readonly earlyRejection: boolean
   /** fold results in plan order (reproducible) or as they complete */
   readonly foldOrder: "plan" | "completion"
   readonly maxConcurrency: number
@@ -57,16 +65,20 @@ export interface Resolved<D, T, O> {
 }
 
 /**
- * The default pipeline depth: one proposal in flight per 4 evaluation slots,
- * at most one per component and at most 4. Deeper pipelines plan from staler
- * states, and a stale child can be rebased only when its change touches
- * other components than what superseded its parent. Measured in bench/
- * ("latency x quality", c=16): with 4 components depth 4 matched the
- * sequential held-out score while 6 and 8 lost 0.08 to 0.1; with a single
- * component every depth above 1 lost quality.
+ * The defaults of the algorithm's settings that concern proposals. They are
+ * algorithm settings, never derived from `maxConcurrency`: concurrency is an
+ * execution resource, and the same seed and settings give the same result at
+ * any concurrency. Chosen by measurement (bench/ "concurrency": held-out
+ * score per budget over 10 seeds, and wall time when calls are slow).
+ *
+ * @internal
  */
-export const defaultDepth = (maxConcurrency: number, components: number): number =>
-  Math.max(1, Math.min(4, components, Math.ceil(maxConcurrency / 4)))
+export const proposalDefaults = {
+  parallelProposals: 1,
+  proposalsPerStep: 1,
+  proposalSampling: "independent",
+  proposalSelection: "best"
+} as const
 
 const isPositiveInt = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0
 
@@ -111,6 +123,21 @@ export const resolve = <D, T, O>(
     yield* optionalPositiveInt(config.maxConcurrency, "maxConcurrency")
     yield* optionalPositiveInt(config.chunkSize, "chunkSize")
     yield* optionalPositiveInt(config.parallelProposals, "parallelProposals")
+    yield* optionalPositiveInt(config.proposalsPerStep, "proposalsPerStep")
+    yield* check(
+      config.proposalSampling === undefined || config.proposalSampling === "independent" || config.proposalSampling === "same_parent",
+      "proposalSampling",
+      `expected "independent" or "same_parent", got ${String(config.proposalSampling)}`
+    )
+    const selection = config.proposalSelection
+    yield* check(
+      selection === undefined || selection === "best" || selection === "all" ||
+        (typeof selection === "object" && selection !== null && isPositiveInt(selection.topK)),
+      "proposalSelection",
+      `expected "best", "all" or { topK: a positive integer }, got ${
+        typeof selection === "object" ? Fingerprint.stableStringify(selection) : String(selection)
+      }`
+    )
     yield* check(
       config.foldOrder === undefined || config.foldOrder === "plan" || config.foldOrder === "completion",
       "foldOrder",
@@ -190,7 +217,10 @@ export const resolve = <D, T, O>(
 
     const minibatchSize = config.minibatchSize ?? 3
     const maxConcurrency = config.maxConcurrency ?? 8
-    const parallelProposals = config.parallelProposals ?? defaultDepth(maxConcurrency, names.length)
+    const parallelProposals = config.parallelProposals ?? proposalDefaults.parallelProposals
+    const proposalsPerStep = config.proposalsPerStep ?? proposalDefaults.proposalsPerStep
+    const proposalSampling = config.proposalSampling ?? proposalDefaults.proposalSampling
+    const proposalSelection = config.proposalSelection ?? proposalDefaults.proposalSelection
     const foldOrder = config.foldOrder ?? "plan"
     // every example is hashed once, at the start: the hashes key the cache and
     // are checked on resume
@@ -207,7 +237,7 @@ export const resolve = <D, T, O>(
     const keysOf = (p: Fingerprint.DataFingerprint) => new Map(p.ids.map((id, i) => [id, p.hashes[i]!] as const))
     const trainKeys = keysOf(trainPrint)
     const fingerprint: Fingerprint.RunFingerprint = {
-      settings: settingsOf(config, { minibatchSize, parallelProposals, foldOrder, merge }),
+      settings: settingsOf(config, { minibatchSize, parallelProposals, foldOrder, merge, proposalsPerStep, proposalSampling, proposalSelection }),
       trainset: trainPrint,
       valset: valPrint
     }
@@ -224,6 +254,10 @@ export const resolve = <D, T, O>(
       stop,
       minibatchSize,
       parallelProposals,
+      proposalsPerStep,
+      proposalSampling,
+      proposalSelection,
+      earlyRejection: config.earlyRejection ?? true,
       foldOrder,
       maxConcurrency,
       selectCandidate: yield* resolveSelector(config.candidateSelector as Config<unknown>["candidateSelector"]),
@@ -263,6 +297,9 @@ const settingsOf = <D, T, O>(
     readonly parallelProposals: number
     readonly foldOrder: string
     readonly merge: Resolved<D, T, O>["merge"]
+    readonly proposalsPerStep: number
+    readonly proposalSampling: string
+    readonly proposalSelection: Resolved<D, T, O>["proposalSelection"]
   }
 ): Record<string, string> => ({
   seed: String(config.seed ?? 0),
@@ -274,6 +311,10 @@ const settingsOf = <D, T, O>(
   candidateSelector: named(config.candidateSelector, "pareto"),
   componentSelector: named(config.componentSelector, "round_robin"),
   parallelProposals: String(resolved.parallelProposals),
+  proposalsPerStep: String(resolved.proposalsPerStep),
+  proposalSampling: resolved.proposalSampling,
+  proposalSelection: named(resolved.proposalSelection, "best"),
+  earlyRejection: String(config.earlyRejection ?? true),
   foldOrder: resolved.foldOrder,
   skipPerfectScore: String(config.skipPerfectScore ?? true),
   perfectScore: String(config.perfectScore ?? 1),
@@ -281,19 +322,31 @@ const settingsOf = <D, T, O>(
 })
 
 /**
- * The configuration a resume continues with: the default pipeline depth
- * follows `maxConcurrency`, which may change between a stop and a resume, so
- * without an explicit `parallelProposals` the saved run's depth is kept (the
- * depth changes the schedule, and so the result).
+ * The configuration a resume continues with. Runs saved by 0.2 derived the
+ * pipeline depth from `maxConcurrency` and planned one proposal per step:
+ * without explicit settings, such a run continues as it was planned (these
+ * settings change the schedule, and so the result).
  */
 export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState): Resolved<D, T, O> => {
-  const saved = Number(state.fingerprint?.settings["parallelProposals"])
-  if (r.config.parallelProposals !== undefined || !isPositiveInt(saved) || saved === r.parallelProposals) return r
-  return {
-    ...r,
-    parallelProposals: saved,
-    fingerprint: { ...r.fingerprint, settings: { ...r.fingerprint.settings, parallelProposals: String(saved) } }
+  const settings = state.fingerprint?.settings
+  if (settings === undefined) return r
+  const saved = Number(settings["parallelProposals"])
+  const depth = r.config.parallelProposals !== undefined || !isPositiveInt(saved) ? r.parallelProposals : saved
+  // a fingerprint without the step settings was written by 0.2: one proposal per step
+  const legacy = settings["proposalsPerStep"] === undefined
+  const perStep = r.config.proposalsPerStep !== undefined || !legacy ? r.proposalsPerStep : 1
+  // 0.2 judged every child on its whole minibatch
+  const early = r.config.earlyRejection !== undefined || !legacy ? r.earlyRejection : false
+  if (depth === r.parallelProposals && perStep === r.proposalsPerStep && early === r.earlyRejection) return r
+  const next = { ...r, parallelProposals: depth, proposalsPerStep: perStep, earlyRejection: early }
+  const fingerprintSettings: Record<string, string> = { ...r.fingerprint.settings, parallelProposals: String(depth) }
+  if (legacy) {
+    delete fingerprintSettings["proposalsPerStep"]
+    delete fingerprintSettings["proposalSampling"]
+    delete fingerprintSettings["proposalSelection"]
+    delete fingerprintSettings["earlyRejection"]
   }
+  return { ...next, fingerprint: { ...r.fingerprint, settings: fingerprintSettings } }
 }
 
 /** Checks that a saved state belongs to this configuration. */

@@ -71,6 +71,8 @@ export interface Session<D, T, O> {
     readonly captureTraces: boolean
     readonly call: string
     readonly meter?: Meter | undefined
+    /** cached results paid for by iterations after this one (other than `iteration`) are not served */
+    readonly visibleUpTo?: number | undefined
   }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable>
 }
 
@@ -171,7 +173,8 @@ export const make = <D, T, O>(
         captureTraces: o.captureTraces,
         call: o.call,
         meter: o.meter,
-        iteration: o.iteration
+        iteration: o.iteration,
+        visibleUpTo: o.visibleUpTo
       }).pipe(
         Effect.map((result): Evaluated<T, O> => {
           let failed = 0

@@ -1,0 +1,289 @@
+/**
+ * `npm run bench -- concurrency`: proposal strategies measured on quality
+ * per budget, wall time when calls are slow, budget spent, and whether the
+ * result depends on `maxConcurrency` (it must not).
+ *
+ * The task is the comparable task of bench/reference/ (the same synthetic
+ * keyword task the reference harness ports to Python): 2 text components,
+ * minibatch 3, Pareto selection, merge on, a held-out test split no run sees.
+ *
+ * - quality: zero latency, seeds 0-9, budgets 500 / 1000 / 2000: held-out
+ *   score of the best candidate (mean, sd), metric calls spent (mean, min),
+ *   runs over budget;
+ * - latency: task calls 20 ms, reflection 50 ms, 16 calls in flight, budget
+ *   1000: median wall time and held-out score;
+ * - determinism: the same seed at maxConcurrency 1, 8 and 16 under random
+ *   per-call latencies (0-2 ms): identical candidates, scores, metric calls
+ *   and trace, for the default on every seed and budget, for the other
+ *   strategies on 3 seeds at budget 500.
+ *
+ * Options: `--quick` (fewer seeds, one budget), `--only quality|latency|determinism`.
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as FaultInjection from "../src/FaultInjection.js"
+import * as Gepa from "../src/Gepa.js"
+import { mean, sd } from "./latencyQuality.js"
+import { makeTask, type TaskOptions } from "./task.js"
+
+/** The comparable task (bench/reference/task.py ports it). */
+export const comparableTask: TaskOptions = {
+  components: 2,
+  keywordsPerComponent: 16,
+  trainSize: 120,
+  valSize: 30,
+  testSize: 300,
+  learnPermille: 300
+}
+
+export interface Strategy {
+  readonly label: string
+  readonly settings: Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals" | "earlyRejection">>
+}
+
+export const strategies: ReadonlyArray<Strategy> = [
+  { label: "default", settings: {} },
+  { label: "1 per step (GEPA loop)", settings: { proposalsPerStep: 1 } },
+  { label: "2 per step, best", settings: { proposalsPerStep: 2, proposalSelection: "best" } },
+  { label: "3 per step, best", settings: { proposalsPerStep: 3, proposalSelection: "best" } },
+  { label: "4 per step, best", settings: { proposalsPerStep: 4, proposalSelection: "best" } },
+  { label: "4 per step, all", settings: { proposalsPerStep: 4, proposalSelection: "all" } },
+  { label: "2 per step, same parent, best", settings: { proposalsPerStep: 2, proposalSampling: "same_parent" } },
+  { label: "1 per step, depth 2", settings: { proposalsPerStep: 1, parallelProposals: 2 } },
+  { label: "2 per step, best, depth 2", settings: { proposalsPerStep: 2, parallelProposals: 2 } },
+  { label: "4 per step, best, depth 2", settings: { proposalsPerStep: 4, parallelProposals: 2 } },
+  { label: "1 per step, depth 3", settings: { proposalsPerStep: 1, parallelProposals: 3 } },
+  { label: "1 per step, depth 4", settings: { proposalsPerStep: 1, parallelProposals: 4 } },
+  { label: "1 per step, no early rejection", settings: { proposalsPerStep: 1, earlyRejection: false } },
+  { label: "4 per step, best, no early rejection", settings: { proposalsPerStep: 4, earlyRejection: false } },
+  { label: "1 per step, depth 2, no early rejection", settings: { proposalsPerStep: 1, parallelProposals: 2, earlyRejection: false } }
+]
+
+interface RunOptions {
+  readonly budget: number
+  readonly seed: number
+  readonly maxConcurrency: number
+  readonly taskLatencyMs: number
+  readonly llmLatencyMs: number
+  /** random extra latency per call (ms): for the determinism check */
+  readonly jitterMs?: number
+  readonly latencySeed?: number
+}
+
+export const runOnce = async (strategy: Strategy, o: RunOptions) => {
+  const task = makeTask(comparableTask)
+  const slow = o.taskLatencyMs === 0 && o.jitterMs === undefined
+    ? task.adapter
+    : FaultInjection.adapter(task.adapter, {
+      latency: `${o.taskLatencyMs} millis`,
+      ...(o.jitterMs === undefined ? {} : { jitter: `${o.jitterMs} millis` }),
+      seed: (o.latencySeed ?? o.seed) + 1
+    }).adapter
+  const model = o.llmLatencyMs === 0 && o.jitterMs === undefined
+    ? task.reflectionModel
+    : FaultInjection.languageModel(task.reflectionModel, {
+      latency: `${o.llmLatencyMs} millis`,
+      ...(o.jitterMs === undefined ? {} : { jitter: `${o.jitterMs} millis` }),
+      seed: (o.latencySeed ?? o.seed) + 2
+    }).model
+  const t0 = performance.now()
+  const result = await Effect.runPromise(Gepa.optimize({
+    seedCandidate: task.seedCandidate,
+    trainset: task.trainset,
+    valset: task.valset,
+    adapter: slow,
+    reflectionModel: model,
+    maxMetricCalls: o.budget,
+    maxConcurrency: o.maxConcurrency,
+    merge: true,
+    seed: o.seed,
+    telemetry: false,
+    ...strategy.settings
+  }))
+  const wallMs = performance.now() - t0
+  return {
+    wallMs,
+    test: task.testScore(result.bestCandidate),
+    metricCalls: result.totalMetricCalls,
+    adapterCalls: task.timers.adapterCalls,
+    candidates: result.candidates.length,
+    fingerprint: JSON.stringify({
+      candidates: result.candidates,
+      valScores: result.valScores,
+      parents: result.parents,
+      metricCalls: result.totalMetricCalls,
+      trace: result.state.trace,
+      best: result.bestIndex
+    })
+  }
+}
+
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+export interface QualityRow {
+  readonly strategy: string
+  readonly budget: number
+  readonly seeds: number
+  readonly testMean: number
+  readonly testSd: number
+  readonly testScores: ReadonlyArray<number>
+  readonly spentMean: number
+  readonly spentMin: number
+  readonly overBudget: number
+  readonly candidatesMean: number
+}
+
+export interface LatencyRow {
+  readonly strategy: string
+  readonly seeds: number
+  readonly medianWallMs: number
+  readonly testMean: number
+  readonly testSd: number
+  readonly spentMean: number
+}
+
+export interface DeterminismRow {
+  readonly strategy: string
+  readonly budget: number
+  readonly seeds: number
+  /** seeds whose runs at maxConcurrency 1, 8 and 16 were identical */
+  readonly identical: number
+}
+
+export const quality = async (
+  list: ReadonlyArray<Strategy>,
+  budgets: ReadonlyArray<number>,
+  seeds: ReadonlyArray<number>,
+  log: (line: string) => void
+): Promise<Array<QualityRow>> => {
+  const rows: Array<QualityRow> = []
+  for (const budget of budgets) {
+    for (const strategy of list) {
+      const runs = []
+      for (const seed of seeds) runs.push(await runOnce(strategy, { budget, seed, maxConcurrency: 8, taskLatencyMs: 0, llmLatencyMs: 0 }))
+      const row: QualityRow = {
+        strategy: strategy.label,
+        budget,
+        seeds: seeds.length,
+        testMean: mean(runs.map((r) => r.test)),
+        testSd: sd(runs.map((r) => r.test)),
+        testScores: runs.map((r) => r.test),
+        spentMean: mean(runs.map((r) => r.metricCalls)),
+        spentMin: Math.min(...runs.map((r) => r.metricCalls)),
+        overBudget: runs.filter((r) => r.metricCalls > budget || r.adapterCalls > budget).length,
+        candidatesMean: mean(runs.map((r) => r.candidates))
+      }
+      log(`  quality ${budget} ${row.strategy}: held-out ${row.testMean.toFixed(3)} ± ${row.testSd.toFixed(3)}, spent ${row.spentMean.toFixed(0)} (min ${row.spentMin}), over ${row.overBudget}`)
+      rows.push(row)
+    }
+  }
+  return rows
+}
+
+export const latency = async (
+  list: ReadonlyArray<Strategy>,
+  seeds: ReadonlyArray<number>,
+  log: (line: string) => void
+): Promise<Array<LatencyRow>> => {
+  const rows: Array<LatencyRow> = []
+  for (const strategy of list) {
+    const runs = []
+    for (const seed of seeds) runs.push(await runOnce(strategy, { budget: 1000, seed, maxConcurrency: 16, taskLatencyMs: 20, llmLatencyMs: 50 }))
+    const row: LatencyRow = {
+      strategy: strategy.label,
+      seeds: seeds.length,
+      medianWallMs: median(runs.map((r) => r.wallMs)),
+      testMean: mean(runs.map((r) => r.test)),
+      testSd: sd(runs.map((r) => r.test)),
+      spentMean: mean(runs.map((r) => r.metricCalls))
+    }
+    log(`  latency ${row.strategy}: wall ${(row.medianWallMs / 1000).toFixed(2)} s, held-out ${row.testMean.toFixed(3)} ± ${row.testSd.toFixed(3)}`)
+    rows.push(row)
+  }
+  return rows
+}
+
+export const determinism = async (
+  strategy: Strategy,
+  budgets: ReadonlyArray<number>,
+  seeds: ReadonlyArray<number>,
+  log: (line: string) => void
+): Promise<Array<DeterminismRow>> => {
+  const rows: Array<DeterminismRow> = []
+  for (const budget of budgets) {
+    let identical = 0
+    for (const seed of seeds) {
+      const prints = await Promise.all([1, 8, 16].map((maxConcurrency, i) =>
+        runOnce(strategy, { budget, seed, maxConcurrency, taskLatencyMs: 0, llmLatencyMs: 0, jitterMs: 2, latencySeed: 1000 * i + seed })
+      ))
+      if (prints.every((p) => p.fingerprint === prints[0]!.fingerprint)) identical++
+    }
+    log(`  determinism ${budget} ${strategy.label}: ${identical}/${seeds.length} seeds identical at maxConcurrency 1, 8, 16`)
+    rows.push({ strategy: strategy.label, budget, seeds: seeds.length, identical })
+  }
+  return rows
+}
+
+export const markdown = (q: ReadonlyArray<QualityRow>, l: ReadonlyArray<LatencyRow>, d: ReadonlyArray<DeterminismRow>): string => {
+  const lines: Array<string> = ["# Proposal strategies: quality per budget, wall time, determinism", ""]
+  if (q.length > 0) {
+    const budgets = [...new Set(q.map((r) => r.budget))]
+    lines.push("## Held-out score per budget (zero latency, maxConcurrency 8)", "")
+    lines.push(`| strategy | ${budgets.map((b) => `budget ${b}: held-out mean ± sd | spent mean (min)`).join(" | ")} | runs over budget |`)
+    lines.push(`|---|${budgets.map(() => "---|---").join("|")}|---|`)
+    for (const s of [...new Set(q.map((r) => r.strategy))]) {
+      const cells = budgets.map((b) => {
+        const r = q.find((x) => x.strategy === s && x.budget === b)
+        return r === undefined ? "n/a | n/a" : `${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${r.spentMean.toFixed(0)} (${r.spentMin})`
+      })
+      const over = q.filter((x) => x.strategy === s).reduce((n, x) => n + x.overBudget, 0)
+      lines.push(`| ${s} | ${cells.join(" | ")} | ${over} |`)
+    }
+    lines.push("")
+  }
+  if (l.length > 0) {
+    lines.push("## Latency-bound (task 20 ms, reflection 50 ms, 16 in flight, budget 1000)", "")
+    lines.push("| strategy | seeds | median wall s | held-out mean ± sd | spent mean |", "|---|---|---|---|---|")
+    for (const r of l) lines.push(`| ${r.strategy} | ${r.seeds} | ${(r.medianWallMs / 1000).toFixed(2)} | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${r.spentMean.toFixed(0)} |`)
+    lines.push("")
+  }
+  if (d.length > 0) {
+    lines.push("## Determinism (same seed at maxConcurrency 1, 8, 16, random latencies 0-2 ms per call)", "")
+    lines.push("| strategy | budget | seeds identical |", "|---|---|---|")
+    for (const r of d) lines.push(`| ${r.strategy} | ${r.budget} | ${r.identical}/${r.seeds} |`)
+    lines.push("")
+  }
+  return lines.join("\n")
+}
+
+export const main = async (argv: ReadonlyArray<string>) => {
+  const quick = argv.includes("--quick")
+  const onlyAt = argv.indexOf("--only")
+  const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
+  const pick = argv.indexOf("--strategies")
+  const chosen = pick >= 0 ? strategies.filter((s) => argv[pick + 1]!.split(";").includes(s.label)) : strategies
+  const log = (line: string) => console.error(`[bench concurrency] ${line}`)
+  const seeds = Array.from({ length: quick ? 2 : 10 }, (_, i) => i)
+  const budgets = quick ? [500] : [500, 1000, 2000]
+  const q = only === undefined || only === "quality" ? await quality(chosen, budgets, seeds, log) : []
+  const seedsAt = argv.indexOf("--seeds")
+  const latencySeeds = quick ? [0] : seedsAt >= 0 ? seeds.slice(0, Number(argv[seedsAt + 1])) : seeds
+  const l = only === undefined || only === "latency" ? await latency(chosen, latencySeeds, log) : []
+  const d: Array<DeterminismRow> = []
+  if (only === undefined || only === "determinism") {
+    for (const s of chosen) {
+      d.push(...(await determinism(s, s.label === "default" ? budgets : [budgets[0]!], s.label === "default" ? seeds : seeds.slice(0, 3), log)))
+    }
+  }
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")
+  await fs.mkdir(dir, { recursive: true })
+  const name = quick ? "concurrency-quick.json" : only === undefined ? "concurrency.json" : `concurrency-${only}.json`
+  await fs.writeFile(path.join(dir, name), JSON.stringify({ date: new Date().toISOString(), quality: q, latency: l, determinism: d }, null, 2) + "\n")
+  process.stdout.write(markdown(q, l, d))
+}

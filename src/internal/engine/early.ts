@@ -1,0 +1,90 @@
+/**
+ * Early rejection of a child on its minibatch. A child is accepted when its
+ * score sum beats its parent's (`strict_improvement`) or matches it
+ * (`improvement_or_equal`). On the examples the parent already solved with
+ * the perfect score, the child can at best match it; so the child is first
+ * evaluated on the other examples, and when even perfect scores on the
+ * solved ones could not make it pass, it is rejected without paying for
+ * them. The decision is the one the full evaluation would have made: no
+ * run changes its path, it only spends less on children that fail.
+ *
+ * On by default (`earlyRejection`). Only for the built-in criteria (a custom criterion may judge otherwise),
+ * and only while every score seen is at most `perfectScore` (the perfect
+ * score is the highest one; a metric that scores above it gets the full
+ * evaluation).
+ *
+ * Pure.
+ *
+ * @internal
+ */
+import * as Acceptance from "../../Acceptance.js"
+import type { Resolved } from "./resolve.js"
+
+/** @internal */
+export interface Split {
+  /** ids the parent did not solve perfectly, in minibatch order */
+  readonly open: ReadonlyArray<string>
+  /** ids the parent solved perfectly, in minibatch order */
+  readonly solved: ReadonlyArray<string>
+}
+
+const sum = (xs: ReadonlyArray<number>) => {
+  let t = 0
+  for (const x of xs) t += x
+  return t
+}
+
+/**
+ * The split of a minibatch, or `undefined` when early rejection does not
+ * apply: a custom criterion, a score above the perfect score, no solved
+ * example (nothing to save), or a minibatch with repeated ids.
+ *
+ * @internal
+ */
+export const split = (
+  r: Pick<Resolved<unknown, unknown, unknown>, "accept" | "perfectScore" | "earlyRejection">,
+  ids: ReadonlyArray<string>,
+  before: ReadonlyArray<number>
+): Split | undefined => {
+  if (!r.earlyRejection) return undefined
+  if (r.accept !== Acceptance.strictImprovement && r.accept !== Acceptance.improvementOrEqual) return undefined
+  if (new Set(ids).size !== ids.length) return undefined
+  const open: Array<string> = []
+  const solved: Array<string> = []
+  for (let i = 0; i < ids.length; i++) {
+    if (before[i]! > r.perfectScore) return undefined
+    if (before[i]! === r.perfectScore) solved.push(ids[i]!)
+    else open.push(ids[i]!)
+  }
+  return solved.length === 0 ? undefined : { open, solved }
+}
+
+/**
+ * Whether the child cannot pass whatever it scores on the solved examples.
+ *
+ * @internal
+ */
+export const hopeless = (
+  r: Pick<Resolved<unknown, unknown, unknown>, "accept" | "perfectScore">,
+  before: ReadonlyArray<number>,
+  partial: ReadonlyArray<number>,
+  s: Split
+): boolean => {
+  if (partial.some((x) => x > r.perfectScore)) return false
+  const best = sum(partial) + r.perfectScore * s.solved.length
+  const parent = sum(before)
+  return r.accept === Acceptance.strictImprovement ? best <= parent : best < parent
+}
+
+/** The child's scores in minibatch order. @internal */
+export const combine = (
+  ids: ReadonlyArray<string>,
+  s: Split,
+  open: ReadonlyArray<number>,
+  solved: ReadonlyArray<number>
+): Array<number> => {
+  const at = new Map<string, number>()
+  s.open.forEach((id, i) => at.set(id, open[i]!))
+  s.solved.forEach((id, i) => at.set(id, solved[i]!))
+  return ids.map((id) => at.get(id)!)
+}

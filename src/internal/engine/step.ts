@@ -1,0 +1,100 @@
+/**
+ * Steps of several proposals. A step plans `proposalsPerStep` reflective
+ * proposals from one state; they run side by side and are judged on their
+ * minibatches, then the step's selection rule picks which accepted children
+ * are worth a validation. Validation is the expensive part of a proposal
+ * (the whole validation set against a minibatch), so validating only the
+ * child that improved most spends the budget on the most promising change.
+ *
+ * The members of a step fold together, in plan order: stop conditions are
+ * checked and new steps planned only between steps, and a saved state never
+ * holds half a step, so a resumed run makes the same selection.
+ *
+ * Pure.
+ *
+ * @internal
+ */
+import * as Candidate from "../../Candidate.js"
+import { ProposalResult } from "../../Proposal.js"
+import type * as State from "../../State.js"
+import type { Finished } from "./propose.js"
+import type { Proposed } from "./reflect.js"
+import type { Resolved } from "./resolve.js"
+
+/** The step a plan belongs to (its own iteration when planned alone). @internal */
+export const stepOf = (plan: State.PendingProposal): number =>
+  plan._tag === "Reflective" && plan.step !== undefined ? plan.step : plan.iteration
+
+/** Steps in flight: the pipeline's occupancy. @internal */
+export const inFlight = (state: State.GepaState): number => {
+  let n = 0
+  let last: number | undefined
+  for (const p of state.pending) {
+    const step = stepOf(p)
+    if (step !== last) n++
+    last = step
+  }
+  return n
+}
+
+/** Whether the oldest step in flight is partly folded. @internal */
+export const midStep = (state: State.GepaState): boolean => {
+  const head = state.pending[0]
+  return head !== undefined && stepOf(head) !== head.iteration
+}
+
+const sum = (xs: ReadonlyArray<number>) => {
+  let t = 0
+  for (const x of xs) t += x
+  return t
+}
+
+/**
+ * The selection of a step: for each member that is not validated, its
+ * result as it folds (an accepted child that was not selected becomes a
+ * rejection that says why). Members absent from the map are validated.
+ *
+ * Children are ranked by how much they improved their minibatch over their
+ * parent (ties: the first planned); a child identical to a better-ranked one
+ * is not validated twice.
+ *
+ * @internal
+ */
+export const select = <T, O>(
+  members: ReadonlyArray<{ readonly plan: State.PendingProposal; readonly p: Proposed }>,
+  rule: Resolved<unknown, unknown, unknown>["proposalSelection"]
+): Map<number, Finished<T, O>> => {
+  const verdicts = new Map<number, Finished<T, O>>()
+  const accepted: Array<{ readonly plan: State.PendingProposal; readonly p: Proposed; readonly gain: number }> = []
+  for (const { p, plan } of members) {
+    if (p.result._tag === "Accepted") accepted.push({ plan, p, gain: sum(p.result.scoresAfter) - sum(p.result.scoresBefore) })
+    else verdicts.set(plan.iteration, { ...p, plan, validation: undefined })
+  }
+  // stable: equal gains keep plan order
+  accepted.sort((a, b) => b.gain - a.gain)
+  const keep = rule === "all" ? accepted.length : rule === "best" ? 1 : rule.topK
+  const kept: Array<{ readonly plan: State.PendingProposal; readonly child: Candidate.Candidate }> = []
+  for (const a of accepted) {
+    const result = a.p.result as Extract<ProposalResult, { readonly _tag: "Accepted" }>
+    const same = kept.find((k) => Candidate.equals(k.child, result.candidate))
+    let reason: string | undefined
+    if (same !== undefined) reason = `not validated: the same candidate as proposal ${same.plan.iteration} of this step`
+    else if (kept.length >= keep) {
+      reason = keep === 1
+        ? `not selected: proposal ${kept[0]!.plan.iteration} of this step improved its minibatch more`
+        : `not selected: ${keep} proposals of this step improved their minibatches more`
+    }
+    if (reason === undefined) {
+      kept.push({ plan: a.plan, child: result.candidate })
+      continue
+    }
+    verdicts.set(a.plan.iteration, {
+      ...a.p,
+      result: ProposalResult.Rejected(result),
+      plan: a.plan,
+      validation: undefined,
+      unselected: reason
+    })
+  }
+  return verdicts
+}
