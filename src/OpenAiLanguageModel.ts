@@ -23,7 +23,7 @@ import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
 import type * as modelCall from "./internal/modelCall.js"
-import { isNonNegativeInteger, makeRateLimiter, reportProvider, resolvePolicy, retrySchedule } from "./internal/modelCall.js"
+import { isNonNegativeInteger, makeRateLimiter, makeReachability, reportProvider, resolvePolicy, retrySchedule } from "./internal/modelCall.js"
 import * as modelConfig from "./internal/modelConfig.js"
 import * as wire from "./internal/openaiWire.js"
 import {
@@ -278,6 +278,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
       ? Effect.void
       : yield* makeRateLimiter(config.rateLimit.requests, config.rateLimit.intervalMillis)
     const { model, timeoutMillis } = config
+    // a server that never answered and refuses connections is not retried for long
+    const reachability = makeReachability()
 
     const attempt = (prompt: Prompt): Effect.Effect<Completion, wire.AttemptFailure> => {
       const request = Object.assign(
@@ -290,8 +292,12 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
           // the signal aborts the HTTP request when the fiber is interrupted
           // (including by the timeout below); the body is read inside, so a
           // connection that breaks mid-body is classified here too
-          try: (signal) => client.chat.completions.create(request, { signal }).then((r): unknown => r),
-          catch: (cause) => wire.classify(ctx, cause, now)
+          try: (signal) =>
+            client.chat.completions.create(request, { signal }).then((r): unknown => {
+              reachability.answered()
+              return r
+            }),
+          catch: (cause) => reachability.mark(wire.classify(ctx, cause, now))
         })).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMillis),
@@ -312,7 +318,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
     // Retry-After or exponential backoff jittered with Math.random (never the
     // Effect Random service, so model calls leave the optimizer's seeded
     // stream untouched); a Retry-After beyond maxRetryDelay ends the retries
-    const retryPolicy = retrySchedule(config, model)
+    const retryPolicy = retrySchedule(config, model, scrub(config.baseURL))
 
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
       // no span of its own: the call's one span is `gepa.model` (see

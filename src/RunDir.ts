@@ -532,10 +532,10 @@ export const make = <O>(
 
     const stopRequested = Effect.sync(() => fs.existsSync(file(FILES.stop)))
 
-    const finish = (state: State.GepaState, stopReason: string): Effect.Effect<void, PersistenceError> =>
+    const finish = (state: State.GepaState, stopReason: string, stoppedBy: Result.StoppedBy | null = null): Effect.Effect<void, PersistenceError> =>
       attempt(file(FILES.result), "write", () => {
         writeBest(state)
-        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason)), null, 2) + "\n")
+        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason, stoppedBy)), null, 2) + "\n")
         if ((options?.trackBestOutputs ?? true) && cacheFd !== undefined) {
           const best = State.bestIndex(state)
           const hash = Candidate.hash(state.candidates[best]!)

@@ -290,7 +290,7 @@ describe("the proposal pipeline", () => {
           // fitted, and says how much was left
           const left = maxMetricCalls - result.totalMetricCalls
           if (left > 0) {
-            assert.match(result.stopReason, /budget exhausted: \d+ metric calls left, a proposal needs/)
+            assert.match(result.stopReason, /used the budget of \d+ metric calls: \d+ metric calls left, a proposal needs/)
             const needed = Number(/needs (?:at least|up to) (\d+)/.exec(result.stopReason)![1])
             assert.isBelow(left, needed)
           }
@@ -535,7 +535,9 @@ describe("stop conditions", () => {
   it.effect("maxIterations", () =>
     Effect.map(run(StopCondition.maxIterations(4)), (r) => {
       assert.strictEqual(r.iterations, 4)
-      assert.include(r.stopReason, "maxIterations(4)")
+      // the reason in words, and which condition fired for programs
+      assert.strictEqual(r.stopReason, "ran the maximum of 4 iterations")
+      assert.deepStrictEqual(r.stoppedBy, { kind: "condition", condition: "maxIterations(4)" })
     }))
 
   it.effect("maxMetricCalls as a stop condition is a strict budget", () =>
@@ -546,12 +548,14 @@ describe("stop conditions", () => {
   it.effect("scoreThreshold", () =>
     Effect.map(run(StopCondition.scoreThreshold(0.5)), (r) => {
       assert.isAtLeast(r.bestScore!, 0.5)
-      assert.include(r.stopReason, "scoreThreshold")
+      assert.match(r.stopReason, /^the best validation score \d\.\d{3} reached the threshold 0\.5$/)
+      assert.deepStrictEqual(r.stoppedBy, { kind: "condition", condition: "scoreThreshold(0.5)" })
     }))
 
   it.effect("noImprovement", () =>
     Effect.map(run(StopCondition.noImprovement(3)), (r) => {
       assert.strictEqual(r.state.iteration - r.state.lastImprovementIteration, 3)
+      assert.match(r.stopReason, /^no better validation score in the last 3 iterations \(best \d\.\d{3}, found /)
     }))
 
   it.effect("timeout follows the Clock (TestClock)", () =>
@@ -564,7 +568,7 @@ describe("stop conditions", () => {
         exit = yield* Fiber.poll(fiber)
       }
       const result = yield* Fiber.join(fiber)
-      assert.include(result.stopReason, "timeout")
+      assert.match(result.stopReason, /^reached the time limit of 1s/)
       assert.isAbove(result.iterations, 0)
     }))
 
@@ -587,7 +591,8 @@ describe("stop conditions", () => {
       }))
       yield* TestClock.adjust("11 seconds")
       const stopped = yield* Fiber.join(fiber)
-      assert.include(stopped.stopReason, "deadline")
+      assert.strictEqual(stopped.stopReason, "reached the time limit of 10s (proposals in flight paused)")
+      assert.deepStrictEqual(stopped.stoppedBy, { kind: "deadline", condition: null })
       // the proposals in flight were interrupted, not folded half-done: they are still planned
       assert.isAbove(stopped.state.pending.length, 0)
       assert.deepStrictEqual(State.checkConsistency(stopped.state), [])
@@ -614,7 +619,8 @@ describe("stop conditions", () => {
         }
       })
       assert.strictEqual(result.iterations, 2)
-      assert.include(result.stopReason, "stopFile")
+      assert.match(result.stopReason, /^stopped by request \(the file .* exists\)$/)
+      assert.strictEqual(result.stoppedBy?.condition?.startsWith("stopFile("), true)
     }))
 
   it.effect("maxReflectionCost reads the cost reported by the model", () =>
@@ -652,6 +658,7 @@ describe("stop conditions", () => {
         }
       })
       assert.strictEqual(result.iterations, 3)
+      assert.strictEqual(result.stopReason, "stopped by hand (SIGUSR2)")
       assert.strictEqual(process.listenerCount("SIGUSR2"), 0)
     }))
 

@@ -28,6 +28,10 @@ export const defaults = {
   component: "system_prompt",
   metric: "exact",
   maxConcurrency: 8,
+  /** iterations without a better validation score before a run stops (0: never) */
+  patience: 30,
+  /** a perfect validation score (1) stops a run */
+  stopAtPerfect: true,
   minibatchSize: 3,
   merge: false,
   seed: 0,
@@ -48,7 +52,7 @@ export const defaults = {
  * @category constants
  */
 export const changeableOnResume = {
-  run: ["maxMetricCalls", "maxIterations", "timeout", "scoreThreshold", "maxConcurrency", "runDir"],
+  run: ["maxMetricCalls", "maxIterations", "timeout", "scoreThreshold", "stopAtPerfect", "patience", "maxConcurrency", "runDir"],
   model: ["model", "baseUrl", "timeout"]
 } as const
 

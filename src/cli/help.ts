@@ -101,10 +101,13 @@ const helps = {
         docs.maxMetricCalls,
         docs.maxIterations,
         docs.timeout,
-        docs.scoreThreshold
+        docs.scoreThreshold,
+        docs.patience,
+        docs.noPatience,
+        docs.noStopAtPerfect
       ]),
       section("Search", [docs.maxConcurrency, docs.parallelProposals, docs.minibatchSize, docs.merge, docs.noMerge, docs.seed]),
-      section("Run directory and live dashboard", [docs.runDir, docs.resume, docs.ui, docs.uiHost, docs.uiPort]),
+      section("Run directory, output and live dashboard", [docs.runDir, docs.resume, docs.quiet, docs.ui, docs.uiHost, docs.uiPort]),
       environment(),
       paragraph("Exit codes: 0 done or stopped (Ctrl-C), 1 the run failed once started (its state is saved), " +
         "2 invalid input (nothing written).")
@@ -118,6 +121,9 @@ const helps = {
         docs.maxIterations,
         docs.timeout,
         docs.scoreThreshold,
+        docs.patience,
+        docs.noPatience,
+        docs.noStopAtPerfect,
         docs.maxConcurrency
       ].map(asSaved)),
       section("Models (default: as saved)", [
@@ -128,7 +134,7 @@ const helps = {
         docs.reflectionBaseUrl,
         docs.reflectionTimeout
       ].map(asSaved)),
-      section("Live dashboard", [docs.ui, docs.uiHost, docs.uiPort]),
+      section("Output and live dashboard", [docs.quiet, docs.ui, docs.uiHost, docs.uiPort]),
       environment()
     ],
   report: () =>

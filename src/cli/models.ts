@@ -23,7 +23,23 @@ import { type ModelSpec, parseDuration } from "./settings.js"
  * @since 0.1.0
  * @category models
  */
-export type ModelFactory = (role: "task" | "reflection", spec: ModelSpec) => Effect.Effect<LanguageModel, CliInputError>
+export type ModelFactory = (
+  role: "task" | "reflection",
+  spec: ModelSpec,
+  options?: ModelFactoryOptions
+) => Effect.Effect<LanguageModel, CliInputError>
+
+/**
+ * How a run uses its models: `maxConcurrency` bounds the requests the model
+ * has in flight (the run's `--max-concurrency`, so that the flag bounds the
+ * calls end to end, not the model layer's own default of 16).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ModelFactoryOptions {
+  readonly maxConcurrency?: number | undefined
+}
 
 /**
  * The per-request timeout of a model: its `timeout`, else the CLI's default
@@ -49,13 +65,16 @@ export const requestTimeout = (role: "task" | "reflection", spec: ModelSpec) =>
  * @since 0.1.0
  * @category models
  */
-export const openAiModel = (env?: Readonly<Record<string, string | undefined>>): ModelFactory => (role, spec) =>
+export const openAiModel = (env?: Readonly<Record<string, string | undefined>>): ModelFactory => (role, spec, options) =>
   ModelString.forRole(role, {
     model: spec.model,
     baseUrl: spec.baseUrl,
     temperature: spec.temperature,
     maxOutputTokens: spec.maxOutputTokens
-  }, { timeout: requestTimeout(role, spec) }).pipe(
+  }, {
+    timeout: requestTimeout(role, spec),
+    ...(options?.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency })
+  }).pipe(
     (effect) => env === undefined ? effect : Effect.withConfigProvider(effect, ConfigProvider.fromMap(mapOf(env))),
     Effect.mapError((e: ConfigError) => inputError(`${e.field}: ${e.detail}`))
   )

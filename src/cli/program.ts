@@ -10,6 +10,8 @@ import { Data, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import * as Commands from "./commands.js"
 import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
+import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions } from "./options.js"
+import { didYouMean } from "./suggest.js"
 import type { Environment, RunFailure } from "./run.js"
 import * as Secrets from "../Secrets.js"
 
@@ -18,6 +20,48 @@ const ansi = /\u001b\[[0-9;]*m/g
 const oneLine = (text: string) => Secrets.scrub(text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim())
 
 const flagDocs: ReadonlyArray<FlagDoc> = Object.values(docs)
+
+const docFlag = (key: string): string | undefined => (docs as Record<string, FlagDoc>)[key]?.flag
+
+// the flags of each command built from docs.ts (anything and runner have their own)
+const commandFlags: Record<string, ReadonlyArray<string>> = {
+  optimize: Object.keys(optimizeOptions).flatMap((k) => docFlag(k) ?? []),
+  resume: [...Object.keys(budgetOptions), ...Object.keys(modelOptions), ...Object.keys(resumeOptions)].flatMap((k) => docFlag(k) ?? []),
+  report: Object.keys(reportOptions).flatMap((k) => docFlag(k) ?? []),
+  show: Object.keys(showOptions).flatMap((k) => docFlag(k) ?? [])
+}
+
+const commandNames = ["optimize", "resume", "report", "show", "anything", "runner"]
+
+/**
+ * What to say about an argument @effect/cli did not expect: a flag of
+ * another command ("gepa resume does not take --seed"), a flag without its
+ * value, or a typo with the closest flag of the command.
+ *
+ * @internal
+ */
+export const unknownArgument = (arg: string, args: ReadonlyArray<string>): string => {
+  const command = args[0]
+  const own = command === undefined ? undefined : commandFlags[command]
+  if (!arg.startsWith("-")) {
+    if (command === undefined || !commandNames.includes(command)) {
+      return `unknown command ${JSON.stringify(command ?? arg)}${didYouMean(command ?? arg, commandNames)}; ` +
+        `commands: ${commandNames.join(", ")}`
+    }
+    return `gepa ${command}: unexpected argument ${JSON.stringify(arg)}`
+  }
+  const name = arg.replace(/^-+/, "").split("=")[0]!
+  const doc = flagDocs.find((d) => d.flag === name)
+  if (own !== undefined && doc !== undefined && !own.includes(name)) {
+    return command === "resume"
+      ? `--${name} is not a flag of gepa resume: it is saved with the run and cannot change on resume ` +
+        `(gepa resume takes ${own.map((f) => `--${f}`).join(", ")})`
+      : `--${name} is not a flag of gepa ${command}`
+  }
+  if (doc?.arg !== undefined) return `--${doc.flag}: expected a value (${doc.arg})`
+  if (own !== undefined) return `unknown flag ${arg} for gepa ${command}${didYouMean(name, own, (f) => `--${f}`)}`
+  return `unknown flag ${arg}`
+}
 
 // @effect/cli's messages about a flag's value do not name the flag ("'many'
 // is not a integer"): the flag is the argument before the value
@@ -36,10 +80,11 @@ const nameTheFlag = (text: string, argv: ReadonlyArray<string>): string => {
     const at = argv.findIndex((arg, i) => i > 0 && isChoiceFlag(argv[i - 1]) && !cases.includes(arg))
     return at < 0 ? text : `${argv[at - 1]}: expected ${cases.join(" or ")}, got ${JSON.stringify(argv[at])}`
   }
-  // a flag given without its value comes back as an unknown argument
-  const unknown = /^Received unknown argument: '(--[^']+)'$/.exec(text)
-  const doc = unknown === null ? undefined : flagDocs.find((d) => `--${d.flag}` === unknown[1])
-  if (doc?.arg !== undefined) return `--${doc.flag}: expected a value (${doc.arg})`
+  // a flag given without its value, or one the command does not take
+  const unknown = /^Received unknown argument: '([^']+)'$/.exec(text)
+  if (unknown !== null) return unknownArgument(unknown[1]!, argv)
+  const subcommand = /^Invalid subcommand for gepa - use one of '(.*)'$/.exec(text)
+  if (subcommand !== null) return unknownArgument(argv[0] ?? "", [argv[0] ?? ""])
   return text
 }
 
@@ -67,13 +112,15 @@ class Failed extends Data.TaggedError("Failed")<{
   readonly cause: { readonly _tag: string; readonly message: string }
   /** set when `gepa resume` can continue the run */
   readonly resumable: string | undefined
+  /** the run failed before anything was scored, and left nothing behind */
+  readonly removed?: boolean | undefined
 }> {}
 
 const isRunFailure = (e: object): e is RunFailure => "started" in e && "error" in e
 
 const failed = (e: RunFailure | { readonly _tag: string; readonly message: string }): Failed =>
   isRunFailure(e)
-    ? new Failed({ cause: e.error, resumable: e.started ? e.runDir : undefined })
+    ? new Failed({ cause: e.error, resumable: e.started ? e.runDir : undefined, removed: e.removed })
     : new Failed({ cause: e, resumable: undefined })
 
 const logLevels: Record<string, LogLevel.LogLevel> = {
@@ -147,17 +194,35 @@ export const takeLogLevel = (
 // Log lines go to stderr (stdout carries the progress and the results), one
 // line each: "gepa [info] iteration 3: ..." as text, or Effect's JSON logger
 // (annotations and log spans included). Both pass the scrub of every
-// registered secret on the way out.
-const logTo = (env: Environment, format: typeof logFormats[number]) =>
-  Logger.replace(
+// registered secret on the way out. Concurrent calls to a failing server
+// retry together: their retry lines differ only in the jittered wait, and
+// one of them says it all.
+const logTo = (env: Environment, format: typeof logFormats[number]) => {
+  const recent = new Map<string, number>()
+  const repeated = (text: string, at: number): boolean => {
+    if (!text.startsWith("retrying model call")) return false
+    const key = text.replace(/, in [\d.]+ s\)/, ")")
+    const seen = recent.get(key)
+    if (seen !== undefined && at - seen < 10_000) return true
+    recent.set(key, at)
+    return false
+  }
+  const textOf = (message: unknown) =>
+    (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+  return Logger.replace(
     Logger.defaultLogger,
     format === "json"
-      ? Logger.map(Logger.jsonLogger, (line) => env.stderr(`${Secrets.scrub(line)}\n`))
-      : Logger.make(({ logLevel, message }) => {
-        const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
-        env.stderr(`gepa [${logLevel.label.toLowerCase()}] ${Secrets.scrub(oneLine(text))}\n`)
+      ? Logger.make((options) => {
+        if (repeated(oneLine(textOf(options.message)), options.date.getTime())) return
+        env.stderr(`${Secrets.scrub(Logger.jsonLogger.log(options))}\n`)
+      })
+      : Logger.make(({ date, logLevel, message }) => {
+        const text = oneLine(textOf(message))
+        if (repeated(text, date.getTime())) return
+        env.stderr(`gepa [${logLevel.label.toLowerCase()}] ${Secrets.scrub(text)}\n`)
       })
   )
+}
 
 /**
  * Runs a command (not the help, see `main.ts`) and returns the exit code.
@@ -186,19 +251,27 @@ export const runCommand = (argv: ReadonlyArray<string>, env: Environment, versio
           env.stderr(`gepa: ${oneLine(error.message)}\n`)
           return ExitCode.input
         }
-        const { cause, resumable } = error
+        const { cause, removed, resumable } = error
         if (cause._tag === "CliInputError" || cause._tag === "ResumeConflict" || cause._tag === "ConfigError") {
           env.stderr(`gepa: ${oneLine(cause.message)}\n`)
           return ExitCode.input
         }
-        const hint = resumable === undefined ? "" : ` (continue with "gepa resume ${resumable}" once fixed)`
+        const hint = resumable !== undefined
+          ? ` (continue with "gepa resume ${resumable}" once fixed)`
+          : removed === true
+          ? " (nothing was scored and nothing kept: run the same command again once fixed)"
+          : ""
         env.stderr(`gepa: ${oneLine(cause.message)}${hint}\n`)
         return ExitCode.failure
       })
     ),
     Effect.catchAllDefect((defect) =>
       Effect.sync(() => {
-        env.stderr(`gepa: unexpected error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}\n`)
+        // one line: the stack goes to the log at debug level
+        env.stderr(`gepa: unexpected error: ${oneLine(defect instanceof Error ? defect.message : String(defect))}\n`)
+        if (logLevel.right.level === LogLevel.Debug || logLevel.right.level === LogLevel.All || logLevel.right.level === LogLevel.Trace) {
+          env.stderr(`${defect instanceof Error ? defect.stack ?? "" : ""}\n`)
+        }
         return ExitCode.failure
       })
     ),

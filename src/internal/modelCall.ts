@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Cause, Clock, Duration, Effect, FiberRef, HashSet, Logger, Option, Schedule, SynchronizedRef } from "effect"
+import { Cause, Clock, Duration, Effect, FiberRef, HashSet, Logger, Option, Schedule, ScheduleDecision, SynchronizedRef } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import { ConfigError } from "../Errors.js"
 import * as Secrets from "../Secrets.js"
@@ -16,6 +16,40 @@ export interface AttemptFailure {
   readonly error: LlmError
   readonly retryable: boolean
   readonly retryAfterMillis?: number | undefined
+  /**
+   * the server was never reached by this model (connection refused, unknown
+   * host) and has not answered any earlier call: a wrong URL or a server
+   * that is down, which waiting minutes will not fix, so the retries are
+   * few and short (`unreachedRetries` within about 2 s)
+   */
+  readonly unreached?: boolean | undefined
+}
+
+/** Retries, and the longest wait before each, of a server never reached. */
+export const unreachedRetries = { retries: 3, maxDelayMillis: 500 } as const
+
+/** The system error codes of a server that cannot be reached at all. */
+export const unreachableCodes: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+
+/**
+ * Tracks whether a model's server has ever answered, and marks connection
+ * failures before that as `unreached`.
+ */
+export const makeReachability = () => {
+  let reached = false
+  return {
+    answered: (): void => {
+      reached = true
+    },
+    mark: (failure: AttemptFailure): AttemptFailure => {
+      const code = (failure.error as { readonly code?: unknown }).code
+      // an HTTP status means the server answered
+      if ((failure.error as { readonly status?: unknown }).status !== undefined) reached = true
+      return !reached && failure.error._tag === "LlmTransportError" && typeof code === "string" && unreachableCodes.has(code)
+        ? { ...failure, unreached: true }
+        : failure
+    }
+  }
 }
 
 /** Prices per million tokens. */
@@ -228,27 +262,50 @@ export const isRetryable = (policy: RetryPolicy, failure: AttemptFailure): boole
   // a server asking for a longer wait than we accept ends the retries at once
   (failure.retryAfterMillis === undefined || failure.retryAfterMillis <= policy.maxRetryDelayMillis)
 
+// Schedule.tapOutput also runs on the step that ends the schedule, which
+// would log a retry that never happens: this one runs only when it goes on.
+const tapRetry = <Out, In, R>(
+  self: Schedule.Schedule<Out, In, R>,
+  f: (out: Out) => Effect.Effect<void>
+): Schedule.Schedule<Out, In, R> =>
+  Schedule.makeWithState(self.initial, (now, input, state) =>
+    Effect.tap(self.step(now, input, state), ([, out, decision]) => (ScheduleDecision.isContinue(decision) ? f(out) : Effect.void)))
+
 /**
  * The retry schedule of a model call: retries transient failures only, at
- * most `maxRetries` times, waiting `retryDelayMillis` before each, and logs
- * every retry at debug level.
+ * most `maxRetries` times, waiting `retryDelayMillis` before each (a server
+ * never reached gets `unreachedRetries`: a few short waits), and logs every
+ * retry at warning level as one line naming the model, where it is served
+ * (`where`, e.g. the base URL) and the cause. The log is written when the
+ * attempt fails, before the wait.
  */
 export const retrySchedule = (
   policy: RetryPolicy,
-  model: string
+  model: string,
+  where?: string
 ): Schedule.Schedule<readonly [AttemptFailure, number, number], AttemptFailure> =>
   Schedule.identity<AttemptFailure>().pipe(
     Schedule.whileInput((failure: AttemptFailure) => isRetryable(policy, failure)),
     Schedule.intersect(Schedule.recurs(policy.maxRetries)),
+    Schedule.whileOutput(([failure, retry]) => failure.unreached !== true || retry < unreachedRetries.retries),
     // the delay is drawn once per step, so the log and the wait agree
-    Schedule.map(([failure, retry]) => [failure, retry, retryDelayMillis(policy, retry, failure)] as const),
+    Schedule.map(([failure, retry]) => {
+      const delay = retryDelayMillis(policy, retry, failure)
+      return [failure, retry, failure.unreached === true ? Math.min(delay, unreachedRetries.maxDelayMillis) : delay] as const
+    }),
     Schedule.addDelay(([, , delay]) => Duration.millis(delay)),
-    Schedule.tapOutput(([failure, retry, delay]) =>
+    (schedule) => tapRetry(schedule, ([failure, retry, delay]) =>
       FiberRef.getWith(currentCallStats, (stats) => {
         if (stats !== undefined) stats.retries = retry + 1
         return Effect.void
       }).pipe(
-        Effect.zipRight(Effect.logDebug("retrying model call")),
+        Effect.zipRight(Effect.logWarning(
+          // already scrubbed by the layer; again, with every secret of the process
+          Secrets.scrub(
+            `retrying model call (${retry + 1} of ${failure.unreached === true ? Math.min(policy.maxRetries, unreachedRetries.retries) : policy.maxRetries}, ` +
+              `in ${(delay / 1000).toFixed(1)} s): ${failure.error.message}${where === undefined ? "" : `; base URL ${where}`}`
+          )
+        )),
         Effect.annotateLogs({
           model,
           // already scrubbed by the layer; again, with every secret of the process

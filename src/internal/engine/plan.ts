@@ -129,6 +129,9 @@ export const freeSkips = (state: State.GepaState, epoch: number): string | undef
   return `nothing left to learn: the last ${epoch} proposals (a pass over the training set) found their parents already perfect on their minibatches`
 }
 
+// " of 400 metric calls" when the run has a budget
+const budgetOf = (r: { readonly budget: number | undefined }): string => (r.budget === undefined ? "" : ` of ${r.budget} metric calls`)
+
 /** How many children of a step of `size` proposals may be validated. @internal */
 export const validationsOf = (selection: Resolved<unknown, unknown, unknown>["proposalSelection"], size: number): number =>
   selection === "all" ? size : selection === "best" ? 1 : Math.min(size, selection.topK)
@@ -184,7 +187,7 @@ export const plan = <D, T, O>(
       _tag: "Exhausted",
       needed: factor,
       available,
-      reason: `budget exhausted: ${available} metric calls left, a proposal needs at least ${factor}`
+      reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${factor}`
     }
   }
   const stalled = freeSkips(state, Math.ceil(r.trainIds.length / r.minibatchSize))
@@ -234,7 +237,7 @@ export const plan = <D, T, O>(
           _tag: "Exhausted",
           needed,
           available,
-          reason: `budget exhausted: ${available} metric calls left, a proposal needs at least ${needed} ` +
+          reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${needed} ` +
             `(${factor} for the smallest minibatches, ${minVal} to validate an accepted child on a sample)`
         }
         break

@@ -20,7 +20,7 @@ import { type EvaluationPurpose, GepaEvent } from "../../Event.js"
 import { RunMonitor } from "../../RunMonitor.js"
 import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
-import type * as StopCondition from "../../StopCondition.js"
+import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
 import { peekOf } from "../cacheBatch.js"
 import { evaluate, type Evaluation, type Meter, type Outcome, type Pool } from "../evaluate.js"
@@ -63,7 +63,8 @@ export interface Session<D, T, O> {
   readonly emit: Emit
   /** whether anyone receives events (steps skip building event payloads otherwise) */
   readonly listening: boolean
-  readonly stopCheck: StopCondition.Check
+  /** names the stop condition that fired, in words */
+  readonly stopCheck: StopCondition.Explain
   /** a stop asked for by the context's `RunMonitor` (the dashboard's Stop button), with the monitor's name */
   readonly monitorStop: Effect.Effect<string | undefined>
   readonly evaluate: (options: {
@@ -182,7 +183,7 @@ export const make = <D, T, O>(
       reserve: store?.reserve === undefined ? undefined : ((reserve) => (iteration, calls) => reserve({ iteration, calls }))(store.reserve),
       reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1)
     }
-    const stopCheck = yield* r.stop.make
+    const stopCheck = yield* StopCondition.explain(r.stop)
     const listening = sinks.length > 0
 
     const evaluateStep: Session<D, T, O>["evaluate"] = (o) => {
