@@ -105,6 +105,7 @@ export const optimizeSettings = (
       ...(reflection.value === undefined ? {} : { reflectionModel: reflection.value }),
       ...budgetFlags(flags),
       ...given(flags.parallelProposals, (parallelProposals) => ({ parallelProposals })),
+      ...given(flags.proposalsPerStep, (proposalsPerStep) => ({ proposalsPerStep })),
       ...given(flags.minibatchSize, (minibatchSize) => ({ minibatchSize })),
       ...(flags.merge ? { merge: true } : flags.noMerge ? { merge: false } : {}),
       ...given(flags.seed, (seed) => ({ seed })),

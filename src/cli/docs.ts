@@ -67,7 +67,12 @@ export const docs = {
   parallelProposals: {
     flag: "parallel-proposals",
     arg: "N",
-    text: "proposals in flight (default: max concurrency / 4, at most one per component and at most 4)"
+    text: "proposal steps in flight (default 1); more is faster and finds somewhat worse prompts"
+  },
+  proposalsPerStep: {
+    flag: "proposals-per-step",
+    arg: "N",
+    text: "proposals planned together, the best accepted child validated (default 1)"
   },
   minibatchSize: { flag: "minibatch-size", arg: "N", text: `training examples per reflection (default ${defaults.minibatchSize})` },
   merge: { flag: "merge", text: "also merge complementary candidates" },

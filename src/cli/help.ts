@@ -106,7 +106,7 @@ const helps = {
         docs.noPatience,
         docs.noStopAtPerfect
       ]),
-      section("Search", [docs.maxConcurrency, docs.parallelProposals, docs.minibatchSize, docs.merge, docs.noMerge, docs.seed]),
+      section("Search", [docs.maxConcurrency, docs.parallelProposals, docs.proposalsPerStep, docs.minibatchSize, docs.merge, docs.noMerge, docs.seed]),
       section("Run directory, output and live dashboard", [docs.runDir, docs.resume, docs.quiet, docs.ui, docs.uiHost, docs.uiPort]),
       environment(),
       paragraph("Exit codes: 0 done or stopped (Ctrl-C), 1 the run failed once started (its state is saved), " +

@@ -119,6 +119,7 @@ export const optimizeOptions = {
   ...modelOptions,
   ...budgetOptions,
   parallelProposals: integer(docs.parallelProposals, PositiveInt),
+  proposalsPerStep: integer(docs.proposalsPerStep, PositiveInt),
   minibatchSize: integer(docs.minibatchSize, PositiveInt),
   merge: toggle(docs.merge),
   noMerge: toggle(docs.noMerge),

@@ -180,6 +180,7 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
       minibatchSize: s.minibatchSize,
       maxConcurrency: s.maxConcurrency,
       ...(s.parallelProposals === undefined ? {} : { parallelProposals: s.parallelProposals }),
+      ...(s.proposalsPerStep === undefined ? {} : { proposalsPerStep: s.proposalsPerStep }),
       merge: s.merge,
       // state, events, cache and resume live in the run directory (RunDir)
       runDir: s.runDir,

@@ -104,8 +104,10 @@ export const Settings = Schema.Struct({
   taskModel: ModelSpec,
   reflectionModel: ModelSpec,
   maxConcurrency: PositiveInt,
-  /** absent: the library's default, which follows maxConcurrency */
+  /** absent: the library's default */
   parallelProposals: opt(PositiveInt),
+  /** absent: the library's default */
+  proposalsPerStep: opt(PositiveInt),
   minibatchSize: PositiveInt,
   merge: Bool,
   seed: Int,
@@ -142,6 +144,7 @@ export const ConfigFile = Schema.Struct({
   reflectionModel: opt(ModelSetting),
   maxConcurrency: opt(PositiveInt),
   parallelProposals: opt(PositiveInt),
+  proposalsPerStep: opt(PositiveInt),
   minibatchSize: opt(PositiveInt),
   merge: opt(Bool),
   seed: opt(Int),
@@ -363,6 +366,7 @@ export const resolveSettings = (
       reflectionModel,
       maxConcurrency: raw.maxConcurrency ?? defaults.maxConcurrency,
       ...(raw.parallelProposals === undefined ? {} : { parallelProposals: raw.parallelProposals }),
+      ...(raw.proposalsPerStep === undefined ? {} : { proposalsPerStep: raw.proposalsPerStep }),
       minibatchSize: raw.minibatchSize ?? defaults.minibatchSize,
       merge: raw.merge ?? defaults.merge,
       seed: raw.seed ?? defaults.seed,
