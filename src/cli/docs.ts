@@ -27,7 +27,7 @@ export interface FlagDoc {
  * @category help
  */
 export const docs = {
-  config: { flag: "config", arg: "FILE", text: "JSON config file: any setting below, in camelCase (e.g. maxMetricCalls)" },
+  config: { flag: "config", arg: "FILE", text: "JSON config file: any setting below, in camelCase" },
   train: { flag: "train", arg: "FILE", text: "training examples: JSON Lines (one object per line), or a JSON array in a .json file", required: true },
   validation: { flag: "validation", arg: "FILE", text: "examples candidates are ranked on (default: the training examples)" },
   inputField: { flag: "input-field", arg: "NAME", text: `field holding the user message (default "${defaults.inputField}")` },
@@ -67,12 +67,12 @@ export const docs = {
   parallelProposals: {
     flag: "parallel-proposals",
     arg: "N",
-    text: "proposal steps in flight (default 1); more is faster and finds somewhat worse prompts"
+    text: "steps in flight (default 1); more: faster, somewhat worse prompts"
   },
   proposalsPerStep: {
     flag: "proposals-per-step",
     arg: "N",
-    text: "proposals planned together, the best accepted child validated (default 1)"
+    text: "proposals per step, the best accepted child validated (default 1)"
   },
   minibatchSize: { flag: "minibatch-size", arg: "N", text: `training examples per reflection (default ${defaults.minibatchSize})` },
   merge: { flag: "merge", text: "also merge complementary candidates" },
@@ -80,12 +80,12 @@ export const docs = {
   seed: { flag: "seed", arg: "N", text: `seed of every random choice (default ${defaults.seed})` },
   runDir: { flag: "run-dir", arg: "DIR", text: `where the run is saved (default ${defaults.runsRoot}/run-<time>)` },
   quiet: { flag: "quiet", text: "no progress bar or lines (the summary is printed)" },
-  resume: { flag: "resume", text: "continue the run already in --run-dir (same settings, see gepa resume)" },
+  resume: { flag: "resume", text: "continue the run already in --run-dir (see gepa resume)" },
   out: { flag: "out", arg: "FILE", text: "where to write the report (default <run-dir>/report.html)" },
   format: { flag: "format", arg: "text|json", text: "text (default) or json (the result, as result.json holds it)" },
   ui: {
     flag: "ui",
-    text: "serve the live dashboard while the run lasts and print its address (opens nothing by itself)"
+    text: "serve the live dashboard while the run lasts, print its address"
   },
   uiHost: { flag: "ui-host", arg: "HOST", text: "the dashboard's address (default 127.0.0.1: this machine only)" },
   uiPort: { flag: "ui-port", arg: "N", text: "the dashboard's port (default: a free one)" }
