@@ -607,6 +607,9 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
       const dir = tmpDir()
       const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
       fs.writeFileSync(path.join(dir, "data.jsonl"), words.map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
+      // validation examples of their own: what the resumed run learns about the training
+      // examples is not known from validations (it would skip known-perfect minibatches for free)
+      fs.writeFileSync(path.join(dir, "val.jsonl"), ["iota", "kappa", "lambda", "mu"].map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
       // the README's metric.ts, in a folder whose package is CommonJS
       fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "commonjs" }))
       fs.writeFileSync(path.join(dir, "compare.ts"), `export const same = (a: string, b: string): boolean => a === b\n`)
@@ -617,7 +620,7 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
           `  same(output, String(example.expected)) ? { score: 1 } : { score: 0, feedback: \`expected \${String(example.expected)}\` }\n`
       )
       const args = [
-        "optimize", "--train", "data.jsonl", "--seed-prompt", "Repeat the text.", "--metric", "./metric.ts",
+        "optimize", "--train", "data.jsonl", "--validation", "val.jsonl", "--seed-prompt", "Repeat the text.", "--metric", "./metric.ts",
         "--task-model", "fake-task", "--task-base-url", server.baseURL,
         "--reflection-model", "fake-reflection", "--reflection-base-url", server.baseURL,
         "--max-metric-calls", "60", "--minibatch-size", "2", "--max-concurrency", "2", "--run-dir", "run"
@@ -693,6 +696,9 @@ describe("gepa with model strings, log levels and the runner command", () => {
       const dir = tmpDir()
       const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
       fs.writeFileSync(path.join(dir, "data.jsonl"), words.map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
+      // validation examples of their own: what the resumed run learns about the training
+      // examples is not known from validations (it would skip known-perfect minibatches for free)
+      fs.writeFileSync(path.join(dir, "val.jsonl"), ["iota", "kappa", "lambda", "mu"].map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
       const args = (runDir: string) => [
         "optimize", "--train", "data.jsonl", "--seed-prompt", "Repeat the text.",
         "--task-model", `openai-compatible:${server.baseURL}#served-task`,
