@@ -28,12 +28,15 @@ export const StopReason = Schema.String
  * - `stopFile`: a stop file asked the run to pause
  * - `budget`: too few metric calls were left for another proposal
  * - `noProposal`: no proposal could be planned
+ * - `monitor`: a `RunMonitor` asked the run to stop (the dashboard's Stop button)
+ * - `nothingToLearn`: a whole pass over the training set found every parent
+ *   already perfect on its minibatch
  *
  * @since 0.2.0
  * @category models
  */
 export const StoppedBy = Schema.Struct({
-  kind: Schema.Literal("condition", "deadline", "stopFile", "budget", "noProposal"),
+  kind: Schema.Literal("condition", "deadline", "stopFile", "budget", "noProposal", "monitor", "nothingToLearn"),
   condition: Schema.NullOr(Schema.String)
 })
 

@@ -12,7 +12,7 @@
  * A stop requested through `stopRequested` takes the same path as Ctrl-C
  * (`StopCondition.onSignal`): no new proposal starts, the ones in flight
  * finish and are folded, the state is saved, and a run directory can be
- * resumed. The result's `stopReason` is `"stop requested (<name>)"`.
+ * resumed. The result's `stopReason` is `"stopped by request (<name>)"`.
  *
  * @since 0.2.0
  */

@@ -84,7 +84,7 @@ describe.skipIf(skip)("dashboard in the browser", () => {
 
       yield* Effect.promise(() => page.locator("#stop").click())
       const { result } = yield* Fiber.join(run)
-      expect(result.stopReason).toBe("stop requested (dashboard)")
+      expect(result.stopReason).toBe("stopped by request (dashboard)")
       yield* waitFor(page, `document.querySelector("#status")?.textContent.startsWith("stopped")`)
       // the state is saved and the run resumes from it
       const saved = yield* RunDir.readState(runDir)
@@ -156,7 +156,7 @@ describe.skipIf(skip)("dashboard in the browser", () => {
       expect(yield* Effect.promise(() => page.locator("#status").textContent())).toContain("running")
       yield* Effect.promise(() => page.locator("#stop").click())
       const stopped = yield* Fiber.join(first)
-      expect(stopped.result.stopReason).toBe("stop requested (stop file)")
+      expect(stopped.result.stopReason).toBe("stopped by request (stop file)")
       yield* waitFor(page, `document.querySelector("#status")?.textContent.startsWith("stopped")`)
       const before = stopped.result.candidates.length
       yield* waitFor(page, `document.body.getAttribute("data-candidates") === "${before}"`)

@@ -258,7 +258,7 @@ export const make = (now: () => number = Date.now): Model => {
       case "OptimizationEnded": {
         const r = (typeof e["result"] === "object" && e["result"] !== null ? e["result"] : e) as Record<string, unknown>
         run.stopReason = typeof r["stopReason"] === "string" ? r["stopReason"] : null
-        run.status = /stop requested|signal/.test(run.stopReason ?? "") ? "stopped" : "finished"
+        run.status = /stopped by request|stop requested|signal/.test(run.stopReason ?? "") ? "stopped" : "finished"
         run.metricCalls = Math.max(run.metricCalls, num(r["totalMetricCalls"]))
         break
       }

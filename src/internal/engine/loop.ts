@@ -242,6 +242,7 @@ export const run = <D, T, O>(
     let stopReason: string | undefined
     let stoppedBy: Result.StoppedBy | undefined
     let exhausted: string | undefined
+    let learned = false
     let dirty = false
     let failure: { readonly error: string; readonly allEvaluationsFailed: boolean } | undefined
     for (;;) {
@@ -283,7 +284,10 @@ export const run = <D, T, O>(
       if (between && stopReason === undefined) {
         // a monitor's stop (the dashboard's Stop button) takes Ctrl-C's path
         const monitor = yield* s.monitorStop
-        if (monitor !== undefined) stopReason = `stop requested (${monitor})`
+        if (monitor !== undefined) {
+          stopReason = `stopped by request (${monitor})`
+          stoppedBy = { kind: "monitor", condition: null }
+        }
       }
       // plan while the window has room
       while (between && stopReason === undefined && Step.inFlight(state) < r.parallelProposals) {
@@ -291,6 +295,7 @@ export const run = <D, T, O>(
         const planned = Plan.plan(r, state, Budget.available(Budget.ledger(r.budget, state, owed)), s.listening)
         if (planned._tag === "Exhausted") {
           exhausted = planned.reason
+          learned = planned.learned === true
           break
         }
         exhausted = undefined
@@ -342,7 +347,9 @@ export const run = <D, T, O>(
 
     const reason = stopReason ?? exhausted ?? "no proposal could be planned"
     const by: Result.StoppedBy = stoppedBy ??
-      (exhausted !== undefined ? { kind: "budget", condition: null } : { kind: "noProposal", condition: null })
+      (exhausted === undefined
+        ? { kind: "noProposal", condition: null }
+        : { kind: learned ? "nothingToLearn" : "budget", condition: null })
     // owed results never used were paid for nothing: lost work in the result
     // (the saved state keeps them owed, so that a resume charges them once)
     let owedLeft = 0

@@ -32,7 +32,14 @@ export type Planned =
     readonly plans: ReadonlyArray<State.PendingProposal>
     readonly events: ReadonlyArray<GepaEvent>
   }
-  | { readonly _tag: "Exhausted"; readonly needed: number; readonly available: number; readonly reason: string }
+  | {
+    readonly _tag: "Exhausted"
+    readonly needed: number
+    readonly available: number
+    readonly reason: string
+    /** nothing could be learned any more (see `freeSkips`), rather than too little budget */
+    readonly learned?: true
+  }
 
 /** The validation ids of a plan, which the state stores as absent for "the whole set". @internal */
 export const validationIds = <D, T, O>(r: Resolved<D, T, O>, plan: State.PendingProposal): ReadonlyArray<string> =>
@@ -191,7 +198,7 @@ export const plan = <D, T, O>(
     }
   }
   const stalled = freeSkips(state, Math.ceil(r.trainIds.length / r.minibatchSize))
-  if (stalled !== undefined) return { _tag: "Exhausted", needed: 0, available, reason: stalled }
+  if (stalled !== undefined) return { _tag: "Exhausted", needed: 0, available, reason: stalled, learned: true }
   if (r.merge !== undefined) current = { ...current, merge: { ...current.merge, lastIterFoundNew: false } }
 
   // an iteration cap (StopCondition.maxIterations) cuts the step: the count stays exact
