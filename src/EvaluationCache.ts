@@ -137,25 +137,45 @@ export const replaces = <O>(
  * An in-memory cache, optionally pre-filled (for example from a run
  * directory's cache file).
  *
+ * Entries are held per candidate, keyed by the example's content hash (the
+ * engine's example keys are shared strings), so an entry costs its result
+ * and a map slot, not a key string of its own: a long run keeps about a
+ * million of them.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const memory = <O>(
-  initial?: Iterable<readonly [string, CachedEvaluation<O>]>
+  initial?: Iterable<readonly [string, CachedEvaluation<O>]>,
+  options?: MemoryOptions
 ): EvaluationCache<O> => {
-  const entries = new Map<string, CachedEvaluation<O>>(initial ?? [])
+  const byCandidate = new Map<string, Map<string, CachedEvaluation<O>>>()
+  let size = 0
+  const keepTrajectories = options?.trajectories ?? true
+  const put = (candidateHash: string, example: string, value: CachedEvaluation<O>): void => {
+    let entries = byCandidate.get(candidateHash)
+    if (entries === undefined) {
+      entries = new Map()
+      byCandidate.set(candidateHash, entries)
+    }
+    const existing = entries.get(example)
+    if (!replaces(existing, value)) return
+    if (existing === undefined) size++
+    entries.set(example, keepTrajectories || value.trajectory === undefined ? value : withoutTrajectory(value))
+  }
+  for (const [k, value] of initial ?? []) {
+    const cut = k.indexOf("\u0000")
+    put(k.slice(0, cut), k.slice(cut + 1), value)
+  }
   const lookup = (key: CacheKey): CachedEvaluation<O> | undefined => {
-    const hit = entries.get(keyString(key))
+    const hit = byCandidate.get(key.candidateHash)?.get(exampleKey(key))
     return hit !== undefined && isVisible(key, hit) ? hit : undefined
   }
-  const store = (key: CacheKey, value: CachedEvaluation<O>): void => {
-    const k = keyString(key)
-    if (replaces(entries.get(k), value)) entries.set(k, value)
-  }
+  const store = (key: CacheKey, value: CachedEvaluation<O>): void => put(key.candidateHash, exampleKey(key), value)
   return register<O>({
     get: (key) => Effect.sync(() => Option.fromNullable(lookup(key))),
     set: (key, value) => Effect.sync(() => store(key, value)),
-    size: Effect.sync(() => entries.size)
+    size: Effect.sync(() => size)
   }, {
     // one effect per evaluation instead of one per example: the hot path of a fast adapter
     getMany: (keys) => Effect.sync(() => keys.map(lookup)),
@@ -164,4 +184,28 @@ export const memory = <O>(
         for (const [key, value] of list) store(key, value)
       })
   })
+}
+
+/**
+ * Options of `memory`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface MemoryOptions {
+  /**
+   * keep the trajectories evaluations hand in (default true). A trajectory
+   * is served only to the proposal that paid for it, re-launched after a
+   * crash; a cache that lives no longer than its run (the engine's default)
+   * never serves one, and drops them to save memory.
+   */
+  readonly trajectories?: boolean | undefined
+}
+
+/** The part of a key after the candidate hash (see `keyString`). */
+const exampleKey = (key: CacheKey): string => key.contentHash ?? `${key.split}\u0000${key.id}`
+
+const withoutTrajectory = <O>(value: CachedEvaluation<O>): CachedEvaluation<O> => {
+  const { trajectory: _, ...rest } = value
+  return rest
 }

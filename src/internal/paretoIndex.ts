@@ -33,7 +33,7 @@ export type FrontTables = ReadonlyArray<Readonly<Record<string, ReadonlyArray<nu
 
 interface Front {
   /** members, ascending, distinct */
-  members: Array<number>
+  members: ReadonlyArray<number>
   /** the member last in removal order, or -1 */
   last: number
   /** surviving members */
@@ -204,8 +204,9 @@ const isStrictlyAscending = (xs: ReadonlyArray<number>): boolean => {
   return true
 }
 
-const normalized = (xs: ReadonlyArray<number>): Array<number> =>
-  isStrictlyAscending(xs) ? xs.slice() : [...new Set(xs)].sort((a, b) => a - b)
+// lists are never modified once made (by the front tables or here): an ascending one is kept as it is
+const normalized = (xs: ReadonlyArray<number>): ReadonlyArray<number> =>
+  isStrictlyAscending(xs) ? xs : [...new Set(xs)].sort((a, b) => a - b)
 
 const join = (ix: ParetoIndex, f: Front, p: number): void => {
   let on = ix.on[p]

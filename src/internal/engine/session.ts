@@ -116,7 +116,9 @@ export const make = <D, T, O>(
       ? undefined
       : typeof config.cache === "object"
       ? config.cache
-      : store?.cache ?? EvaluationCache.memory<O>()
+      // a cache that lives no longer than the run never serves a trajectory
+      // (only a proposal re-launched after a crash asks for one)
+      : store?.cache ?? EvaluationCache.memory<O>(undefined, { trajectories: false })
 
     const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
     if (config.onEvent !== undefined) {
