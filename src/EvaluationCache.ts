@@ -149,27 +149,30 @@ export const memory = <O>(
   initial?: Iterable<readonly [string, CachedEvaluation<O>]>,
   options?: MemoryOptions
 ): EvaluationCache<O> => {
-  const byCandidate = new Map<string, Map<string, CachedEvaluation<O>>>()
+  const byCandidate = new Map<string, Bucket<O>>()
   let size = 0
   const keepTrajectories = options?.trajectories ?? true
   const put = (candidateHash: string, example: string, value: CachedEvaluation<O>): void => {
-    let entries = byCandidate.get(candidateHash)
-    if (entries === undefined) {
-      entries = new Map()
-      byCandidate.set(candidateHash, entries)
+    let bucket = byCandidate.get(candidateHash)
+    if (bucket === undefined) {
+      bucket = new Bucket()
+      byCandidate.set(candidateHash, bucket)
     }
-    const existing = entries.get(example)
-    if (!replaces(existing, value)) return
-    if (existing === undefined) size++
-    entries.set(example, keepTrajectories || value.trajectory === undefined ? value : withoutTrajectory(value))
+    const slot = bucket.slots.get(example)
+    if (!replaces(slot === undefined ? undefined : bucket.read(slot), value)) return
+    if (slot === undefined) size++
+    bucket.write(example, slot, value, keepTrajectories)
   }
   for (const [k, value] of initial ?? []) {
     const cut = k.indexOf("\u0000")
     put(k.slice(0, cut), k.slice(cut + 1), value)
   }
   const lookup = (key: CacheKey): CachedEvaluation<O> | undefined => {
-    const hit = byCandidate.get(key.candidateHash)?.get(exampleKey(key))
-    return hit !== undefined && isVisible(key, hit) ? hit : undefined
+    const bucket = byCandidate.get(key.candidateHash)
+    const slot = bucket?.slots.get(exampleKey(key))
+    if (slot === undefined) return undefined
+    const hit = bucket!.read(slot)
+    return isVisible(key, hit) ? hit : undefined
   }
   const store = (key: CacheKey, value: CachedEvaluation<O>): void => put(key.candidateHash, exampleKey(key), value)
   return register<O>({
@@ -184,6 +187,45 @@ export const memory = <O>(
         for (const [key, value] of list) store(key, value)
       })
   })
+}
+
+/**
+ * One candidate's entries, column by column: a slot per example in a map
+ * whose keys are the examples' shared key strings, and the output, score and
+ * paying iteration in arrays. An entry costs a map slot and three array
+ * cells instead of an object of its own (a long run keeps about a million);
+ * the rare entry with objective scores, an owed flag or a trajectory is
+ * kept whole beside them.
+ */
+class Bucket<O> {
+  readonly slots = new Map<string, number>()
+  readonly outputs: Array<O> = []
+  readonly scores: Array<number> = []
+  readonly iterations: Array<number | undefined> = []
+  whole: Map<number, CachedEvaluation<O>> | undefined
+  read(slot: number): CachedEvaluation<O> {
+    const whole = this.whole?.get(slot)
+    if (whole !== undefined) return whole
+    const iteration = this.iterations[slot]
+    return iteration === undefined
+      ? { output: this.outputs[slot]!, score: this.scores[slot]! }
+      : { output: this.outputs[slot]!, score: this.scores[slot]!, iteration }
+  }
+  write(example: string, existing: number | undefined, value: CachedEvaluation<O>, keepTrajectories: boolean): void {
+    const slot = existing ?? this.outputs.length
+    if (existing === undefined) this.slots.set(example, slot)
+    this.outputs[slot] = value.output
+    this.scores[slot] = value.score
+    this.iterations[slot] = value.iteration
+    const plain = value.objectiveScores === undefined && value.owed === undefined &&
+      (value.trajectory === undefined || !keepTrajectories)
+    if (plain) {
+      this.whole?.delete(slot)
+      return
+    }
+    const { trajectory, ...rest } = value
+    ;(this.whole ??= new Map()).set(slot, keepTrajectories && trajectory !== undefined ? { ...rest, trajectory } : rest)
+  }
 }
 
 /**
@@ -204,8 +246,3 @@ export interface MemoryOptions {
 
 /** The part of a key after the candidate hash (see `keyString`). */
 const exampleKey = (key: CacheKey): string => key.contentHash ?? `${key.split}\u0000${key.id}`
-
-const withoutTrajectory = <O>(value: CachedEvaluation<O>): CachedEvaluation<O> => {
-  const { trajectory: _, ...rest } = value
-  return rest
-}

@@ -205,8 +205,7 @@ const isStrictlyAscending = (xs: ReadonlyArray<number>): boolean => {
 }
 
 // lists are never modified once made (by the front tables or here): an ascending one is kept as it is
-const normalized = (xs: ReadonlyArray<number>): ReadonlyArray<number> =>
-  isStrictlyAscending(xs) ? xs : [...new Set(xs)].sort((a, b) => a - b)
+const normalized = (xs: ReadonlyArray<number>): ReadonlyArray<number> => [...new Set(xs)].sort((a, b) => a - b)
 
 const join = (ix: ParetoIndex, f: Front, p: number): void => {
   let on = ix.on[p]
@@ -229,13 +228,16 @@ const leave = (ix: ParetoIndex, f: Front, p: number): void => {
 /** Brings a front to `next` (a program list), queueing every program whose fate may change. */
 const updateFront = (ix: ParetoIndex, key: string, next: ReadonlyArray<number> | undefined, queue: Queue): void => {
   let f = ix.fronts.get(key)
-  const members = next === undefined ? [] : normalized(next)
+  // lists come ascending from the front tables; any other is sorted first
+  const members = next === undefined ? [] : isStrictlyAscending(next) ? next : normalized(next)
   if (f === undefined) {
     if (members.length === 0) return
     f = { members: [], last: -1, kept: 0 }
     ix.fronts.set(key, f)
   }
   const old = f.members
+  let removed = false
+  let last = f.last
   // merge diff of two ascending lists
   let i = 0
   let j = 0
@@ -248,16 +250,19 @@ const updateFront = (ix: ParetoIndex, key: string, next: ReadonlyArray<number> |
     } else if (a < b) {
       leave(ix, f, a)
       queue.push(a)
+      removed = true
       i++
     } else {
       join(ix, f, b)
       queue.push(b)
+      if (last < 0 || before(ix, last, b)) last = b
       j++
     }
   }
   f.members = members
   queue.push(f.last)
-  f.last = lastOf(ix, members)
+  // with members only added, the last is the later of the old last and the newcomers
+  f.last = removed ? lastOf(ix, members) : last
   queue.push(f.last)
   if (members.length === 0) ix.fronts.delete(key)
 }
