@@ -65,6 +65,8 @@ export interface ScaleResult {
   readonly selectionShare: number
   readonly selectionMsPerPlanLastDecile: number
   readonly gcShare: number
+  /** with node --expose-gc: the heap after a full collection at each tenth (the collection's time is in the tenth's) */
+  readonly liveHeapMbAtDecile: ReadonlyArray<number>
 }
 
 const mix = (a: number, b: number): number => {
@@ -87,6 +89,7 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
   const marks: Array<{ t: number; cpu: number; adapterMs: number; modelMs: number; selectMs: number; selects: number; rss: number }> = []
   let selectMs = 0
   let selects = 0
+  const liveHeapMb: Array<number> = []
   const t0 = performance.now()
   const cpuMs = () => {
     const u = process.cpuUsage()
@@ -118,6 +121,12 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
         examples += batch.length
         adapterMs += performance.now() - start
         if (examples >= decile * marks.length && marks.length <= 10) {
+          // with --expose-gc: what the run holds at this point, garbage collected
+          const gc = (globalThis as { gc?: () => void }).gc
+          if (gc !== undefined) {
+            gc()
+            liveHeapMb.push(process.memoryUsage().heapUsed / 1048576)
+          }
           marks.push({ t: performance.now(), cpu: cpuMs(), adapterMs, modelMs, selectMs, selects, rss: process.memoryUsage.rss() / 1048576 })
           log(`${marks.length - 1}/10: ${Math.round(marks.at(-1)!.rss)} MB RSS`)
         }
@@ -193,7 +202,8 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
     cpuLastOverFirst: cpuUsPerCallByDecile[9]! / cpuUsPerCallByDecile[0]!,
     selectionShare: selectMs / wallMs,
     selectionMsPerPlanLastDecile: (last.selectMs - prev.selectMs) / Math.max(1, last.selects - prev.selects),
-    gcShare: gc.ms / wallMs
+    gcShare: gc.ms / wallMs,
+    liveHeapMbAtDecile: liveHeapMb
   }
 }
 
@@ -213,6 +223,7 @@ export const markdown = (r: ScaleResult): string => {
     `| engine µs per metric call | ${r.usPerCallByDecile.map((x) => f(x)).join(" | ")} |`,
     `| engine CPU µs per metric call | ${r.cpuUsPerCallByDecile.map((x) => f(x)).join(" | ")} |`,
     `| RSS MB at its end | ${r.rssMbAtDecile.map((x) => f(x, 0)).join(" | ")} |`,
+    ...(r.liveHeapMbAtDecile.length === 0 ? [] : [`| live heap MB (after a full GC) | ${r.liveHeapMbAtDecile.map((x) => f(x, 0)).join(" | ")} |`]),
     "",
     `Last tenth / first tenth: ${f(r.lastOverFirst, 2)}x wall, ${f(r.cpuLastOverFirst, 2)}x CPU.`
   ]
