@@ -11,7 +11,7 @@
 import { Effect, Option } from "effect"
 import type { PersistenceError } from "./Errors.js"
 import type { ObjectiveScores } from "./EvaluationBatch.js"
-import { register } from "./internal/cacheBatch.js"
+import { register, registerPeek } from "./internal/cacheBatch.js"
 
 /**
  * Which data set an evaluation belongs to.
@@ -175,7 +175,7 @@ export const memory = <O>(
     return isVisible(key, hit) ? hit : undefined
   }
   const store = (key: CacheKey, value: CachedEvaluation<O>): void => put(key.candidateHash, exampleKey(key), value)
-  return register<O>({
+  const cache = register<O>({
     get: (key) => Effect.sync(() => Option.fromNullable(lookup(key))),
     set: (key, value) => Effect.sync(() => store(key, value)),
     size: Effect.sync(() => size)
@@ -187,6 +187,7 @@ export const memory = <O>(
         for (const [key, value] of list) store(key, value)
       })
   })
+  return registerPeek(cache, (keys) => keys.map(lookup))
 }
 
 /**

@@ -24,6 +24,7 @@ import type {
   EvaluationTimeout,
   MissingObjectiveScores,
   ModelUnrecoverable,
+  ReflectionUnusable,
   PersistenceError,
   ProposalsFailed,
   ResumeConflict
@@ -157,6 +158,16 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly proposalSelection?: "best" | "all" | { readonly topK: number }
   /**
+   * judge a child first on the minibatch examples its parent did not solve
+   * perfectly, and reject it without paying for the others when even perfect
+   * scores on them could not make it pass (default true). The decision is the
+   * one the whole minibatch would give, for the built-in acceptance criteria,
+   * provided `perfectScore` is the highest score the metric gives (a score
+   * above it turns it off for that proposal). Saves metric calls; costs a
+   * second round of calls for children that pass the first.
+   */
+  readonly earlyRejection?: boolean
+  /**
    * the order finished proposals are folded into the state (default `"plan"`).
    * `"plan"`: in the order they were planned, through a reorder window, so a
    * deterministic adapter and model give the same result for the same seed
@@ -217,7 +228,9 @@ export interface OptimizeResult<O> extends GepaResult {
  * Every way `optimize` can fail. `ModelUnrecoverable` (since 0.2.0): the
  * task or reflection model can never succeed as configured (rejected key,
  * unknown model, invalid request, unreachable server); the run stops at once
- * and, with a run directory, can be resumed after the fix.
+ * and, with a run directory, can be resumed after the fix. `ReflectionUnusable`
+ * (since 0.3.0): the reflection model gave `reflection.maxUnusableAnswers`
+ * unusable answers in a row; resumable the same way.
  *
  * @since 0.1.0
  * @category errors
@@ -232,6 +245,7 @@ export type OptimizeError =
   | PersistenceError
   | ResumeConflict
   | ModelUnrecoverable
+  | ReflectionUnusable
 
 /**
  * The composition root's choice of persistence: the caller's store, a run
@@ -287,9 +301,24 @@ export function optimize<D, T, O>(
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel> {
   return Effect.scoped(loop.run(config, chooseStore, undefined)).pipe(
     Effect.withScheduler(engineScheduler),
+    logContext(config),
     Effect.withSpan("gepa.optimize")
   )
 }
+
+/**
+ * The run's log context: every log line of the run (the engine's, the
+ * adapter's, the models') carries the `run` annotation (the run directory
+ * when there is one, else a fresh id) and the `gepa.run` log span.
+ */
+const logContext = (config: { readonly runDir?: string | undefined }) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() =>
+    effect.pipe(
+      Effect.annotateLogs("run", config.runDir ?? `run-${globalThis.crypto.randomUUID().slice(0, 8)}`),
+      Effect.withLogSpan("gepa.run")
+    )
+  )
 
 /**
  * Runs GEPA as a stream of events. `IterationEnded` events carry the state
@@ -327,6 +356,7 @@ export function stream<D, T, O>(
   return Stream.asyncScoped<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel>((emit) =>
     Effect.scoped(loop.run(config, chooseStore, (event) => Effect.promise(() => emit.single(event)))).pipe(
       Effect.withScheduler(engineScheduler),
+      logContext(config),
       Effect.matchCauseEffect({
         onSuccess: () => Effect.promise(() => emit.end()),
         onFailure: (cause) => Effect.promise(() => emit.halt(cause))

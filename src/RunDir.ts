@@ -66,6 +66,7 @@ import {
   writeAtomic
 } from "./internal/runDir.js"
 import { FILES as files } from "./internal/runDir.js"
+import { registerPeek } from "./internal/cacheBatch.js"
 import * as Result from "./Result.js"
 import type { RunStore } from "./RunStore.js"
 import * as State from "./State.js"
@@ -326,7 +327,7 @@ export const make = <O>(
       return appendReservation({ i: r.iteration, n: r.calls, g: generation }, syncEach && r.calls > 0)
     }
 
-    const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : {
+    const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : registerPeek<O>({
       get: (key) =>
         Effect.sync(() => {
           const k = EvaluationCache.keyString(key)
@@ -376,7 +377,11 @@ export const make = <O>(
           cacheDirty = true
         }),
       size: Effect.sync(() => entries.size)
-    }
+    }, (keys) =>
+      keys.map((key) => {
+        const hit = entries.get(EvaluationCache.keyString(key))
+        return hit !== undefined && EvaluationCache.isVisible(key, hit) ? hit : undefined
+      }))
 
     const migrations = options?.migrations ?? {}
 

@@ -65,6 +65,8 @@ export * as Rng from "./Rng.js"
 export * as RunDir from "./RunDir.js"
 /** @since 0.1.0 */
 export * as RunStore from "./RunStore.js"
+/** @since 0.3.0 */
+export * as Secrets from "./Secrets.js"
 /** @since 0.1.0 */
 export * as State from "./State.js"
 /** @since 0.1.0 */

@@ -57,7 +57,7 @@ describe("Gepa.optimize", () => {
       const { adapter } = yield* Toy.makeAdapter()
       const layers = Layer.merge(
         Adapter.layer(adapter),
-        LanguageModel.reflectionLayer(Toy.reflectionModel())
+        LanguageModel.layerReflection(Toy.reflectionModel())
       )
       const result = yield* Gepa.optimize<Toy.Example, Adapter.ExampleTrace<Toy.Example, never, string>, string>({
         seedCandidate: Toy.seedCandidate,
@@ -158,13 +158,35 @@ describe("Gepa.optimize", () => {
       const { adapter, examplesEvaluated } = yield* Toy.makeAdapter()
       const events: Array<GepaEvent> = []
       const second = yield* Gepa.optimize({ ...base(adapter), maxMetricCalls: 200, cache, onEvent: (e) => void events.push(e) })
-      // the same seeded run again: every evaluation without traces is a hit
-      // with the saved metric calls the second run gets further along the same path
+      // the same seeded run again: every evaluation without traces is a hit,
+      // along the same path, so it spends far less for the same candidates
+      // (and stops once a whole pass over the training set teaches nothing)
       assert.deepStrictEqual(second.candidates.slice(0, first.candidates.length), first.candidates)
-      assert.isAbove(second.iterations, first.iterations)
+      assert.isBelow(second.totalMetricCalls, first.totalMetricCalls / 2)
       const seedEval = events.find((e) => e._tag === "EvaluationEnded" && e.purpose === "seed-validation")
       assert.strictEqual(seedEval?._tag === "EvaluationEnded" ? seedEval.cacheHits : -1, valset.length)
       assert.strictEqual(yield* Ref.get(examplesEvaluated), second.totalMetricCalls)
+    }))
+})
+
+describe("nothing left to learn", () => {
+  it.effect("a parent known to be perfect on a minibatch is skipped for free; a free pass over the training set ends the run", () =>
+    Effect.gen(function*() {
+      const { adapter, examplesEvaluated } = yield* Toy.makeAdapter()
+      const events: Array<GepaEvent> = []
+      const result = yield* Gepa.optimize({
+        ...base(adapter),
+        seedCandidate: { rules_a: "Mention alpha, bravo, charlie.", rules_b: "Mention delta, echo, foxtrot." },
+        maxMetricCalls: 10_000,
+        onEvent: (e) => void events.push(e)
+      })
+      // one paid pass over the training set shows every minibatch perfect; the next pass is free
+      assert.match(result.stopReason, /^nothing left to learn: the last 10 proposals/)
+      assert.strictEqual(result.totalMetricCalls, valset.length + trainset.length)
+      assert.strictEqual(yield* Ref.get(examplesEvaluated), result.totalMetricCalls)
+      const free = result.state.trace.filter((t) => t.reason === "all minibatch scores are perfect (known from earlier evaluations)")
+      assert.strictEqual(free.length, 10)
+      assert.strictEqual(result.candidates.length, 1)
     }))
 })
 
@@ -337,7 +359,7 @@ describe("evaluation failures", () => {
       const faulty = Layer.merge(
         FaultInjection.layerAdapter<Toy.Example, Trace, string>({ failureRate: 0.3, seed: 9 }).pipe(Layer.provide(Adapter.layer(adapter))),
         FaultInjection.layerReflection({ failureRate: 0.3, seed: 9 }).pipe(
-          Layer.provide(LanguageModel.reflectionLayer(Toy.reflectionModel()))
+          Layer.provide(LanguageModel.layerReflection(Toy.reflectionModel()))
         )
       )
       const events: Array<GepaEvent> = []

@@ -59,9 +59,9 @@ export const changeableOnResume = {
  * @category constants
  */
 export const environmentVariables = [
-  ["OPENAI_API_KEY", "API key of both models; required for api.openai.com, optional for local servers"],
+  ["OPENAI_API_KEY", "API key of both models; required unless the model name ends with #nokey"],
   ["OPENAI_BASE_URL", "base URL of both models when the config gives none"],
   ["ANTHROPIC_API_KEY", "API key of anthropic: models (with @effect/ai-anthropic installed)"],
-  ["GEMINI_API_KEY", "API key of google: models (or GOOGLE_API_KEY; with @effect/ai-google installed)"]
+  ["GEMINI_API_KEY", "API key of google: models (or GOOGLE_API_KEY), via Gemini's OpenAI-compatible API"]
 ] as const
 

@@ -11,10 +11,11 @@ import * as Commands from "./commands.js"
 import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
 import type { Environment, RunFailure } from "./run.js"
+import * as Secrets from "../Secrets.js"
 
 // eslint-disable-next-line no-control-regex
 const ansi = /\u001b\[[0-9;]*m/g
-const oneLine = (text: string) => text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim()
+const oneLine = (text: string) => Secrets.scrub(text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim())
 
 const flagDocs: ReadonlyArray<FlagDoc> = Object.values(docs)
 
@@ -87,51 +88,81 @@ const logLevels: Record<string, LogLevel.LogLevel> = {
 }
 
 /**
- * `--log-level LEVEL` (or `--log-level=LEVEL`) anywhere before `--`, taken
- * out of `argv`: @effect/cli's own built-in accepts it only before a
- * command's last flags. Default warning: no iteration lines.
+ * The formats of `--log-format`: `text` (one plain line, the default) or
+ * `json` (one JSON object per line, Effect's own `Logger.jsonLogger`:
+ * message, level, timestamp, annotations, spans, fiber id).
+ *
+ * @internal
+ */
+export const logFormats = ["text", "json"] as const
+
+/**
+ * `--log-level LEVEL` and `--log-format text|json` (or `--flag=VALUE`)
+ * anywhere before `--`, taken out of `argv`: @effect/cli's own built-in
+ * accepts the level only before a command's last flags. Default warning,
+ * text: no iteration lines.
  *
  * @internal
  */
 export const takeLogLevel = (
   argv: ReadonlyArray<string>
-): Either.Either<{ readonly argv: ReadonlyArray<string>; readonly level: LogLevel.LogLevel }, string> => {
+): Either.Either<
+  {
+    readonly argv: ReadonlyArray<string>
+    readonly level: LogLevel.LogLevel
+    readonly format: typeof logFormats[number]
+  },
+  string
+> => {
   const rest: Array<string> = []
   let level: LogLevel.LogLevel = LogLevel.Warning
+  let format: typeof logFormats[number] = "text"
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === "--") {
       rest.push(...argv.slice(i))
       break
     }
-    if (i < 2 || (arg !== "--log-level" && !arg.startsWith("--log-level="))) {
+    const flag = ["--log-level", "--log-format"].find((f) => arg === f || arg.startsWith(`${f}=`))
+    if (i < 2 || flag === undefined) {
       rest.push(arg)
       continue
     }
-    const value = arg === "--log-level" ? argv[++i] : arg.slice("--log-level=".length)
+    const value = arg === flag ? argv[++i] : arg.slice(flag.length + 1)
+    if (flag === "--log-format") {
+      const found = logFormats.find((f) => f === value?.toLowerCase())
+      if (found === undefined) return Either.left(`--log-format: expected text or json, got ${JSON.stringify(value ?? "")}`)
+      format = found
+      continue
+    }
     const found = value === undefined ? undefined : logLevels[value.toLowerCase()]
     if (found === undefined) {
       return Either.left(`--log-level: expected one of ${Object.keys(logLevels).join(", ")}, got ${JSON.stringify(value ?? "")}`)
     }
     level = found
   }
-  return Either.right({ argv: rest, level })
+  return Either.right({ argv: rest, level, format })
 }
 
 // Log lines go to stderr (stdout carries the progress and the results), one
-// plain line each: "gepa [info] iteration 3: ...".
-const logTo = (env: Environment) =>
+// line each: "gepa [info] iteration 3: ..." as text, or Effect's JSON logger
+// (annotations and log spans included). Both pass the scrub of every
+// registered secret on the way out.
+const logTo = (env: Environment, format: typeof logFormats[number]) =>
   Logger.replace(
     Logger.defaultLogger,
-    Logger.make(({ logLevel, message }) => {
-      const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
-      env.stderr(`gepa [${logLevel.label.toLowerCase()}] ${oneLine(text)}\n`)
-    })
+    format === "json"
+      ? Logger.map(Logger.jsonLogger, (line) => env.stderr(`${Secrets.scrub(line)}\n`))
+      : Logger.make(({ logLevel, message }) => {
+        const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+        env.stderr(`gepa [${logLevel.label.toLowerCase()}] ${Secrets.scrub(oneLine(text))}\n`)
+      })
   )
 
 /**
  * Runs a command (not the help, see `main.ts`) and returns the exit code.
- * Logs go to `env.stderr` at `--log-level` (default warning).
+ * Logs go to `env.stderr` at `--log-level` (default warning), as
+ * `--log-format` says (default text).
  *
  * @since 0.2.0
  * @category running
@@ -171,7 +202,7 @@ export const runCommand = (argv: ReadonlyArray<string>, env: Environment, versio
         return ExitCode.failure
       })
     ),
-    Effect.provide(Layer.mergeAll(NodeContext.layer, CliConfig.layer({ showBuiltIns: false }), logTo(env))),
+    Effect.provide(Layer.mergeAll(NodeContext.layer, CliConfig.layer({ showBuiltIns: false }), logTo(env, logLevel.right.format))),
     Logger.withMinimumLogLevel(logLevel.right.level),
     (effect) => Effect.flatMap(consoleFor(env, args), (console) => Effect.withConsole(effect, console))
   )

@@ -24,6 +24,7 @@ import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
 import type { CacheKey, CachedEvaluation, EvaluationCache, Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
 import { batched } from "./cacheBatch.js"
+import * as Secrets from "../Secrets.js"
 
 /** @internal */
 export interface Outcome<T, O> {
@@ -149,7 +150,8 @@ const checkContract = <T, O>(
 // Candidates are never modified once made, and a proposal's candidate is
 // evaluated several times (minibatch, validation, merges): hashed once.
 const hashes = new WeakMap<Candidate.Candidate, string>()
-const hashOf = (candidate: Candidate.Candidate): string => {
+/** @internal */
+export const hashOf = (candidate: Candidate.Candidate): string => {
   let hash = hashes.get(candidate)
   if (hash === undefined) {
     hash = Candidate.hash(candidate)
@@ -167,7 +169,9 @@ const failedOutcome = <T, O>(id: string, score: number, error: string): Outcome<
   output: Option.none(),
   trajectory: Option.none(),
   objectiveScores: undefined,
-  error,
+  // an adapter's error may quote a key (its own, registered with `Secrets`);
+  // the text goes to events, the run folder and the reflection prompt
+  error: Secrets.scrub(error),
   cached: false
 })
 

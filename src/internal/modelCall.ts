@@ -5,8 +5,10 @@
  *
  * @internal
  */
-import { Clock, Duration, Effect, Option, Schedule, SynchronizedRef } from "effect"
+import { Cause, Clock, Duration, Effect, FiberRef, HashSet, Logger, Option, Schedule, SynchronizedRef } from "effect"
+import { globalValue } from "effect/GlobalValue"
 import { ConfigError } from "../Errors.js"
+import * as Secrets from "../Secrets.js"
 import type { LlmError, Usage } from "../LanguageModel.js"
 
 /** An attempt's failure, before retries are decided. */
@@ -27,6 +29,29 @@ export interface RateLimit {
   readonly requests: number
   readonly interval: Duration.DurationInput
 }
+
+/**
+ * What one model call reports to its span (see `Telemetry.instrumentModel`,
+ * which sets a fresh one around each call): the model layers count their
+ * retries and name their provider here, so that the call has one span
+ * carrying both, rather than a span of its own per layer.
+ */
+export interface CallStats {
+  retries: number
+  provider: string | undefined
+}
+
+export const currentCallStats: FiberRef.FiberRef<CallStats | undefined> = globalValue(
+  Symbol.for("effect-gepa/internal/modelCall/currentCallStats"),
+  () => FiberRef.unsafeMake<CallStats | undefined>(undefined)
+)
+
+/** Names the provider of the call in progress (when instrumented). */
+export const reportProvider = (provider: string): Effect.Effect<void> =>
+  FiberRef.getWith(currentCallStats, (stats) => {
+    if (stats !== undefined) stats.provider = provider
+    return Effect.void
+  })
 
 /** The options every model layer shares (each layer documents its own `timeout` default). */
 export interface PolicyOptions {
@@ -219,10 +244,15 @@ export const retrySchedule = (
     Schedule.map(([failure, retry]) => [failure, retry, retryDelayMillis(policy, retry, failure)] as const),
     Schedule.addDelay(([, , delay]) => Duration.millis(delay)),
     Schedule.tapOutput(([failure, retry, delay]) =>
-      Effect.logDebug("retrying model call").pipe(
+      FiberRef.getWith(currentCallStats, (stats) => {
+        if (stats !== undefined) stats.retries = retry + 1
+        return Effect.void
+      }).pipe(
+        Effect.zipRight(Effect.logDebug("retrying model call")),
         Effect.annotateLogs({
           model,
-          error: failure.error.message,
+          // already scrubbed by the layer; again, with every secret of the process
+          error: Secrets.scrub(failure.error.message),
           retry: retry + 1,
           maxRetries: policy.maxRetries,
           delayMillis: Math.round(delay)
@@ -261,7 +291,7 @@ const MAX_DETAIL = 1_000
 
 /**
  * A server's text made fit for an error: secrets scrubbed (with the
- * layer's one scrub, `LanguageModel.scrubber`), on one line, capped.
+ * layer's one scrub, see `Secrets`), on one line, capped.
  */
 export const oneLine = (scrub: (text: string) => string, text: string, max: number = MAX_DETAIL): string => {
   const clean = scrub(text).replace(/\s+/g, " ").trim()
@@ -290,3 +320,26 @@ export const systemCodeOf = (error: unknown): string | undefined => {
   }
   return undefined
 }
+
+const scrubMessage = (message: unknown): unknown =>
+  Array.isArray(message) ? message.map(Secrets.scrubUnknown) : Secrets.scrubUnknown(message)
+
+/**
+ * Runs a provider's own code (an `@effect/ai` client) so that nothing it
+ * emits can carry a secret past us: its spans are not recorded (the call's
+ * one span is ours, see `Telemetry.instrumentModel`; a provider span would
+ * carry the server's error body), and its log lines, their annotations and
+ * causes go through the scrub of every registered secret.
+ */
+export const sealed = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  effect.pipe(
+    Effect.withTracerEnabled(false),
+    Effect.locallyWith(FiberRef.currentLoggers, (loggers) =>
+      HashSet.map(loggers, (logger) =>
+        Logger.mapInputOptions(logger, (options) => ({
+          ...options,
+          message: scrubMessage(options.message),
+          annotations: Secrets.scrubAnnotations(options.annotations),
+          cause: Cause.isEmpty(options.cause) ? options.cause : Cause.die(Secrets.scrub(Cause.pretty(options.cause)))
+        }))))
+  )

@@ -21,7 +21,8 @@ import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import type * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
-import { evaluate, type Evaluation, type Meter, type Outcome, type Pool } from "../evaluate.js"
+import { peekOf } from "../cacheBatch.js"
+import { evaluate, type Evaluation, hashOf, type Meter, type Outcome, type Pool } from "../evaluate.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */
@@ -73,6 +74,18 @@ export interface Session<D, T, O> {
     /** cached results paid for by iterations after this one (other than `iteration`) are not served */
     readonly visibleUpTo?: number | undefined
   }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable>
+  /**
+   * The training scores the cache already holds for `candidate` (what an
+   * evaluation by `iteration` would be served), without paying or charging
+   * anything; `undefined` when the cache cannot be read so (off, or a cache
+   * of the user's).
+   */
+  readonly known: (
+    candidate: Candidate,
+    ids: ReadonlyArray<string>,
+    iteration: number,
+    visibleUpTo: number | undefined
+  ) => ReadonlyArray<number | undefined> | undefined
 }
 
 /**
@@ -217,7 +230,21 @@ export const make = <D, T, O>(
       ))
     }
 
-    return { r, store, emit, listening, stopCheck, evaluate: evaluateStep }
+    const peek = cache === undefined ? undefined : peekOf(cache)
+    const known: Session<D, T, O>["known"] = (candidate, ids, iteration, visibleUpTo) => {
+      if (peek === undefined) return undefined
+      const candidateHash = hashOf(candidate)
+      return peek(ids.map((id) => ({
+        candidateHash,
+        split: "train" as const,
+        id,
+        contentHash: r.exampleKeys.train.get(id) ?? id,
+        requestedBy: iteration,
+        visibleUpTo
+      }))).map((hit) => hit?.score)
+    }
+
+    return { r, store, emit, listening, stopCheck, evaluate: evaluateStep, known }
   })
 
 /** The best output seen per validation example, if the run tracks them. @internal */
