@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import * as ParetoIndex from "./internal/paretoIndex.js"
 import * as Pareto from "./Pareto.js"
 import type { Rng } from "./Rng.js"
 import * as State from "./State.js"
@@ -24,17 +25,35 @@ export type CandidateSelector = (state: State.GepaState, rng: Rng) => number
  * @category selectors
  */
 export const pareto: CandidateSelector = (state, rng) =>
-  Pareto.draw(weightsOf(state), rng) ?? State.bestIndex(state)
+  ParetoIndex.draw(indexOf(state), rng) ?? State.bestIndex(state)
 
-// The fronts and scores change only when a candidate is added, which makes
-// new `fronts` and `valAverages` objects; plans in between reuse the analysis.
-const weightsCache = new WeakMap<object, { readonly valAverages: object; readonly weights: Pareto.SelectionWeights }>()
-const weightsOf = (state: State.GepaState): Pareto.SelectionWeights => {
-  const cached = weightsCache.get(state.fronts)
-  if (cached !== undefined && cached.valAverages === state.valAverages) return cached.weights
-  const weights = Pareto.selectionWeights(State.frontSets(state), State.scoreOf(state))
-  weightsCache.set(state.fronts, { valAverages: state.valAverages, weights })
-  return weights
+// The analysis is kept per run (keyed by its seed candidate, which every
+// later state shares) and brought up to date with each state asked about:
+// adding a candidate changes a few fronts, and only those are looked at
+// again (see internal/paretoIndex.ts). The choices are those of
+// `Pareto.selectionWeights` and `Pareto.draw`, which a property test checks.
+const indexes = new WeakMap<object, ParetoIndex.ParetoIndex>()
+const tablesOf = (state: State.GepaState): ParetoIndex.FrontTables => {
+  switch (state.frontierType) {
+    case "instance":
+      return [state.fronts.instance.programs]
+    case "objective":
+      return [state.fronts.objective.programs]
+    case "hybrid":
+      return [state.fronts.instance.programs, state.fronts.objective.programs]
+    case "cartesian":
+      return [state.fronts.cartesian.programs]
+  }
+}
+const indexOf = (state: State.GepaState): ParetoIndex.ParetoIndex => {
+  const owner: object = state.candidates[0] ?? state.fronts
+  let ix = indexes.get(owner)
+  if (ix === undefined) {
+    ix = ParetoIndex.make()
+    indexes.set(owner, ix)
+  }
+  ParetoIndex.sync(ix, tablesOf(state), [state.valAverages, state.valCoverage], state.candidates.length, State.scoreOf(state))
+  return ix
 }
 
 /**

@@ -137,25 +137,48 @@ export const replaces = <O>(
  * An in-memory cache, optionally pre-filled (for example from a run
  * directory's cache file).
  *
+ * Entries are held per candidate, keyed by the example's content hash (the
+ * engine's example keys are shared strings), so an entry costs its result
+ * and a map slot, not a key string of its own: a long run keeps about a
+ * million of them.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const memory = <O>(
-  initial?: Iterable<readonly [string, CachedEvaluation<O>]>
+  initial?: Iterable<readonly [string, CachedEvaluation<O>]>,
+  options?: MemoryOptions
 ): EvaluationCache<O> => {
-  const entries = new Map<string, CachedEvaluation<O>>(initial ?? [])
+  const byCandidate = new Map<string, Bucket<O>>()
+  let size = 0
+  const keepTrajectories = options?.trajectories ?? true
+  const put = (candidateHash: string, example: string, value: CachedEvaluation<O>): void => {
+    let bucket = byCandidate.get(candidateHash)
+    if (bucket === undefined) {
+      bucket = new Bucket()
+      byCandidate.set(candidateHash, bucket)
+    }
+    const slot = bucket.slots.get(example)
+    if (!replaces(slot === undefined ? undefined : bucket.read(slot), value)) return
+    if (slot === undefined) size++
+    bucket.write(example, slot, value, keepTrajectories)
+  }
+  for (const [k, value] of initial ?? []) {
+    const cut = k.indexOf("\u0000")
+    put(k.slice(0, cut), k.slice(cut + 1), value)
+  }
   const lookup = (key: CacheKey): CachedEvaluation<O> | undefined => {
-    const hit = entries.get(keyString(key))
-    return hit !== undefined && isVisible(key, hit) ? hit : undefined
+    const bucket = byCandidate.get(key.candidateHash)
+    const slot = bucket?.slots.get(exampleKey(key))
+    if (slot === undefined) return undefined
+    const hit = bucket!.read(slot)
+    return isVisible(key, hit) ? hit : undefined
   }
-  const store = (key: CacheKey, value: CachedEvaluation<O>): void => {
-    const k = keyString(key)
-    if (replaces(entries.get(k), value)) entries.set(k, value)
-  }
+  const store = (key: CacheKey, value: CachedEvaluation<O>): void => put(key.candidateHash, exampleKey(key), value)
   const cache = register<O>({
     get: (key) => Effect.sync(() => Option.fromNullable(lookup(key))),
     set: (key, value) => Effect.sync(() => store(key, value)),
-    size: Effect.sync(() => entries.size)
+    size: Effect.sync(() => size)
   }, {
     // one effect per evaluation instead of one per example: the hot path of a fast adapter
     getMany: (keys) => Effect.sync(() => keys.map(lookup)),
@@ -166,3 +189,61 @@ export const memory = <O>(
   })
   return registerPeek(cache, (keys) => keys.map(lookup))
 }
+
+/**
+ * One candidate's entries, column by column: a slot per example in a map
+ * whose keys are the examples' shared key strings, and the output, score and
+ * paying iteration in arrays. An entry costs a map slot and three array
+ * cells instead of an object of its own (a long run keeps about a million);
+ * the rare entry with objective scores, an owed flag or a trajectory is
+ * kept whole beside them.
+ */
+class Bucket<O> {
+  readonly slots = new Map<string, number>()
+  readonly outputs: Array<O> = []
+  readonly scores: Array<number> = []
+  readonly iterations: Array<number | undefined> = []
+  whole: Map<number, CachedEvaluation<O>> | undefined
+  read(slot: number): CachedEvaluation<O> {
+    const whole = this.whole?.get(slot)
+    if (whole !== undefined) return whole
+    const iteration = this.iterations[slot]
+    return iteration === undefined
+      ? { output: this.outputs[slot]!, score: this.scores[slot]! }
+      : { output: this.outputs[slot]!, score: this.scores[slot]!, iteration }
+  }
+  write(example: string, existing: number | undefined, value: CachedEvaluation<O>, keepTrajectories: boolean): void {
+    const slot = existing ?? this.outputs.length
+    if (existing === undefined) this.slots.set(example, slot)
+    this.outputs[slot] = value.output
+    this.scores[slot] = value.score
+    this.iterations[slot] = value.iteration
+    const plain = value.objectiveScores === undefined && value.owed === undefined &&
+      (value.trajectory === undefined || !keepTrajectories)
+    if (plain) {
+      this.whole?.delete(slot)
+      return
+    }
+    const { trajectory, ...rest } = value
+    ;(this.whole ??= new Map()).set(slot, keepTrajectories && trajectory !== undefined ? { ...rest, trajectory } : rest)
+  }
+}
+
+/**
+ * Options of `memory`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface MemoryOptions {
+  /**
+   * keep the trajectories evaluations hand in (default true). A trajectory
+   * is served only to the proposal that paid for it, re-launched after a
+   * crash; a cache that lives no longer than its run (the engine's default)
+   * never serves one, and drops them to save memory.
+   */
+  readonly trajectories?: boolean | undefined
+}
+
+/** The part of a key after the candidate hash (see `keyString`). */
+const exampleKey = (key: CacheKey): string => key.contentHash ?? `${key.split}\u0000${key.id}`

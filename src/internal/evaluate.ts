@@ -147,6 +147,19 @@ const checkContract = <T, O>(
   return Either.right(batch)
 }
 
+// Candidates are never modified once made, and a proposal's candidate is
+// evaluated several times (minibatch, validation, merges): hashed once.
+const hashes = new WeakMap<Candidate.Candidate, string>()
+/** @internal */
+export const hashOf = (candidate: Candidate.Candidate): string => {
+  let hash = hashes.get(candidate)
+  if (hash === undefined) {
+    hash = Candidate.hash(candidate)
+    hashes.set(candidate, hash)
+  }
+  return hash
+}
+
 /** How long a worker may keep its permit across consecutive fast calls. */
 const SLICE_MS = 1
 
@@ -189,7 +202,7 @@ export const evaluate = <D, T, O>(
     // paid for it (a proposal re-launched after a crash), and only with its
     // stored trajectory: anything else is evaluated as the uninterrupted run would
     const useCache = cache !== undefined && (!request.captureTraces || (codec !== undefined && request.iteration !== undefined))
-    const hash = cache === undefined ? "" : Candidate.hash(candidate)
+    const hash = cache === undefined ? "" : hashOf(candidate)
     const keyOf = (id: string): CacheKey =>
       pool.exampleKey === undefined
         ? { candidateHash: hash, split, id }
@@ -322,10 +335,14 @@ export const evaluate = <D, T, O>(
       const to = Math.min(toRun.length, from + size)
       const batch: Array<D> = new Array(to - from)
       for (let k = from; k < to; k++) batch[k - from] = examples[k]!
-      let call: Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable> = Effect.catchAll(
-        Effect.suspend(() => pool.adapter.evaluate(batch, candidate, { captureTraces: request.captureTraces })),
-        classify
-      )
+      const raw = Effect.suspend(() => pool.adapter.evaluate(batch, candidate, { captureTraces: request.captureTraces }))
+      // a failure is classified once: before the timeout and retries when
+      // there are any (a retry must see an unrecoverable failure as one),
+      // otherwise where the result is handled, one step fewer per call
+      const wrapped = pool.timeout !== undefined || pool.retry !== undefined
+      let call: Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable> = wrapped
+        ? Effect.catchAll(raw, classify)
+        : raw
       if (pool.timeout !== undefined) {
         const millis = Duration.toMillis(pool.timeout)
         call = Effect.timeoutFail(call, { duration: pool.timeout, onTimeout: () => new EvaluationTimeout({ call: request.call, millis }) })
@@ -339,32 +356,33 @@ export const evaluate = <D, T, O>(
       // runs under a permit taken by the worker, before the timeout starts:
       // queueing time must not count against the call. Once a call failed
       // unrecoverably, chunks not started yet do not start: the evaluation is over.
-      return Effect.suspend((): Effect.Effect<
-        Either.Either<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable>,
-        ModelUnrecoverable | PersistenceError
-      > => {
-        if (fatal !== undefined) return Effect.fail(fatal)
-        return Effect.zipRight(
-          reserveFor(to - from),
-          Effect.suspend(() => {
-            // paid once the call starts (retries of the same examples are not new metric calls)
-            started += to - from
-            if (meter !== undefined) meter.paid += to - from
-            return Effect.either(call)
-          })
-        )
-      }).pipe(Effect.flatMap((result): Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> => {
-        if (Either.isLeft(result)) {
-          const e = result.left
-          if (e instanceof ModelUnrecoverable) {
-            fatal ??= e
-            return Effect.fail(e)
-          }
-          return settle(from, to, Either.left(describe(e)))
+      const onFailure = (e: AdapterError | EvaluationTimeout | ModelUnrecoverable): Effect.Effect<void, PersistenceError | ModelUnrecoverable> => {
+        const failure = e instanceof ModelUnrecoverable
+          ? e
+          : !wrapped
+          // unwrapped, the failure is the adapter's own: classified here as `classify` would
+          ? Option.getOrUndefined(unrecoverable((e as AdapterError).cause, "task"))
+          : undefined
+        if (failure !== undefined) {
+          fatal ??= failure
+          return Effect.fail(failure)
         }
-        const checked = checkContract(request.call, to - from, request.captureTraces, result.right)
+        return settle(from, to, Either.left(describe(e)))
+      }
+      const onSuccess = (batch: EvaluationBatch<T, O>): Effect.Effect<void, AdapterContractError | PersistenceError> => {
+        const checked = checkContract(request.call, to - from, request.captureTraces, batch)
         return Either.isLeft(checked) ? Effect.fail(checked.left) : settle(from, to, Either.right(checked.right))
-      }))
+      }
+      const start = Effect.suspend(() => {
+        // paid once the call starts (retries of the same examples are not new metric calls)
+        started += to - from
+        if (meter !== undefined) meter.paid += to - from
+        return Effect.matchEffect(call, { onFailure, onSuccess })
+      })
+      return Effect.suspend(() => {
+        if (fatal !== undefined) return Effect.fail(fatal)
+        return reserve === undefined ? start : Effect.zipRight(reserveFor(to - from), start)
+      })
     }
     if (chunkCount > 0) {
       let next = 0

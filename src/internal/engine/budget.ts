@@ -56,8 +56,22 @@ export const available = (l: Ledger): number =>
 export const reflectiveCost = (minibatch: number, validation: number, pipelined: boolean): number =>
   (pipelined ? 4 : 2) * minibatch + validation
 
-/** Distinct ids: an evaluation runs each id once. @internal */
-export const distinct = (ids: ReadonlyArray<string>): number => new Set(ids).size
+/**
+ * Distinct ids: an evaluation runs each id once. Id lists are never
+ * modified, and planning asks about the same validation list at every step:
+ * counted once per list.
+ *
+ * @internal
+ */
+export const distinct = (ids: ReadonlyArray<string>): number => {
+  let n = counted.get(ids)
+  if (n === undefined) {
+    n = new Set(ids).size
+    counted.set(ids, n)
+  }
+  return n
+}
+const counted = new WeakMap<ReadonlyArray<string>, number>()
 
 /** The worst-case cost of a merge proposal (its subsample evaluates each distinct id once). @internal */
 export const mergeCost = (subsample: ReadonlyArray<string>, validation: number): number =>

@@ -12,7 +12,7 @@
  */
 import { Duration, Effect, Option, type Scope } from "effect"
 import type { Adapter } from "../../Adapter.js"
-import { type Candidate, hash as hashOf } from "../../Candidate.js"
+import type { Candidate } from "../../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
 import type { AdapterContractError, ConfigError, ModelUnrecoverable, PersistenceError } from "../../Errors.js"
 import * as EvaluationCache from "../../EvaluationCache.js"
@@ -23,7 +23,7 @@ import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
 import { peekOf } from "../cacheBatch.js"
-import { evaluate, type Evaluation, type Meter, type Outcome, type Pool } from "../evaluate.js"
+import { evaluate, type Evaluation, hashOf, type Meter, type Outcome, type Pool } from "../evaluate.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */
@@ -133,7 +133,9 @@ export const make = <D, T, O>(
       ? undefined
       : typeof config.cache === "object"
       ? config.cache
-      : store?.cache ?? EvaluationCache.memory<O>()
+      // a cache that lives no longer than the run never serves a trajectory
+      // (only a proposal re-launched after a crash asks for one)
+      : store?.cache ?? EvaluationCache.memory<O>(undefined, { trajectories: false })
 
     const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
     if (config.onEvent !== undefined) {
