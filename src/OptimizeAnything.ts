@@ -122,7 +122,9 @@ export type CandidateOf<S> = S extends string ? string : { readonly [K in keyof 
 export type Evaluator<C, D, E = never, R = never> = (candidate: C, example: D) => Effect.Effect<EvaluatorResult, E, R>
 
 /**
- * Size budget of the side information shown for one evaluation.
+ * Size budgets of one evaluation's side information: as stored (in the
+ * result, the cache and the run directory) and, smaller, as shown in the
+ * reflection prompt.
  *
  * @since 0.2.0
  * @category models
@@ -136,6 +138,17 @@ export interface SideInfoLimits {
   readonly maxDepth?: number
   /** the whole side information of one evaluation, as JSON, at most (default 8000) */
   readonly maxRecordLength?: number
+  /**
+   * strings as shown in the reflection prompt, at most (default 400); the
+   * run directory keeps them within `maxStringLength` (`side_info.jsonl`)
+   */
+  readonly promptStringLength?: number
+  /**
+   * one evaluation's input and side information as shown in the reflection
+   * prompt, each at most this many characters of JSON (default 1000); the
+   * run directory keeps them within `maxRecordLength`
+   */
+  readonly promptRecordLength?: number
 }
 
 /**

@@ -272,7 +272,7 @@ describe("optimizeAnything: seedless start", () => {
 })
 
 describe("optimizeAnything: side info", () => {
-  const limits = { maxStringLength: 100, maxListItems: 4, maxDepth: 3, maxRecordLength: 600 }
+  const limits = { maxStringLength: 100, maxListItems: 4, maxDepth: 3, maxRecordLength: 600, promptStringLength: 100, promptRecordLength: 600 }
 
   it("converts values to JSON-like data: errors, maps, sets, dates, cycles", () => {
     const cyclic: Record<string, unknown> = { name: "loop" }
@@ -337,8 +337,10 @@ describe("optimizeAnything: side info", () => {
       }
     }, { withInput: true, limits: sideInfo.defaultLimits })
     const text = renderRecords([record])
-    for (const piece of ["### Input", "#### question", "### Score\n\n0.5", "### Scores (higher is better)", "### error\n\noff by one",
-      "#### Item 2", "##### got\n\n5", "### Score (side info)", "### Logs", "WARN slow"]) {
+    // small flat records are one line of JSON; the rest keeps its headings
+    for (const piece of ["### Input\n\n{\"question\":\"2+2\"}", "### Score\n\n0.5", "### Scores (higher is better)\n\n{\"speed\":0.2}",
+      "### error\n\noff by one", "### cases\n\n- {\"input\":1,\"got\":2}\n- {\"input\":3,\"got\":5}", "### Score (side info)", "### Logs",
+      "WARN slow"]) {
       assert.include(text, piece)
     }
   })
@@ -410,7 +412,7 @@ describe("optimizeAnything: logs, failures, timeouts", () => {
       const examples = prompts[0]!.split(/^## Example \d+$/m).slice(1)
       assert.lengthOf(examples, 4)
       for (const section of examples) {
-        const id = /#### id\n\n(\w)/.exec(section)![1]!
+        const id = /### Input\n\n\{"id":"(\w)"\}/.exec(section)![1]!
         assert.include(section, `INFO evaluating ${id}\nWARN done ${id}`)
         assert.notMatch(section, new RegExp(`(evaluating|done) [^${id}\\W]`))
       }

@@ -93,6 +93,8 @@ const limitsOf = (given: OA.SideInfoLimits | undefined): Effect.Effect<Limits, C
     yield* positiveInt(given?.maxListItems, "sideInfo.maxListItems")
     yield* positiveInt(given?.maxDepth, "sideInfo.maxDepth")
     yield* positiveInt(given?.maxRecordLength, "sideInfo.maxRecordLength")
+    yield* positiveInt(given?.promptStringLength, "sideInfo.promptStringLength")
+    yield* positiveInt(given?.promptRecordLength, "sideInfo.promptRecordLength")
     return { ...defaultLimits, ...given }
   })
 
@@ -222,7 +224,6 @@ export const run = (
         malformed ??= detail
       }
     }
-    const adapter = Adapter.make(raw, adapterOptions)
 
     // the store is opened here (not by the engine) so that a seedless run
     // can resume with the seed it generated, and the seed event is logged
@@ -234,6 +235,13 @@ export const run = (
         trackBestOutputs: config.trackBestOutputs ?? true
       })
       : undefined
+    // the prompt shows side information cut to the prompt's limits; the run
+    // directory keeps it as stored, one reflection a line
+    const appendLog = store?.appendLog
+    const adapter = Adapter.make(raw, {
+      ...adapterOptions,
+      keep: appendLog === undefined ? undefined : (entry) => appendLog("side_info", entry)
+    })
     const emit = (event: GepaEvent) =>
       Effect.gen(function*() {
         if (config.onEvent !== undefined) {
