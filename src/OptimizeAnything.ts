@@ -20,9 +20,10 @@
  *
  * The evaluator returns a score and, ideally, **side information**: error
  * messages, failing cases, measurements, partial scores, as structured data.
- * The reflection model reads it (rendered as markdown, cut to a size budget
- * with explicit truncation markers) to know why a candidate failed and how to
- * fix it. Whatever the evaluator logs through `Effect.log*` during one
+ * The reflection model reads it (rendered as compact markdown, cut to the
+ * prompt's size budget with explicit truncation markers; a run directory
+ * keeps it whole in `side_info.jsonl`) to know why a candidate failed and
+ * how to fix it. Whatever the evaluator logs through `Effect.log*` during one
  * evaluation is captured and shown with that evaluation.
  *
  * @since 0.2.0
