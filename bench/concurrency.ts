@@ -40,7 +40,7 @@ export const comparableTask: TaskOptions = {
 
 export interface Strategy {
   readonly label: string
-  readonly settings: Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals">>
+  readonly settings: Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals" | "earlyRejection">>
 }
 
 export const strategies: ReadonlyArray<Strategy> = [
@@ -55,7 +55,10 @@ export const strategies: ReadonlyArray<Strategy> = [
   { label: "2 per step, best, depth 2", settings: { proposalsPerStep: 2, parallelProposals: 2 } },
   { label: "4 per step, best, depth 2", settings: { proposalsPerStep: 4, parallelProposals: 2 } },
   { label: "1 per step, depth 3", settings: { proposalsPerStep: 1, parallelProposals: 3 } },
-  { label: "1 per step, depth 4", settings: { proposalsPerStep: 1, parallelProposals: 4 } }
+  { label: "1 per step, depth 4", settings: { proposalsPerStep: 1, parallelProposals: 4 } },
+  { label: "1 per step, no early rejection", settings: { proposalsPerStep: 1, earlyRejection: false } },
+  { label: "4 per step, best, no early rejection", settings: { proposalsPerStep: 4, earlyRejection: false } },
+  { label: "1 per step, depth 2, no early rejection", settings: { proposalsPerStep: 1, parallelProposals: 2, earlyRejection: false } }
 ]
 
 interface RunOptions {

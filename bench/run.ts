@@ -24,7 +24,8 @@ const seeds = (n: number) => Array.from({ length: n }, (_, i) => i)
 const latencySettings: ReadonlyArray<LQ.LatencySetting> = [
   { label: "sequential (c=1)", maxConcurrency: 1 },
   { label: "c=16, parallelProposals 1", maxConcurrency: 16, parallelProposals: 1 },
-  { label: "c=16, default (depth 4)", maxConcurrency: 16 },
+  { label: "c=16, default", maxConcurrency: 16 },
+  { label: "c=16, parallelProposals 4", maxConcurrency: 16, parallelProposals: 4 },
   { label: "c=16, parallelProposals 2", maxConcurrency: 16, parallelProposals: 2 },
   { label: "c=16, parallelProposals 8", maxConcurrency: 16, parallelProposals: 8 },
   { label: "c=16, depth 4, foldOrder completion", maxConcurrency: 16, parallelProposals: 4, foldOrder: "completion" },

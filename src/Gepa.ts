@@ -157,6 +157,16 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly proposalSelection?: "best" | "all" | { readonly topK: number }
   /**
+   * judge a child first on the minibatch examples its parent did not solve
+   * perfectly, and reject it without paying for the others when even perfect
+   * scores on them could not make it pass (default true). The decision is the
+   * one the whole minibatch would give, for the built-in acceptance criteria,
+   * provided `perfectScore` is the highest score the metric gives (a score
+   * above it turns it off for that proposal). Saves metric calls; costs a
+   * second round of calls for children that pass the first.
+   */
+  readonly earlyRejection?: boolean
+  /**
    * the order finished proposals are folded into the state (default `"plan"`).
    * `"plan"`: in the order they were planned, through a reorder window, so a
    * deterministic adapter and model give the same result for the same seed

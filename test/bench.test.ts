@@ -18,7 +18,7 @@ const tiny: Sizes = {
     task: { components: 2, keywordsPerComponent: 3, trainSize: 12, valSize: 6, testSize: 10, learnPermille: 500 },
     settings: [
       { label: "sequential (c=1)", maxConcurrency: 1 },
-      { label: "c=16, default (depth 2)", maxConcurrency: 16 },
+      { label: "c=16, default", maxConcurrency: 16 },
       { label: "1 component: c=16, parallelProposals 2", maxConcurrency: 16, parallelProposals: 2, components: 1 }
     ]
   },
@@ -70,4 +70,17 @@ describe("bench", () => {
     expect(e.candidates).toBeCloseTo(1, 6)
     expect(e.examples).toBeCloseTo(2, 6)
   })
+})
+
+describe("bench concurrency", () => {
+  it("runs each measurement to the end and reports its fields", async () => {
+    const C = await import("../bench/concurrency.js")
+    const strategy = C.strategies.find((s) => s.label === "2 per step, best")!
+    const q = await C.quality([strategy], [120], [0], () => {})
+    expect(q[0]).toMatchObject({ strategy: strategy.label, budget: 120, seeds: 1, overBudget: 0 })
+    expect(q[0]!.spentMean).toBeLessThanOrEqual(120)
+    const d = await C.determinism(strategy, [80], [0], () => {})
+    expect(d[0]).toMatchObject({ strategy: strategy.label, budget: 80, seeds: 1, identical: 1 })
+    expect(C.markdown(q, [], d)).toContain("| 2 per step, best | 80 | 1/1 |")
+  }, 60_000)
 })

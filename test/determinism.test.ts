@@ -4,7 +4,6 @@ import fc from "fast-check"
 import { makeTask } from "../bench/task.js"
 import type { Adapter } from "../src/Adapter.js"
 import * as EvaluationCache from "../src/EvaluationCache.js"
-import type { GepaEvent } from "../src/Event.js"
 import * as FaultInjection from "../src/FaultInjection.js"
 import * as Gepa from "../src/Gepa.js"
 import * as State from "../src/State.js"
@@ -34,7 +33,12 @@ const jittery = (latencySeed: number) => {
   }
 }
 
-const runAt = (maxConcurrency: number, latencySeed: number, settings: Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals">> = {}, budget = 240) =>
+const runAt = (
+  maxConcurrency: number,
+  latencySeed: number,
+  settings: Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals" | "foldOrder">> = {},
+  budget = 240
+) =>
   Effect.gen(function*() {
     const { adapter, reflectionModel, task } = jittery(latencySeed)
     return yield* Gepa.optimize({
@@ -108,25 +112,26 @@ describe("concurrency is an execution resource", () => {
     }), 60_000)
 })
 
+/** A run of steps of three proposals, without merges (a merge would take an iteration of its own). */
+const threePerStep = (seed: number) => {
+  const task = makeTask(taskOptions)
+  return Gepa.optimize({
+    seedCandidate: task.seedCandidate,
+    trainset: task.trainset,
+    valset: task.valset,
+    adapter: task.adapter,
+    reflectionModel: task.reflectionModel,
+    maxMetricCalls: 400,
+    proposalsPerStep: 3,
+    seed
+  })
+}
+
 describe("steps of several proposals", () => {
   it.effect("best: at most one child per step is validated; the others say why", () =>
     Effect.gen(function*() {
-      const task = makeTask(taskOptions)
-      const events: Array<GepaEvent> = []
-      const result = yield* Gepa.optimize({
-        seedCandidate: task.seedCandidate,
-        trainset: task.trainset,
-        valset: task.valset,
-        adapter: task.adapter,
-        reflectionModel: task.reflectionModel,
-        maxMetricCalls: 400,
-        proposalsPerStep: 3,
-        seed: 2,
-        onEvent: (e) => void events.push(e)
-      })
+      const result = yield* threePerStep(2)
       const steps = new Map<number, Array<State.TraceEntry>>()
-      const stepOf = new Map<number, number>()
-      for (const e of events) if (e._tag === "IterationStarted") stepOf.set(e.iteration, e.iteration)
       // proposals of a step are planned together: consecutive iterations in threes, until the budget's end
       for (const t of result.state.trace) {
         const step = Math.floor((t.iteration - 1) / 3)
@@ -144,17 +149,7 @@ describe("steps of several proposals", () => {
 
   it.effect("the validated child of a step is the one that improved its minibatch most", () =>
     Effect.gen(function*() {
-      const task = makeTask(taskOptions)
-      const result = yield* Gepa.optimize({
-        seedCandidate: task.seedCandidate,
-        trainset: task.trainset,
-        valset: task.valset,
-        adapter: task.adapter,
-        reflectionModel: task.reflectionModel,
-        maxMetricCalls: 400,
-        proposalsPerStep: 3,
-        seed: 4
-      })
+      const result = yield* threePerStep(4)
       const gain = (t: State.TraceEntry) =>
         (t.scoresAfter ?? []).reduce((a, b) => a + b, 0) - (t.scoresBefore ?? []).reduce((a, b) => a + b, 0)
       for (const t of result.state.trace) {
@@ -165,6 +160,16 @@ describe("steps of several proposals", () => {
         if (gain(w) === gain(t)) assert.isBelow(winner, t.iteration)
       }
     }))
+
+  it.live("steps in completion order and with several steps in flight finish within the budget", () =>
+    Effect.gen(function*() {
+      for (const settings of [{ foldOrder: "completion" as const, parallelProposals: 3 }, { parallelProposals: 3 }]) {
+        const result = yield* runAt(8, 5, { proposalsPerStep: 2, ...settings }, 300)
+        assert.isAtMost(result.totalMetricCalls, 300)
+        assert.strictEqual(result.state.pending.length, 0)
+        assert.deepStrictEqual(State.checkConsistency(result.state), [])
+      }
+    }), 60_000)
 
   it.effect("rejects bad step settings with one line naming the field", () =>
     Effect.gen(function*() {

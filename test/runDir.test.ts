@@ -358,6 +358,35 @@ describe("RunDir", () => {
       }
     }), 60_000)
 
+  it.effect("exact resume with steps of several proposals: stopped between steps and resumed equals the uninterrupted run", () =>
+    Effect.gen(function*() {
+      const config = <T>(adapter: Parameters<typeof baseConfig<T>>[0]) => ({
+        ...baseConfig(adapter),
+        maxMetricCalls: 300,
+        reflectionModel: Toy.reflectionModel(1),
+        seed: 2,
+        proposalsPerStep: 3,
+        proposalSelection: { topK: 2 },
+        merge: { overlapFloor: 3 }
+      })
+      const full = yield* Effect.flatMap(counted, ({ adapter }) => Gepa.optimize(config(adapter)))
+      assert.isAbove(full.iterations, 9)
+      assert.isAbove(full.candidates.length, 2)
+      // a condition without an iteration cap is checked between steps: the
+      // first run stops at the first step boundary from k on
+      for (const k of [2, 5, 9, 14]) {
+        const dir = tmpDir()
+        const { adapter } = yield* counted
+        const after = StopCondition.fromPredicate(`after ${k}`, (s) => s.state.iteration >= k)
+        const first = yield* Gepa.optimize({ ...config(adapter), runDir: dir, stop: after })
+        expect(first.iterations).toBeGreaterThanOrEqual(k)
+        expect(first.iterations).toBeLessThan(k + 3)
+        const resumed = yield* Gepa.optimize({ ...config(adapter), runDir: dir })
+        expect(comparable(resumed)).toEqual(comparable(full))
+        expect(resumed.state).toEqual(full.state)
+      }
+    }), 60_000)
+
   it.effect("the persistent cache: no evaluation without traces is repeated across restarts, hits cost no budget", () =>
     Effect.gen(function*() {
       const dir = tmpDir()

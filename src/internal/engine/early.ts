@@ -8,7 +8,7 @@
  * them. The decision is the one the full evaluation would have made: no
  * run changes its path, it only spends less on children that fail.
  *
- * Only for the built-in criteria (a custom criterion may judge otherwise),
+ * On by default (`earlyRejection`). Only for the built-in criteria (a custom criterion may judge otherwise),
  * and only while every score seen is at most `perfectScore` (the perfect
  * score is the highest one; a metric that scores above it gets the full
  * evaluation).
@@ -42,10 +42,11 @@ const sum = (xs: ReadonlyArray<number>) => {
  * @internal
  */
 export const split = (
-  r: Pick<Resolved<unknown, unknown, unknown>, "accept" | "perfectScore">,
+  r: Pick<Resolved<unknown, unknown, unknown>, "accept" | "perfectScore" | "earlyRejection">,
   ids: ReadonlyArray<string>,
   before: ReadonlyArray<number>
 ): Split | undefined => {
+  if (!r.earlyRejection) return undefined
   if (r.accept !== Acceptance.strictImprovement && r.accept !== Acceptance.improvementOrEqual) return undefined
   if (new Set(ids).size !== ids.length) return undefined
   const open: Array<string> = []

@@ -44,6 +44,8 @@ export interface Resolved<D, T, O> {
   readonly proposalSampling: "independent" | "same_parent"
   /** which accepted children of a step are validated */
   readonly proposalSelection: "best" | "all" | { readonly topK: number }
+  /** judge a child on its parent's unsolved examples first (see `early.ts`) */
+  readonly earlyRejection: boolean
   /** fold results in plan order (reproducible) or as they complete */
   readonly foldOrder: "plan" | "completion"
   readonly maxConcurrency: number
@@ -255,6 +257,7 @@ export const resolve = <D, T, O>(
       proposalsPerStep,
       proposalSampling,
       proposalSelection,
+      earlyRejection: config.earlyRejection ?? true,
       foldOrder,
       maxConcurrency,
       selectCandidate: yield* resolveSelector(config.candidateSelector as Config<unknown>["candidateSelector"]),
@@ -311,6 +314,7 @@ const settingsOf = <D, T, O>(
   proposalsPerStep: String(resolved.proposalsPerStep),
   proposalSampling: resolved.proposalSampling,
   proposalSelection: named(resolved.proposalSelection, "best"),
+  earlyRejection: String(config.earlyRejection ?? true),
   foldOrder: resolved.foldOrder,
   skipPerfectScore: String(config.skipPerfectScore ?? true),
   perfectScore: String(config.perfectScore ?? 1),
@@ -331,13 +335,16 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
   // a fingerprint without the step settings was written by 0.2: one proposal per step
   const legacy = settings["proposalsPerStep"] === undefined
   const perStep = r.config.proposalsPerStep !== undefined || !legacy ? r.proposalsPerStep : 1
-  if (depth === r.parallelProposals && perStep === r.proposalsPerStep) return r
-  const next = { ...r, parallelProposals: depth, proposalsPerStep: perStep }
+  // 0.2 judged every child on its whole minibatch
+  const early = r.config.earlyRejection !== undefined || !legacy ? r.earlyRejection : false
+  if (depth === r.parallelProposals && perStep === r.proposalsPerStep && early === r.earlyRejection) return r
+  const next = { ...r, parallelProposals: depth, proposalsPerStep: perStep, earlyRejection: early }
   const fingerprintSettings: Record<string, string> = { ...r.fingerprint.settings, parallelProposals: String(depth) }
   if (legacy) {
     delete fingerprintSettings["proposalsPerStep"]
     delete fingerprintSettings["proposalSampling"]
     delete fingerprintSettings["proposalSelection"]
+    delete fingerprintSettings["earlyRejection"]
   }
   return { ...next, fingerprint: { ...r.fingerprint, settings: fingerprintSettings } }
 }
