@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as AnythingBench from "../bench/anything.js"
 import { defaultTaskOptions, makeAnythingTask } from "../bench/anythingTask.js"
 import * as Candidate from "../src/Candidate.js"
 import * as sideInfo from "../src/internal/optimizeAnything/sideInfo.js"
@@ -112,4 +113,18 @@ describe("optimizeAnything: compact side info", () => {
         }
       }
     }))
+})
+
+describe("optimizeAnything: bench/anything.ts", () => {
+  it("runs every setting at a tiny size and reports every field", async () => {
+    const cells = await AnythingBench.measure([30], [0], { ...defaultTaskOptions, trainSize: 6, valSize: 4, testSize: 10 })
+    assert.deepStrictEqual(cells.map((c) => c.label), AnythingBench.settings.map((s) => s.label))
+    for (const c of cells) {
+      assert.strictEqual(c.runs, 1)
+      assert.strictEqual(c.over, 0)
+      assert.isAtMost(c.spentMax, 30)
+      assert.isTrue(c.testMean >= 0 && c.testMean <= 1 && Number.isFinite(c.promptMeanBytes))
+    }
+    assert.include(AnythingBench.table(cells), "| 30 | defaults")
+  })
 })
