@@ -5,18 +5,23 @@
  * report into the run directory.
  *
  * With OPENAI_API_KEY set, the same run uses real models (see
- * `examples/demo/run.ts`).
+ * `examples/demo/run.ts`). With `--ui` (`npm start -- --ui`) it also serves
+ * the live dashboard and prints its address (see `examples/demo/ui.ts`).
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import * as Dashboard from "effect-gepa/Dashboard"
 import * as path from "node:path"
 import type { GepaEvent } from "effect-gepa/Event"
 import { defaultMaxMetricCalls, modelsFromEnv, runDemo, simulatedModels, summarize } from "./demo/run.js"
 import * as Task from "./demo/task.js"
+import { pacedModels, untilInterrupted, wantsUi } from "./demo/ui.js"
 
 const out = process.stdout
-const tty = out.isTTY === true
+const ui = wantsUi()
+// with the dashboard the page shows progress: the terminal keeps plain lines
+const tty = out.isTTY === true && !ui
 const fmt = (score: number | null | undefined) => (score === null || score === undefined ? "n/a" : score.toFixed(3))
 
 // What the progress display keeps between events.
@@ -97,9 +102,15 @@ const onEvent = (event: GepaEvent): void => {
 
 const program = Effect.gen(function*() {
   const real = yield* modelsFromEnv()
-  const models = real ?? simulatedModels(0)
+  const models = real ?? (ui ? pacedModels(simulatedModels(0)) : simulatedModels(0))
   plain(`GEPA demo: evolving the routing rules (${Task.componentNames.join(", ")}) of a support-ticket router`)
   plain(`models: ${models.description}`)
+  const dashboard = yield* Effect.serviceOption(Dashboard.Dashboard)
+  if (dashboard._tag === "Some") {
+    const { url } = dashboard.value
+    plain(`Live dashboard: ${url}`)
+    plain(`  open it in a browser; its Stop button ends the run with the state saved`)
+  }
   const demo = yield* runDemo({
     models,
     // real models cost money and time: a smaller budget still shows progress
@@ -122,9 +133,19 @@ const program = Effect.gen(function*() {
   plain(`Run directory: ${rel}`)
   if (demo.reportPath !== undefined) plain(`HTML report:   ${path.relative(process.cwd(), demo.reportPath)}`)
   plain(`Inspect it:    node bin/gepa.js show ${rel}`)
+  if (dashboard._tag === "Some") {
+    const { url } = dashboard.value
+    plain("")
+    plain(`The dashboard stays up at ${url}`)
+    plain(`Press Ctrl-C to exit (later: node bin/gepa.js watch ${rel}).`)
+    yield* untilInterrupted
+  }
 })
 
-Effect.runPromise(Effect.either(program)).then((outcome) => {
+// the page is served while the program runs, and its runs report to it
+const withUi = ui ? program.pipe(Effect.provide(Dashboard.layer({ title: "GEPA demo: routing support tickets" }))) : program
+
+Effect.runPromise(Effect.either(withUi)).then((outcome) => {
   if (outcome._tag === "Left") {
     if (tty) out.write("\n")
     process.stderr.write(`demo failed: ${outcome.left.message}\n`)

@@ -51,11 +51,11 @@ import {
   messages as promptMessages,
   type Prompt,
   ReflectionModel,
-  scrubber,
   TaskModel,
   type Usage
 } from "./LanguageModel.js"
 import * as internal from "./internal/modelCall.js"
+import * as Secrets from "./Secrets.js"
 import { instrumentModel, type ModelRole } from "./Telemetry.js"
 
 /**
@@ -88,10 +88,20 @@ export interface Options extends internal.PolicyOptions {
    */
   readonly model?: string | undefined
   /**
-   * secrets (such as the provider's API key) replaced by "[redacted]" in
-   * every error detail, in case a server echoes them
+   * secrets replaced by "[redacted]" in every text the model hands out (and
+   * registered with `Secrets`). Rarely needed: the key variables of the
+   * known providers (`Secrets.knownKeyVariables`: `OPENAI_API_KEY`,
+   * `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, ...) are read from the ambient
+   * `ConfigProvider` and registered automatically
    */
   readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
+  /**
+   * more variables holding secrets, read from the ambient `ConfigProvider`
+   * (when set) and registered like the known ones
+   *
+   * @since 0.3.0
+   */
+  readonly secretVariables?: ReadonlyArray<string> | undefined
   /** per attempt; default 120 seconds */
   readonly timeout?: Duration.DurationInput | undefined
 }
@@ -258,7 +268,7 @@ export const fromAiError = (
   error: AiError.AiError,
   options: { readonly model: string; readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined }
 ): LlmError =>
-  classify({ model: options.model, scrub: scrubber(...(options.secrets ?? [])) }, error, Date.now()).error
+  classify({ model: options.model, scrub: Secrets.scrubberWith(...(options.secrets ?? [])) }, error, Date.now()).error
 
 const toAiPrompt = (prompt: Prompt): AiPrompt.RawInput =>
   promptMessages(prompt).map((m) => ({ role: m.role, content: m.content }))
@@ -291,8 +301,19 @@ export const fromService = (
     if (!Array.isArray(secrets) || secrets.some((s) => !Redacted.isRedacted(s))) {
       return yield* Effect.fail(new ConfigError({ field: "secrets", detail: "must be a list of Redacted values" }))
     }
-    // the one scrub of the layer: error details and answers alike
-    const scrub = scrubber(...secrets)
+    const variables = options.secretVariables ?? []
+    if (!Array.isArray(variables) || variables.some((v) => typeof v !== "string" || v.trim() === "")) {
+      return yield* Effect.fail(new ConfigError({ field: "secretVariables", detail: "must be a list of variable names" }))
+    }
+    // the provider client read its key from the same ConfigProvider: the
+    // known key variables are registered without any user action
+    yield* Secrets.registerVariables([...Secrets.knownKeyVariables, ...variables])
+    // the one scrub of the layer (every secret of the process): error
+    // details, answers, the provider's log lines alike
+    const scrub = Secrets.scrubberWith(...secrets)
+    const provider = yield* Effect.serviceOption(AiModel.ProviderName).pipe(
+      Effect.map(Option.getOrElse(() => "@effect/ai"))
+    )
     const ctx: ClassifyContext = { model, scrub }
     const semaphore = yield* Effect.makeSemaphore(policy.maxConcurrency)
     const awaitSlot = policy.rateLimit === undefined
@@ -302,7 +323,8 @@ export const fromService = (
 
     const attempt = (prompt: Prompt): Effect.Effect<Completion, internal.AttemptFailure> => {
       const call = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        service.generateText({ prompt: toAiPrompt(prompt) }).pipe(
+        // the provider's spans and logs would carry the server's words as they are
+        internal.sealed(service.generateText({ prompt: toAiPrompt(prompt) })).pipe(
           Effect.mapError((error) => classify(ctx, error, now))
         )).pipe(
           // interruption (the timeout's, or the caller's) reaches the
@@ -322,7 +344,7 @@ export const fromService = (
               finishReason: finishReasonFrom(response.finishReason),
               usage,
               cost: internal.costOf(usage, policy.price),
-              model: responseModel(response.content) ?? model
+              model: scrub(responseModel(response.content) ?? model)
             }
           })
         )
@@ -333,9 +355,10 @@ export const fromService = (
 
     const schedule = internal.retrySchedule(policy, model)
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
-      Effect.retry(attempt(prompt), schedule).pipe(
-        Effect.mapError((failure) => failure.error),
-        Effect.withSpan("AiLanguageModel.complete", { attributes: { model }, captureStackTrace: false })
+      // no span of its own: the call's one span is `gepa.model` (see
+      // `Telemetry.instrumentModel`), which reads the retries and provider
+      Effect.zipRight(internal.reportProvider(provider), Effect.retry(attempt(prompt), schedule)).pipe(
+        Effect.mapError((failure) => failure.error)
       )
 
     return { complete }

@@ -9,7 +9,7 @@
 export { CliInputError, ExitCode } from "./cli/errors.js"
 export { type Example, loadExamples, parseExamples, parseRecords } from "./cli/data.js"
 export { importModule, loadMetric } from "./cli/metric.js"
-export { type ModelFactory, openAiModel, requestTimeout } from "./cli/models.js"
+export { type ModelFactory, type ModelFactoryOptions, openAiModel, requestTimeout } from "./cli/models.js"
 export { builtInMetrics, changeableOnResume, defaults, environmentVariables } from "./cli/constants.js"
 export { describeRun, readRun, readSavedSettings, renderReport, type SavedRun } from "./cli/saved.js"
 export { type Environment, gepaConfig, prepare, type Prepared, type RunFailure, runPrepared } from "./cli/run.js"

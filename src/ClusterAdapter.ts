@@ -12,7 +12,6 @@
  */
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
 import type { Sharding } from "@effect/cluster/Sharding"
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { Context, Effect, Either, Layer, Schedule, type Scope } from "effect"
 import type { Adapter, AdapterService } from "./Adapter.js"
 import * as Adapters from "./Adapter.js"
@@ -24,6 +23,8 @@ import * as codec from "./internal/cluster/codec.js"
 import * as config from "./internal/cluster/config.js"
 import * as protocol from "./internal/cluster/protocol.js"
 import { make as makeRouter } from "./internal/cluster/router.js"
+import * as batching from "./internal/cluster/batcher.js"
+import * as socket from "./internal/cluster/socket.js"
 
 /**
  * @since 0.2.0
@@ -37,6 +38,13 @@ export interface Options {
    * times over, so that every runner serves some.
    */
   readonly entities?: number
+  /**
+   * the most examples sent in one request (default: as many as the runner
+   * it goes to evaluates at once, learned from its replies). Calls of the
+   * same candidate made together go as one request; each keeps its own
+   * result, failure and budget charge.
+   */
+  readonly batchSize?: number
   /**
    * the namespace of request ids (default: fresh for every layer, so two
    * optimizers, or two runs, never share a stored reply). A restarted
@@ -83,6 +91,10 @@ export const make = <D, T, O, E>(
     if (!Number.isInteger(entities) || entities < 1) {
       return yield* new ConfigError({ field: "entities", detail: `must be a positive integer, got ${entities}` })
     }
+    const maxBatch = options?.batchSize
+    if (maxBatch !== undefined && (!Number.isInteger(maxBatch) || maxBatch < 1)) {
+      return yield* new ConfigError({ field: "batchSize", detail: `must be a positive integer, got ${maxBatch}` })
+    }
     const local = Context.get(yield* Layer.build(definition.adapter), Adapters.tag<D, T, O>())
     const client = yield* protocol.Evaluator.client
     const session = options?.session ?? randomSession()
@@ -92,9 +104,32 @@ export const make = <D, T, O, E>(
     const trajectories = codec.make(definition.trajectory)
     // per distinct call (candidate, examples, traces): how many times it was made
     const attempts = new Map<string, number>()
-    const router = makeRouter(entities)
 
     const fail = (detail: string) => new AdapterError({ call: "evaluate (cluster)", detail })
+
+    const batcher = yield* batching.make<AdapterError>({
+      router: makeRouter(entities),
+      maxBatch,
+      defaultCapacity: config.defaults.concurrency,
+      lingerMillis: 1,
+      // the entity is fixed for a request's whole life: resends must reach the same stored request
+      send: (entity, calls) =>
+        client(protocol.entityId(entity)).Evaluate({
+          requestId: protocol.batchId(calls.map((c) => c.key)),
+          candidate: { ...calls[0]!.candidate },
+          captureTraces: calls[0]!.captureTraces,
+          items: calls.map((c) => ({ key: c.key, ...(c.ids === undefined ? { examples: c.examples! } : { ids: c.ids }) }))
+        }).pipe(
+          // the runner's answer (even a failure) is final; only transport errors are retried
+          Effect.map((r): Either.Either<protocol.EvaluateReply, protocol.RemoteEvaluationError> => Either.right(r)),
+          Effect.catchTag("RemoteEvaluationError", (e) => Effect.succeed(Either.left(e))),
+          Effect.retry(sendRetry),
+          Effect.mapError((e) => fail(`${e._tag}: ${e.message}`)),
+          Effect.flatMap((outcome) =>
+            Either.isLeft(outcome) ? Effect.fail(fail(outcome.left.message)) : Effect.succeed(outcome.right)
+          )
+        )
+    })
 
     const evaluate: Adapter<D, T, O>["evaluate"] = (batch, candidate, { captureTraces }) =>
       Effect.gen(function*() {
@@ -110,32 +145,19 @@ export const make = <D, T, O, E>(
         const base = protocol.requestId({ ...call, attempt: 0 })
         const attempt = attempts.get(base) ?? 0
         attempts.set(base, attempt + 1)
-        const requestId = attempt === 0 ? base : protocol.requestId({ ...call, attempt })
-        const send = (entity: number) => client(protocol.entityId(entity)).Evaluate({
-          requestId,
-          candidate: { ...candidate },
-          ...(ids === undefined ? { examples: encoded! } : { ids }),
-          captureTraces
+        const key = attempt === 0 ? base : protocol.requestId({ ...call, attempt })
+        const answer = yield* batcher.submit(`${candidateHash}|${captureTraces ? "T" : "N"}`, {
+          candidate,
+          captureTraces,
+          key,
+          ids,
+          examples: encoded,
+          size: batch.length
         })
-        // the entity is fixed for the call's whole life: resends must reach the same stored request
-        const outcome = yield* Effect.acquireUseRelease(
-          Effect.sync(() => ({ entity: router.acquire(), runner: undefined as string | undefined })),
-          (slot) =>
-            send(slot.entity).pipe(
-              Effect.tap((reply) => Effect.sync(() => (slot.runner = reply.runner))),
-              // the runner's answer (even a failure) is final; only transport errors are retried
-              Effect.map((r): Either.Either<protocol.EvaluateReply, protocol.RemoteEvaluationError> => Either.right(r)),
-              Effect.catchTag("RemoteEvaluationError", (e) => {
-                slot.runner = e.runner
-                return Effect.succeed(Either.left(e))
-              }),
-              Effect.retry(sendRetry),
-              Effect.mapError((e) => fail(`${e._tag}: ${e.message}`))
-            ),
-          (slot) => Effect.sync(() => router.release(slot.entity, slot.runner))
-        )
-        if (Either.isLeft(outcome)) return yield* fail(outcome.left.message)
-        const reply = outcome.right
+        if (answer.result._tag === "Failed") {
+          return yield* fail(new protocol.RemoteEvaluationError({ runner: answer.runner, detail: answer.result.detail }).message)
+        }
+        const reply = answer.result
         // lengths are checked by the engine's contract check, with the call named
         const decodedOutputs = yield* Effect.mapError(codec.decodeAll(outputs, "output", reply.outputs), fail)
         const decodedTrajectories = reply.trajectories === undefined
@@ -180,10 +202,7 @@ export const layer = <D, T, O, E>(
 export const layerClient = (settings?: Partial<ClusterEvaluation.Settings>): Layer.Layer<Sharding, ConfigError> =>
   Layer.unwrapEffect(
     Effect.map(ClusterEvaluation.resolveSettings(settings), (s) =>
-      NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: config.sharding(s) }).pipe(
-        Layer.provide(ClusterEvaluation.layerStorage(s.storage)),
-        Layer.mapError((e) => e instanceof ConfigError ? e : new ConfigError({ field: "cluster", detail: String(e) }))
-      ))
+      socket.layer({ storage: s.storage, clientOnly: true, shardingConfig: config.sharding(s), name: "cluster" }))
   )
 
 /**

@@ -139,7 +139,7 @@ export type Settings = config.ClusterSettings
 /**
  * The shared settings from `Config`: `GEPA_CLUSTER_STORAGE` (a SQLite file
  * or a `postgres://` URL), `GEPA_CLUSTER_SHARDS` (default 300, the same in
- * every process) and `GEPA_CLUSTER_FAILOVER` (default 35 seconds: how long a
+ * every process) and `GEPA_CLUSTER_FAILOVER` (default 3 seconds: how long a
  * dead runner's shards stay locked before survivors take them over).
  *
  * @since 0.2.0

@@ -262,3 +262,32 @@ export class ModelUnrecoverable extends Schema.TaggedError<ModelUnrecoverable>()
     }
   }
 }
+
+/**
+ * The reflection model gave too many unusable answers in a row (see
+ * `Reflection.ReflectionConfig.maxUnusableAnswers`, default 5): answers
+ * without the fenced code block the prompt asks for (chatter, a refusal,
+ * bare text). Going on would only spend the budget; the state is saved, so
+ * the run can be resumed once the prompt (a custom template, or
+ * `acceptUnfenced`) or the model is fixed.
+ *
+ * The message is one line naming the model, the component of the last
+ * answer, how many answers in a row were unusable and the start of the last
+ * one (secrets scrubbed).
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class ReflectionUnusable extends Schema.TaggedError<ReflectionUnusable>()("ReflectionUnusable", {
+  model: Schema.String,
+  component: Schema.String,
+  answers: Schema.Number,
+  reason: Schema.String,
+  /** the start of the last answer, on one line, secrets scrubbed */
+  start: Schema.String
+}) {
+  override get message(): string {
+    return `the reflection model "${this.model}" gave ${this.answers} unusable answers in a row; the last, for component ` +
+      `"${this.component}": ${this.reason}; it began: ${JSON.stringify(this.start)}`
+  }
+}

@@ -11,7 +11,7 @@
 import { Effect, Option } from "effect"
 import type { PersistenceError } from "./Errors.js"
 import type { ObjectiveScores } from "./EvaluationBatch.js"
-import { register } from "./internal/cacheBatch.js"
+import { register, registerPeek } from "./internal/cacheBatch.js"
 
 /**
  * Which data set an evaluation belongs to.
@@ -152,7 +152,7 @@ export const memory = <O>(
     const k = keyString(key)
     if (replaces(entries.get(k), value)) entries.set(k, value)
   }
-  return register<O>({
+  const cache = register<O>({
     get: (key) => Effect.sync(() => Option.fromNullable(lookup(key))),
     set: (key, value) => Effect.sync(() => store(key, value)),
     size: Effect.sync(() => entries.size)
@@ -164,4 +164,5 @@ export const memory = <O>(
         for (const [key, value] of list) store(key, value)
       })
   })
+  return registerPeek(cache, (keys) => keys.map(lookup))
 }

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { Data } from "effect"
+import type { ReflectiveRecord } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
 import type { GepaResult } from "./Result.js"
 import type { GepaState } from "./State.js"
@@ -18,6 +19,19 @@ import type { GepaState } from "./State.js"
  * @category models
  */
 export type EvaluationPurpose = "seed-validation" | "parent-minibatch" | "child-minibatch" | "validation" | "merge-subsample"
+
+/**
+ * The reflection-model usage of one proposal.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ProposalUsage {
+  readonly calls: number
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cost: number
+}
 
 /**
  * @since 0.1.0
@@ -47,9 +61,28 @@ export type GepaEvent = Data.TaggedEnum<{
   EvaluationSkipped: { readonly iteration: number; readonly candidate: number; readonly reason: string }
   ExampleFailed: { readonly iteration: number; readonly purpose: EvaluationPurpose; readonly id: string; readonly error: string }
   ValsetEvaluated: { readonly iteration: number; readonly candidate: number; readonly score: number; readonly coverage: number }
-  ReflectiveDatasetBuilt: { readonly iteration: number; readonly components: ReadonlyArray<string>; readonly records: number }
+  ReflectiveDatasetBuilt: {
+    readonly iteration: number
+    readonly components: ReadonlyArray<string>
+    readonly records: number
+    /**
+     * the records themselves, per component: the feedback shown to the
+     * reflection model (since 0.2.0; absent in older event logs)
+     */
+    readonly dataset?: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>> | undefined
+  }
   ProposalStarted: { readonly iteration: number; readonly parent: number; readonly components: ReadonlyArray<string> }
-  ProposalEnded: { readonly iteration: number; readonly parent: number; readonly outcome: string; readonly reason?: string | undefined }
+  ProposalEnded: {
+    readonly iteration: number
+    readonly parent: number
+    readonly outcome: string
+    readonly reason?: string | undefined
+    /**
+     * what the proposal's reflection cost: model calls, tokens and cost in
+     * the price table's currency (since 0.2.0; absent in older event logs)
+     */
+    readonly usage?: ProposalUsage | undefined
+  }
   CandidateAccepted: {
     readonly iteration: number
     readonly candidate: number

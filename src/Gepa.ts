@@ -24,6 +24,7 @@ import type {
   EvaluationTimeout,
   MissingObjectiveScores,
   ModelUnrecoverable,
+  ReflectionUnusable,
   PersistenceError,
   ProposalsFailed,
   ResumeConflict
@@ -227,7 +228,9 @@ export interface OptimizeResult<O> extends GepaResult {
  * Every way `optimize` can fail. `ModelUnrecoverable` (since 0.2.0): the
  * task or reflection model can never succeed as configured (rejected key,
  * unknown model, invalid request, unreachable server); the run stops at once
- * and, with a run directory, can be resumed after the fix.
+ * and, with a run directory, can be resumed after the fix. `ReflectionUnusable`
+ * (since 0.3.0): the reflection model gave `reflection.maxUnusableAnswers`
+ * unusable answers in a row; resumable the same way.
  *
  * @since 0.1.0
  * @category errors
@@ -242,6 +245,7 @@ export type OptimizeError =
   | PersistenceError
   | ResumeConflict
   | ModelUnrecoverable
+  | ReflectionUnusable
 
 /**
  * The composition root's choice of persistence: the caller's store, a run
@@ -297,9 +301,24 @@ export function optimize<D, T, O>(
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel> {
   return Effect.scoped(loop.run(config, chooseStore, undefined)).pipe(
     Effect.withScheduler(engineScheduler),
+    logContext(config),
     Effect.withSpan("gepa.optimize")
   )
 }
+
+/**
+ * The run's log context: every log line of the run (the engine's, the
+ * adapter's, the models') carries the `run` annotation (the run directory
+ * when there is one, else a fresh id) and the `gepa.run` log span.
+ */
+const logContext = (config: { readonly runDir?: string | undefined }) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() =>
+    effect.pipe(
+      Effect.annotateLogs("run", config.runDir ?? `run-${globalThis.crypto.randomUUID().slice(0, 8)}`),
+      Effect.withLogSpan("gepa.run")
+    )
+  )
 
 /**
  * Runs GEPA as a stream of events. `IterationEnded` events carry the state
@@ -337,6 +356,7 @@ export function stream<D, T, O>(
   return Stream.asyncScoped<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel>((emit) =>
     Effect.scoped(loop.run(config, chooseStore, (event) => Effect.promise(() => emit.single(event)))).pipe(
       Effect.withScheduler(engineScheduler),
+      logContext(config),
       Effect.matchCauseEffect({
         onSuccess: () => Effect.promise(() => emit.end()),
         onFailure: (cause) => Effect.promise(() => emit.halt(cause))

@@ -6,6 +6,7 @@
  */
 import { Context, Effect, Layer, Option, Redacted, Ref, Schema } from "effect"
 import { ModelUnrecoverable, type ModelRole } from "./Errors.js"
+import * as scrubInternal from "./internal/scrub.js"
 
 /**
  * @since 0.1.0
@@ -313,19 +314,32 @@ export const scripted = (answers: ReadonlyArray<string | Completion>): Effect.Ef
 /**
  * A layer providing `model` as the reflection model.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category layers
  */
-export const reflectionLayer = (model: LanguageModel): Layer.Layer<ReflectionModel> =>
-  Layer.succeed(ReflectionModel, model)
+export const layerReflection = (model: LanguageModel): Layer.Layer<ReflectionModel> => Layer.succeed(ReflectionModel, model)
 
 /**
  * A layer providing `model` as the task model.
  *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layerTask = (model: LanguageModel): Layer.Layer<TaskModel> => Layer.succeed(TaskModel, model)
+
+/**
+ * @deprecated Use `layerReflection` (same function); removed in 0.4.0.
  * @since 0.1.0
  * @category layers
  */
-export const taskLayer = (model: LanguageModel): Layer.Layer<TaskModel> => Layer.succeed(TaskModel, model)
+export const reflectionLayer: (model: LanguageModel) => Layer.Layer<ReflectionModel> = layerReflection
+
+/**
+ * @deprecated Use `layerTask` (same function); removed in 0.4.0.
+ * @since 0.1.0
+ * @category layers
+ */
+export const taskLayer: (model: LanguageModel) => Layer.Layer<TaskModel> = layerTask
 
 /**
  * The shortest secret that is scrubbed: shorter values are placeholders
@@ -335,39 +349,21 @@ export const taskLayer = (model: LanguageModel): Layer.Layer<TaskModel> => Layer
  * @since 0.2.0
  * @category constants
  */
-export const minScrubbedSecretLength = 4
+export const minScrubbedSecretLength = scrubInternal.minSecretLength
 
 /**
- * The one scrub of the model layer: a function that replaces every
- * occurrence of the secrets in a text with `[redacted]`, in the forms a
- * server may echo them (as is, JSON-escaped, URL-encoded). Model layers
- * apply it to every text they hand out: completions, error details, logs.
+ * A scrub of exactly these secrets: a function that replaces every
+ * occurrence of them in a text with `[redacted]`, in the forms a server may
+ * echo them (as is, JSON-escaped, URL-encoded), and every run of 8+
+ * characters of a secret of 16+ characters (a key split across messages).
+ * The model layers scrub with every secret of the process instead (see
+ * `Secrets`), and register their own keys there.
  *
  * @since 0.2.0
  * @category utils
  */
-export const scrubber = (...secrets: ReadonlyArray<Redacted.Redacted<string>>): (text: string) => string => {
-  const forms = new Set<string>()
-  for (const secret of secrets) {
-    const value = Redacted.value(secret)
-    if (typeof value !== "string" || value.length < minScrubbedSecretLength) continue
-    forms.add(value)
-    forms.add(JSON.stringify(value).slice(1, -1))
-    forms.add(encodeURIComponent(value))
-  }
-  // longest first, so a form containing another is replaced whole
-  const ordered = Array.from(forms).sort((a, b) => b.length - a.length)
-  const present = (text: string) => ordered.some((form) => text.includes(form))
-  return (text) => {
-    let out = text
-    // a replacement can, in contrived cases, form the secret again with its
-    // neighbours; a few passes settle real texts, the last resort hides all
-    for (let pass = 0; pass < 3 && present(out); pass++) {
-      for (const form of ordered) if (out.includes(form)) out = out.split(form).join("[redacted]")
-    }
-    return present(out) ? "[redacted: the text held a secret]" : out
-  }
-}
+export const scrubber = (...secrets: ReadonlyArray<Redacted.Redacted<string>>): (text: string) => string =>
+  scrubInternal.compile(secrets.map((s) => Redacted.value(s))).scrub
 
 // 400s that concern one input only (too long, filtered): the next input may
 // pass, so they fail the example, not the run

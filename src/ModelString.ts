@@ -4,12 +4,26 @@
  * - `openai:gpt-4.1-mini`: the OpenAI API through `OpenAiLanguageModel`
  *   (key from `OPENAI_API_KEY`, base URL from `OPENAI_BASE_URL` when set)
  * - `openai-compatible:http://127.0.0.1:8000/v1#my-model`: any server that
- *   speaks the chat-completions API (vLLM, Ollama, LiteLLM); the key from
- *   `OPENAI_API_KEY` when set, else none
+ *   speaks the chat-completions API (vLLM, Ollama, LiteLLM), with the key
+ *   from `OPENAI_API_KEY`. A server that needs no key says so:
+ *   `openai-compatible:http://127.0.0.1:11434/v1#qwen2.5:7b#nokey` sends no
+ *   key at all (not even the one that is set); without `#nokey` a missing
+ *   key is an error, never a silent placeholder
  * - `anthropic:claude-sonnet-4-5`: through `@effect/ai-anthropic` (key from
  *   `ANTHROPIC_API_KEY`, base URL from `ANTHROPIC_BASE_URL` when set)
- * - `google:gemini-2.5-flash`: through `@effect/ai-google` (key from
- *   `GEMINI_API_KEY` or `GOOGLE_API_KEY`)
+ * - `google:gemini-2.5-flash`: Gemini through its OpenAI-compatible
+ *   endpoint (`https://generativelanguage.googleapis.com/v1beta/openai`,
+ *   or `GEMINI_BASE_URL` when set), key from `GEMINI_API_KEY` or
+ *   `GOOGLE_API_KEY`. No provider package is needed: `@effect/ai-google`
+ *   has no release that installs beside `@effect/ai` 0.37.
+ *
+ * Keys are read with `Config.redacted` and base URLs with `Config.string`
+ * from the ambient `ConfigProvider`: the environment unless the
+ * application provides another (a secrets manager, `ConfigProvider.fromMap`
+ * in tests). Every key read is registered with `Secrets`, so that it is
+ * scrubbed from every text the model hands out. A missing key is one
+ * `ConfigError` naming the variable, raised when the model is built, before
+ * the run writes anything.
  *
  * The `@effect/ai` providers are optional peer dependencies, loaded with a
  * dynamic import only when a string names them; a missing package is one
@@ -18,9 +32,10 @@
  * @since 0.2.0
  */
 import type * as AiLm from "@effect/ai/LanguageModel"
-import { Duration, Effect, Either, Layer, Redacted } from "effect"
+import { ConfigProvider, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { ConfigError } from "./Errors.js"
 import { type LanguageModel, ReflectionModel, TaskModel } from "./LanguageModel.js"
+import * as modelConfig from "./internal/modelConfig.js"
 import * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
 import { instrumentModel } from "./Telemetry.js"
 
@@ -49,6 +64,13 @@ export interface Spec {
   readonly model: string
   /** the server of an `openai-compatible` model */
   readonly baseURL?: string | undefined
+  /**
+   * an `openai-compatible` server that needs no key (`#nokey`): none is
+   * read or sent
+   *
+   * @since 0.3.0
+   */
+  readonly noKey?: boolean | undefined
 }
 
 /**
@@ -60,7 +82,12 @@ export interface Spec {
 export interface Options {
   /** the option or flag the string came from, named in errors; default "model" */
   readonly field?: string | undefined
-  /** where API keys and base URLs are read; default `process.env` */
+  /**
+   * @deprecated Provide a `ConfigProvider` instead (for example
+   * `Effect.withConfigProvider(ConfigProvider.fromMap(...))`); when given,
+   * keys and base URLs are read from this map rather than from the ambient
+   * `ConfigProvider`. Removed in 0.4.0.
+   */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   readonly temperature?: number | undefined
   readonly maxOutputTokens?: number | undefined
@@ -103,15 +130,17 @@ export const parse = (text: string, field = "model"): Either.Either<Spec, Config
     return fail(field, `unknown provider "${provider}" in "${trimmed}" (providers: ${providers.join(", ")})`)
   }
   if (provider === "openai-compatible") {
-    const hash = rest.lastIndexOf("#")
-    const url = hash < 0 ? rest : rest.slice(0, hash)
-    const model = hash < 0 ? "" : rest.slice(hash + 1).trim()
+    // <url>#<model>[#nokey]: a URL's own fragment means nothing to a server
+    const parts = rest.split("#")
+    const url = parts[0]!
+    const noKey = parts.length > 2 && parts[parts.length - 1]!.trim().toLowerCase() === "nokey"
+    const model = (noKey ? parts.slice(1, -1) : parts.slice(1)).join("#").trim()
     const parsed = URL.canParse(url) ? new URL(url) : undefined
     if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
       return fail(field, `"${trimmed}": expected openai-compatible:<http(s) URL>#<model>, e.g. openai-compatible:http://127.0.0.1:8000/v1#my-model`)
     }
     if (model === "") return fail(field, `"${trimmed}": the model name after "#" is missing`)
-    return Either.right({ provider, model, baseURL: url })
+    return Either.right({ provider, model, baseURL: url, ...(noKey ? { noKey } : {}) })
   }
   if (rest === "") return fail(field, `"${trimmed}": the model name after "${provider}:" is missing`)
   return Either.right({ provider: provider as Provider, model: rest })
@@ -133,25 +162,30 @@ export const isModelString = (text: string): boolean => {
 
 const defaultImporter = (specifier: string): Promise<unknown> => import(specifier)
 
-const packageOf: Record<"anthropic" | "google", string> = {
-  anthropic: "@effect/ai-anthropic",
-  google: "@effect/ai-google"
-}
+/**
+ * Gemini's OpenAI-compatible endpoint, used for `google:` models.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const geminiBaseURL = "https://generativelanguage.googleapis.com/v1beta/openai"
 
 const isMissing = (error: unknown): boolean =>
   typeof error === "object" && error !== null &&
   ((error as { readonly code?: unknown }).code === "ERR_MODULE_NOT_FOUND" ||
     (error as { readonly code?: unknown }).code === "MODULE_NOT_FOUND")
 
-const load = (field: string, provider: "anthropic" | "google", specifier: string, importer: (s: string) => Promise<unknown>) =>
+const anthropicPackage = "@effect/ai-anthropic"
+
+const load = (field: string, importer: (s: string) => Promise<unknown>) =>
   Effect.tryPromise({
-    try: () => importer(specifier),
+    try: () => importer(anthropicPackage),
     catch: (error) =>
       new ConfigError({
         field,
         detail: isMissing(error)
-          ? `install ${packageOf[provider]} to use ${provider}: models (npm install @effect/ai@^0.37 ${packageOf[provider]})`
-          : `could not load ${specifier} for ${provider}: models: ${error instanceof Error ? error.message : String(error)}`
+          ? `install ${anthropicPackage} to use anthropic: models (npm install @effect/ai@^0.37 ${anthropicPackage})`
+          : `could not load ${anthropicPackage} for anthropic: models: ${error instanceof Error ? error.message : String(error)}`
       })
   })
 
@@ -162,34 +196,19 @@ interface ProviderModule {
   readonly model: (name: string, config: Record<string, unknown>) => AnyLayer
 }
 
-const providerModule = (
-  field: string,
-  provider: "anthropic" | "google",
-  mod: unknown
-): Effect.Effect<ProviderModule, ConfigError> => {
-  const [clientName, modelName] = provider === "anthropic"
-    ? ["AnthropicClient", "AnthropicLanguageModel"]
-    : ["GoogleClient", "GoogleLanguageModel"]
+const providerModule = (field: string, mod: unknown): Effect.Effect<ProviderModule, ConfigError> => {
   const m = mod as Record<string, { readonly layer?: unknown; readonly model?: unknown } | undefined>
-  const layer = m[clientName]?.layer
-  const model = m[modelName]?.model
+  const layer = m["AnthropicClient"]?.layer
+  const model = m["AnthropicLanguageModel"]?.model
   if (typeof layer !== "function" || typeof model !== "function") {
     return Effect.fail(
       new ConfigError({
         field,
-        detail: `${packageOf[provider]} has no ${clientName}.layer or ${modelName}.model; install a version matching @effect/ai 0.37`
+        detail: `${anthropicPackage} has no AnthropicClient.layer or AnthropicLanguageModel.model; install a version matching @effect/ai 0.37`
       })
     )
   }
   return Effect.succeed({ client: layer as ProviderModule["client"], model: model as ProviderModule["model"] })
-}
-
-const keyFrom = (env: Readonly<Record<string, string | undefined>>, names: ReadonlyArray<string>) => {
-  for (const name of names) {
-    const value = env[name]?.trim()
-    if (value !== undefined && value !== "") return Redacted.make(value)
-  }
-  return undefined
 }
 
 const policyOf = (options: Options) => ({
@@ -202,18 +221,20 @@ const policyOf = (options: Options) => ({
   price: options.price
 })
 
-const viaEffectAi = (spec: Spec & { readonly provider: "anthropic" | "google" }, options: Options, field: string) =>
+// the deprecated `env` option: a map read instead of the ambient provider
+const withEnv = <A, E, R>(options: Options, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  if (options.env === undefined) return effect
+  const map = new Map<string, string>()
+  for (const [k, v] of Object.entries(options.env)) if (typeof v === "string") map.set(k, v)
+  return Effect.withConfigProvider(effect, ConfigProvider.fromMap(map))
+}
+
+const viaAnthropic = (spec: Spec, options: Options, field: string) =>
   Effect.gen(function*() {
-    const env = options.env ?? process.env
     const importer = options.importer ?? defaultImporter
-    const keyNames = spec.provider === "anthropic" ? ["ANTHROPIC_API_KEY"] : ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
-    const apiKey = keyFrom(env, keyNames)
-    if (apiKey === undefined) {
-      return yield* Effect.fail(
-        new ConfigError({ field, detail: `${keyNames.join(" or ")} is not set: ${spec.provider}:${spec.model} needs an API key` })
-      )
-    }
-    const provider = yield* providerModule(field, spec.provider, yield* load(field, spec.provider, packageOf[spec.provider], importer))
+    const apiKey = yield* modelConfig.requiredKey(field, ["ANTHROPIC_API_KEY"], `anthropic:${spec.model}`)
+    const baseURL = yield* modelConfig.optionalUrl(field, "ANTHROPIC_BASE_URL")
+    const provider = yield* providerModule(field, yield* load(field, importer))
     // loaded only now: the module imports @effect/ai, an optional peer
     const Ai = yield* Effect.tryPromise({
       try: () => import("./AiLanguageModel.js"),
@@ -221,25 +242,17 @@ const viaEffectAi = (spec: Spec & { readonly provider: "anthropic" | "google" },
         new ConfigError({
           field,
           detail: isMissing(error)
-            ? `install @effect/ai to use ${spec.provider}: models (npm install @effect/ai@^0.37 ${packageOf[spec.provider]})`
+            ? `install @effect/ai to use anthropic: models (npm install @effect/ai@^0.37 ${anthropicPackage})`
             : `could not load effect-gepa/AiLanguageModel: ${error instanceof Error ? error.message : String(error)}`
         })
     })
     const Fetch = yield* Effect.promise(() => import("@effect/platform/FetchHttpClient"))
-    const baseURL = spec.provider === "anthropic" ? env["ANTHROPIC_BASE_URL"]?.trim() : undefined
-    const config: Record<string, unknown> = spec.provider === "anthropic"
-      ? {
-        ...(options.maxOutputTokens === undefined ? {} : { max_tokens: options.maxOutputTokens }),
-        ...(options.temperature === undefined ? {} : { temperature: options.temperature })
-      }
-      : {
-        generationConfig: {
-          ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
-          ...(options.temperature === undefined ? {} : { temperature: options.temperature })
-        }
-      }
+    const config: Record<string, unknown> = {
+      ...(options.maxOutputTokens === undefined ? {} : { max_tokens: options.maxOutputTokens }),
+      ...(options.temperature === undefined ? {} : { temperature: options.temperature })
+    }
     const modelLayer = provider.model(spec.model, config).pipe(
-      Layer.provide(provider.client({ apiKey, ...(baseURL ? { apiUrl: baseURL } : {}) })),
+      Layer.provide(provider.client({ apiKey, ...(baseURL === undefined ? {} : { apiUrl: baseURL }) })),
       Layer.provide(Fetch.layer)
     ) as Layer.Layer<AiLm.LanguageModel>
     // the provider layers hold no resources (no finalizers), so the model
@@ -250,44 +263,71 @@ const viaEffectAi = (spec: Spec & { readonly provider: "anthropic" | "google" },
     )
   })
 
+const viaOpenAi = (
+  field: string,
+  options: Options,
+  args: {
+    readonly model: string
+    readonly apiKey: Redacted.Redacted<string> | undefined
+    readonly baseURL: string | undefined
+    readonly provider: string
+  }
+) =>
+  OpenAiLanguageModel.make({
+    ...policyOf(options),
+    model: args.model,
+    // a server that needs no key (`#nokey`) gets a placeholder the SDK
+    // requires; the Authorization header is dropped below
+    apiKey: args.apiKey ?? Redacted.make("unused"),
+    ...(args.apiKey === undefined ? { headers: { authorization: null } } : {}),
+    baseURL: args.baseURL,
+    provider: args.provider,
+    temperature: options.temperature,
+    maxOutputTokens: options.maxOutputTokens
+  }).pipe(Effect.mapError((e) => new ConfigError({ field: `${field}.${e.field}`, detail: e.detail })))
+
 /**
  * The model a string names. Every failure is a `ConfigError` naming
  * `options.field`: a malformed string, an unknown provider, a missing API
- * key, a provider package that is not installed, an invalid option.
+ * key (naming its variable), a provider package that is not installed, an
+ * invalid option.
  *
  * @since 0.2.0
  * @category constructors
  */
 export const make = (text: string, options: Options = {}): Effect.Effect<LanguageModel, ConfigError> =>
-  Effect.gen(function*() {
-    const field = options.field ?? "model"
-    const spec = yield* parse(text, field)
-    const env = options.env ?? process.env
-    switch (spec.provider) {
-      case "openai":
-      case "openai-compatible": {
-        const key = keyFrom(env, ["OPENAI_API_KEY"])
-        if (spec.provider === "openai" && key === undefined) {
-          return yield* Effect.fail(
-            new ConfigError({ field, detail: `OPENAI_API_KEY is not set: openai:${spec.model} needs an API key` })
-          )
+  withEnv(
+    options,
+    Effect.gen(function*() {
+      const field = options.field ?? "model"
+      const spec = yield* parse(text, field)
+      switch (spec.provider) {
+        case "openai": {
+          const apiKey = yield* modelConfig.requiredKey(field, ["OPENAI_API_KEY"], `openai:${spec.model}`)
+          const baseURL = yield* modelConfig.optionalUrl(field, "OPENAI_BASE_URL")
+          return yield* viaOpenAi(field, options, { model: spec.model, apiKey, baseURL, provider: "openai" })
         }
-        const baseURL = spec.provider === "openai" ? env["OPENAI_BASE_URL"]?.trim() || undefined : spec.baseURL
-        return yield* OpenAiLanguageModel.make({
-          ...policyOf(options),
-          model: spec.model,
-          // local servers (vLLM, Ollama) accept any key
-          apiKey: key ?? Redacted.make("unused"),
-          baseURL,
-          temperature: options.temperature,
-          maxOutputTokens: options.maxOutputTokens
-        }).pipe(Effect.mapError((e) => new ConfigError({ field: `${field}.${e.field}`, detail: e.detail })))
+        case "openai-compatible": {
+          const apiKey = spec.noKey === true
+            ? undefined
+            : yield* modelConfig.requiredKey(
+              field,
+              ["OPENAI_API_KEY"],
+              `openai-compatible:${spec.baseURL}#${spec.model}`,
+              "for a server that needs none, end the string with #nokey"
+            )
+          return yield* viaOpenAi(field, options, { model: spec.model, apiKey, baseURL: spec.baseURL, provider: "openai-compatible" })
+        }
+        case "google": {
+          const apiKey = yield* modelConfig.requiredKey(field, ["GEMINI_API_KEY", "GOOGLE_API_KEY"], `google:${spec.model}`)
+          const baseURL = (yield* modelConfig.optionalUrl(field, "GEMINI_BASE_URL")) ?? geminiBaseURL
+          return yield* viaOpenAi(field, options, { model: spec.model, apiKey, baseURL, provider: "google" })
+        }
+        case "anthropic":
+          return yield* viaAnthropic(spec, options, field)
       }
-      case "anthropic":
-      case "google":
-        return yield* viaEffectAi({ ...spec, provider: spec.provider }, options, field)
-    }
-  })
+    })
+  )
 
 const instrumented = (text: string, role: "reflection" | "task", options: Options) =>
   Effect.gen(function*() {
@@ -336,8 +376,10 @@ export interface ModelSpec {
 /**
  * The instrumented model of a role from a `ModelSpec`; errors name
  * `taskModel` or `reflectionModel`. A plain name runs on the OpenAI API
- * (key from `OPENAI_API_KEY`) unless `baseUrl` or `OPENAI_BASE_URL` names
- * another server, where the key is optional.
+ * unless `baseUrl` or `OPENAI_BASE_URL` names another server; either way
+ * the key comes from `OPENAI_API_KEY`, and a missing key is an error naming
+ * it, unless the name ends with `#nokey` (a server that needs none, e.g.
+ * `qwen2.5:7b#nokey` with Ollama's base URL).
  *
  * @since 0.2.0
  * @category constructors
@@ -347,59 +389,60 @@ export const forRole = (
   spec: ModelSpec,
   options: Omit<Options, "field" | "temperature" | "maxOutputTokens"> = {}
 ): Effect.Effect<LanguageModel, ConfigError> =>
-  Effect.gen(function*() {
-    const field = `${role}Model`
-    const env = options.env ?? process.env
-    const tuning = { temperature: spec.temperature, maxOutputTokens: spec.maxOutputTokens }
-    if (typeof spec.model !== "string" || spec.model.trim() === "") {
-      return yield* Effect.fail(new ConfigError({ field, detail: "a model name or model string is required" }))
-    }
-    const text = spec.model.trim()
-    if (isModelString(text)) {
-      if (spec.baseUrl !== undefined) {
+  withEnv(
+    options,
+    Effect.gen(function*() {
+      const field = `${role}Model`
+      const tuning = { temperature: spec.temperature, maxOutputTokens: spec.maxOutputTokens }
+      if (typeof spec.model !== "string" || spec.model.trim() === "") {
+        return yield* Effect.fail(new ConfigError({ field, detail: "a model name or model string is required" }))
+      }
+      const text = spec.model.trim()
+      const { env: _env, ...ambient } = options
+      if (isModelString(text)) {
+        if (spec.baseUrl !== undefined) {
+          return yield* Effect.fail(
+            new ConfigError({
+              field: `${field}.baseUrl`,
+              detail: `applies to plain model names only; write openai-compatible:<URL>#<model> instead of "${text}" with a base URL`
+            })
+          )
+        }
+        const parsed = yield* parse(text, field)
+        const model = yield* make(text, { ...ambient, ...tuning, field })
+        return instrumentModel(model, { role, model: `${parsed.provider}:${parsed.model}` })
+      }
+      const noKey = /#\s*nokey\s*$/i.test(text)
+      const name = noKey ? text.replace(/#\s*nokey\s*$/i, "").trim() : text
+      if (name === "") return yield* Effect.fail(new ConfigError({ field, detail: `"${text}": the model name before "#nokey" is missing` }))
+      const baseURL = spec.baseUrl ?? (yield* modelConfig.optionalUrl(field, "OPENAI_BASE_URL"))
+      // On the OpenAI API a `name:` prefix is a provider we do not know (its
+      // only own prefix is `ft:`); on another server it may be the model's name
+      // (Ollama's `mistral:7b`), so it passes there.
+      const prefix = /^([A-Za-z][\w.-]*):/.exec(name)?.[1]
+      if (baseURL === undefined && prefix !== undefined && prefix !== "ft") {
         return yield* Effect.fail(
           new ConfigError({
-            field: `${field}.baseUrl`,
-            detail: `applies to plain model names only; write openai-compatible:<URL>#<model> instead of "${text}" with a base URL`
+            field,
+            detail: `unknown provider "${prefix}" in "${name}" (providers: ${providers.join(", ")}); ` +
+              `a model of a local server named with a colon needs its base URL`
           })
         )
       }
-      const parsed = yield* parse(text, field)
-      const model = yield* make(text, { ...options, ...tuning, field })
-      return instrumentModel(model, { role, model: `${parsed.provider}:${parsed.model}` })
-    }
-    const baseURL = spec.baseUrl ?? (env["OPENAI_BASE_URL"]?.trim() || undefined)
-    // On the OpenAI API a `name:` prefix is a provider we do not know (its
-    // only own prefix is `ft:`); on another server it may be the model's name
-    // (Ollama's `mistral:7b`), so it passes there.
-    const prefix = /^([A-Za-z][\w.-]*):/.exec(text)?.[1]
-    if (baseURL === undefined && prefix !== undefined && prefix !== "ft") {
-      return yield* Effect.fail(
-        new ConfigError({
-          field,
-          detail: `unknown provider "${prefix}" in "${text}" (providers: ${providers.join(", ")}); ` +
-            `a model of a local server named with a colon needs its base URL`
-        })
+      const apiKey = noKey ? undefined : yield* modelConfig.requiredKey(
+        field,
+        ["OPENAI_API_KEY"],
+        baseURL === undefined ? `"${name}" runs on the OpenAI API, which` : `"${name}" at ${baseURL}`,
+        baseURL === undefined
+          ? `or give a base URL for a local server, or a model string such as anthropic:${name}`
+          : `for a server that needs none, name the model "${name}#nokey"`
       )
-    }
-    const key = keyFrom(env, ["OPENAI_API_KEY"])
-    if (key === undefined && baseURL === undefined) {
-      return yield* Effect.fail(
-        new ConfigError({
-          field,
-          detail: `OPENAI_API_KEY is not set: "${text}" runs on the OpenAI API, which needs a key ` +
-            `(or give a base URL for a local server, or a model string such as anthropic:${text})`
-        })
-      )
-    }
-    const model = yield* OpenAiLanguageModel.make({
-      ...policyOf(options),
-      ...tuning,
-      model: text,
-      // local servers (vLLM, Ollama) accept any key
-      apiKey: key ?? Redacted.make("unused"),
-      baseURL
-    }).pipe(Effect.mapError((e) => new ConfigError({ field: `${field}.${e.field}`, detail: e.detail })))
-    return instrumentModel(model, { role, model: text })
-  })
-
+      const model = yield* viaOpenAi(field, { ...ambient, ...tuning }, {
+        model: name,
+        apiKey,
+        baseURL,
+        provider: baseURL === undefined ? "openai" : "openai-compatible"
+      })
+      return instrumentModel(model, { role, model: name })
+    })
+  )

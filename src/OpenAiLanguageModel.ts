@@ -9,10 +9,10 @@
  * and an optional rate limit shared by every caller of one instance.
  * Interrupting the calling fiber aborts the HTTP request.
  *
- * The API key is held as a `Redacted` value. One scrub (see
- * `LanguageModel.scrubber`) removes it, and the values of secret-looking
- * `headers`, from every text the layer hands out: error details, answers,
- * logs. Every error detail is one line, and carries the server's
+ * The API key is held as a `Redacted` value and registered with `Secrets`,
+ * with the values of secret-looking `headers`; the scrub of every
+ * registered secret removes them from every text the layer hands out:
+ * error details, answers, the answer's model name, logs. Every error detail is one line, and carries the server's
  * `host:port` (`endpoint`), so that `LanguageModel.unrecoverable` can name
  * it when no retry can fix the failure.
  *
@@ -23,7 +23,8 @@ import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
 import type * as modelCall from "./internal/modelCall.js"
-import { isNonNegativeInteger, makeRateLimiter, resolvePolicy, retrySchedule } from "./internal/modelCall.js"
+import { isNonNegativeInteger, makeRateLimiter, makeReachability, reportProvider, resolvePolicy, retrySchedule } from "./internal/modelCall.js"
+import * as modelConfig from "./internal/modelConfig.js"
 import * as wire from "./internal/openaiWire.js"
 import {
   type Completion,
@@ -33,9 +34,9 @@ import {
   messages as promptMessages,
   type Prompt,
   ReflectionModel,
-  scrubber,
   TaskModel
 } from "./LanguageModel.js"
+import * as Secrets from "./Secrets.js"
 
 /**
  * Prices per million tokens, used to fill `Completion.cost`.
@@ -82,8 +83,19 @@ export interface Options extends modelCall.PolicyOptions {
    * `messages` and `stream`, which are rejected
    */
   readonly extraBody?: Readonly<Record<string, unknown>> | undefined
-  /** extra HTTP headers sent with every request */
-  readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * the provider named in the call's span (`gen_ai.system`); default
+   * "openai" for the OpenAI API, else "openai-compatible"
+   *
+   * @since 0.3.0
+   */
+  readonly provider?: string | undefined
+  /**
+   * extra HTTP headers sent with every request; `null` removes a header the
+   * client would send (such as `authorization`, for a server that takes no
+   * key)
+   */
+  readonly headers?: Readonly<Record<string, string | null>> | undefined
   /** per attempt; default 60 seconds. Raise it for slow reasoning models. */
   readonly timeout?: Duration.DurationInput | undefined
 }
@@ -230,16 +242,21 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
   Effect.gen(function*() {
     const config = yield* resolve(options)
     const key = Redacted.value(config.apiKey)
+    const url = new URL(config.baseURL)
     // servers sometimes echo the key (in error messages, even in answers);
     // every text this layer hands out goes through this one scrub
-    const url = new URL(config.baseURL)
-    const scrub = scrubber(
+    // registered for every scrub of the process (see `Secrets`): a key
+    // echoed by this server must not leave through another model either
+    const scrub = Secrets.scrubberWith(
       config.apiKey,
       // credentials some servers take in their own header (Azure's "api-key")
       ...Object.entries(options.headers ?? {}).flatMap(([name, value]) =>
-        /auth|key|token|secret|cookie/i.test(name) ? [Redacted.make(value.replace(/^(Bearer|Basic)\s+/i, ""))] : []
+        typeof value === "string" && /auth|key|token|secret|cookie/i.test(name)
+          ? [Redacted.make(value.replace(/^(Bearer|Basic)\s+/i, ""))]
+          : []
       )
     )
+    const provider = options.provider ?? (url.hostname === "api.openai.com" ? "openai" : "openai-compatible")
     const ctx: wire.Context = {
       model: config.model,
       endpoint: `${url.hostname}:${url.port === "" ? (url.protocol === "https:" ? "443" : "80") : url.port}`,
@@ -261,6 +278,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
       ? Effect.void
       : yield* makeRateLimiter(config.rateLimit.requests, config.rateLimit.intervalMillis)
     const { model, timeoutMillis } = config
+    // a server that never answered and refuses connections is not retried for long
+    const reachability = makeReachability()
 
     const attempt = (prompt: Prompt): Effect.Effect<Completion, wire.AttemptFailure> => {
       const request = Object.assign(
@@ -273,8 +292,12 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
           // the signal aborts the HTTP request when the fiber is interrupted
           // (including by the timeout below); the body is read inside, so a
           // connection that breaks mid-body is classified here too
-          try: (signal) => client.chat.completions.create(request, { signal }).then((r): unknown => r),
-          catch: (cause) => wire.classify(ctx, cause, now)
+          try: (signal) =>
+            client.chat.completions.create(request, { signal }).then((r): unknown => {
+              reachability.answered()
+              return r
+            }),
+          catch: (cause) => reachability.mark(wire.classify(ctx, cause, now))
         })).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMillis),
@@ -295,13 +318,15 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
     // Retry-After or exponential backoff jittered with Math.random (never the
     // Effect Random service, so model calls leave the optimizer's seeded
     // stream untouched); a Retry-After beyond maxRetryDelay ends the retries
-    const retryPolicy = retrySchedule(config, model)
+    const retryPolicy = retrySchedule(config, model, scrub(config.baseURL))
 
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
-      Effect.retry(Effect.suspend(() => attempt(prompt)), retryPolicy).pipe(
-        Effect.mapError((failure) => failure.error),
-        Effect.withSpan("OpenAiLanguageModel.complete", { attributes: { model }, captureStackTrace: false })
-      )
+      // no span of its own: the call's one span is `gepa.model` (see
+      // `Telemetry.instrumentModel`), which reads the retries and provider
+      Effect.zipRight(
+        reportProvider(provider),
+        Effect.retry(Effect.suspend(() => attempt(prompt)), retryPolicy)
+      ).pipe(Effect.mapError((failure) => failure.error))
 
     return { complete }
   })
@@ -329,22 +354,22 @@ export const config = (options: EnvOptions): Config.Config<Options> => {
 }
 
 /**
- * A model configured from the environment (see `config`). A missing key is
- * a `ConfigError` naming the variable.
+ * A model configured through Effect `Config` (see `config`): the key with
+ * `Config.redacted` and the base URL with `Config.string`, from the ambient
+ * `ConfigProvider` (the environment unless the application provides
+ * another). A missing key is a `ConfigError` naming the variable.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fromEnv = (options: EnvOptions): Effect.Effect<LanguageModel, ConfigError> =>
-  config(options).pipe(
-    Effect.mapError((error) =>
-      new ConfigError({
-        field: options.apiKeyVariable ?? "OPENAI_API_KEY",
-        detail: `could not read the model configuration from the environment: ${error.message}`
-      })
-    ),
-    Effect.flatMap(make)
-  )
+  Effect.gen(function*() {
+    const { apiKeyVariable, baseUrlVariable, ...rest } = options
+    const keyName = apiKeyVariable ?? "OPENAI_API_KEY"
+    const apiKey = yield* modelConfig.requiredKey(keyName, [keyName], `the model "${String(options.model)}"`)
+    const baseURL = yield* modelConfig.optionalUrl(baseUrlVariable ?? "OPENAI_BASE_URL", baseUrlVariable ?? "OPENAI_BASE_URL")
+    return yield* make({ ...rest, apiKey, ...(baseURL === undefined ? {} : { baseURL }) })
+  })
 
 /**
  * The model as the `ReflectionModel` service.
@@ -365,19 +390,36 @@ export const layerTask = (options: Options): Layer.Layer<TaskModel, ConfigError>
   Layer.effect(TaskModel, make(options))
 
 /**
- * The environment-configured model (see `fromEnv`) as the `ReflectionModel`.
+ * The model configured through `config` (key and base URL from the ambient
+ * `ConfigProvider`, see `fromEnv`) as the `ReflectionModel`.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category layers
  */
-export const layerReflectionFromEnv = (options: EnvOptions): Layer.Layer<ReflectionModel, ConfigError> =>
+export const layerReflectionConfig = (options: EnvOptions): Layer.Layer<ReflectionModel, ConfigError> =>
   Layer.effect(ReflectionModel, fromEnv(options))
 
 /**
- * The environment-configured model (see `fromEnv`) as the `TaskModel`.
+ * The model configured through `config` (key and base URL from the ambient
+ * `ConfigProvider`, see `fromEnv`) as the `TaskModel`.
  *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layerTaskConfig = (options: EnvOptions): Layer.Layer<TaskModel, ConfigError> =>
+  Layer.effect(TaskModel, fromEnv(options))
+
+/**
+ * @deprecated Use `layerReflectionConfig` (same function); removed in 0.4.0.
  * @since 0.1.0
  * @category layers
  */
-export const layerTaskFromEnv = (options: EnvOptions): Layer.Layer<TaskModel, ConfigError> =>
-  Layer.effect(TaskModel, fromEnv(options))
+export const layerReflectionFromEnv: (options: EnvOptions) => Layer.Layer<ReflectionModel, ConfigError> =
+  layerReflectionConfig
+
+/**
+ * @deprecated Use `layerTaskConfig` (same function); removed in 0.4.0.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerTaskFromEnv: (options: EnvOptions) => Layer.Layer<TaskModel, ConfigError> = layerTaskConfig

@@ -46,7 +46,26 @@ export interface ReflectionConfig {
    * the text itself. Since 0.2.0.
    */
   readonly acceptUnfenced?: boolean | undefined
+  /**
+   * how many unusable answers in a row (no fenced block, cut off, refused,
+   * empty; across components and proposals) stop the run with
+   * `ReflectionUnusable`; default 5 (`defaultMaxUnusableAnswers`). A usable
+   * answer resets the count. The state is saved, so the run resumes once the
+   * prompt or the model is fixed. Since 0.3.0.
+   */
+  readonly maxUnusableAnswers?: number | undefined
 }
+
+/**
+ * The default of `ReflectionConfig.maxUnusableAnswers`: one unusable answer
+ * can be a fluke that the next proposal repairs; five in a row mean the
+ * model does not follow the prompt, and the run stops before spending the
+ * budget on it.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultMaxUnusableAnswers = 5
 
 /**
  * Options of `extractText`.
@@ -133,6 +152,12 @@ export const validateConfig = (config: ReflectionConfig): Effect.Effect<void, Co
     }
     if (config.acceptUnfenced !== undefined && typeof config.acceptUnfenced !== "boolean") {
       yield* Effect.fail(new ConfigError({ field: "reflection.acceptUnfenced", detail: "must be true or false" }))
+    }
+    const limit = config.maxUnusableAnswers
+    if (limit !== undefined && !(typeof limit === "number" && Number.isInteger(limit) && limit > 0)) {
+      yield* Effect.fail(
+        new ConfigError({ field: "reflection.maxUnusableAnswers", detail: `must be a positive integer, got ${String(limit)}` })
+      )
     }
   })
 

@@ -5,13 +5,16 @@
  *
  * The page carries its own CSS and inline SVG and needs neither scripts nor
  * network access, so it can be archived next to a run's state file and
- * opened anywhere.
+ * opened anywhere. It uses the window's width; the lineage is a layered tree
+ * at its natural size in a scrolling box (a CSS-only "fit to width" shows
+ * it whole), which stays readable at hundreds of generations.
  *
  * @since 0.1.0
  */
 import type { Candidate } from "./Candidate.js"
+import * as LineageLayout from "./internal/lineageLayout.js"
 import type { GepaResult } from "./Result.js"
-import { lineage } from "./Result.js"
+import { formatScore, lineage } from "./Result.js"
 import type { TraceEntry } from "./State.js"
 
 /**
@@ -195,8 +198,8 @@ const ESCAPES: Readonly<Record<string, string>> = {
 
 const esc = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
 
-const fmtScore = (v: number | null | undefined): string =>
-  isFiniteNumber(v) ? String(Math.round(v * 10_000) / 10_000) : "—"
+// one score format across the summary, show and the report (Result.formatScore)
+const fmtScore = formatScore
 
 // Spreading a long array into Math.max can overflow the call stack; a fold
 // cannot.
@@ -411,26 +414,43 @@ const chartsSection = (result: GepaResult, progress: ReportInput["progress"]): s
     `</section>`
 }
 
+// The lineage as a layered tree (internal/lineageLayout.ts): one row per
+// generation, subtrees packed by their contours, in an SVG at its natural
+// size inside a scrolling box, so that labels keep their size however deep
+// or wide the run; a "fit" zoom (CSS only, no script) shows it whole.
+const SLOT = 92
+const ROW = 46
+const NODE_W = 84
+const NODE_H = 26
+const PAD = 12
+
 const lineageSection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | undefined): string => {
   const n = result.candidates.length
-  const children: Array<Array<number>> = result.candidates.map(() => [])
-  const roots: Array<number> = []
-  for (let i = 0; i < n; i++) {
-    const primary = validParents(result, i)[0]
-    if (primary === undefined) roots.push(i)
-    else children[primary]!.push(i)
-  }
   const onBestPath = new Set(n > 0 ? lineage(result, result.bestIndex) : [])
+  const placed = LineageLayout.layout(n, (i) => validParents(result, i)[0], (i) => onBestPath.has(i))
   const fronts = frontCounts(result)
   const foundAt = new Map<number, number>()
   for (const t of trace ?? []) {
     if (t.outcome === "accepted" && t.candidate !== undefined && !foundAt.has(t.candidate)) foundAt.set(t.candidate, t.iteration)
   }
+  const width = Math.max(1, placed.columns) * SLOT + 2 * PAD
+  const height = Math.max(1, placed.rows) * ROW + 2 * PAD
+  const cx = (i: number) => PAD + placed.nodes[i]!.column * SLOT + SLOT / 2
+  const top = (i: number) => PAD + placed.nodes[i]!.depth * ROW + (ROW - NODE_H) / 2
 
-  // Each candidate hangs under its first parent, so every candidate appears
-  // exactly once; a merge's other parents are named on the node instead.
-  const node = (i: number): string => {
+  const edges: Array<string> = []
+  const nodes: Array<string> = []
+  for (let i = 0; i < n; i++) {
     const ps = validParents(result, i)
+    ps.forEach((p, k) => {
+      const path = onBestPath.has(i) && onBestPath.has(p) && k === 0 ? " on-path" : ""
+      // the first parent's link is the tree's; a merge's other parents are dashed
+      edges.push(
+        `<path class="edge${k > 0 ? " second" : ""}${path}" d="M${px(cx(p))} ${px(top(p) + NODE_H)} C${px(cx(p))} ${px(top(p) + NODE_H + 16)} ${
+          px(cx(i))
+        } ${px(top(i) - 16)} ${px(cx(i))} ${px(top(i))}"/>`
+      )
+    })
     const kind = kindOf(result, i)
     const classes = ["node", kind]
     if (i === result.bestIndex) classes.push("best")
@@ -438,24 +458,43 @@ const lineageSection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
     const changed = ps[0] === undefined
       ? []
       : Object.keys(result.candidates[i] ?? {}).filter((k) => result.candidates[ps[0]!]?.[k] !== result.candidates[i]?.[k])
-    const meta: Array<string> = []
-    if (kind === "merge") meta.push(`<span class="badge merge">merge of ${ps.map(candidateRef).join(" + ")}</span>`)
-    if (kind === "seed") meta.push(`<span class="badge seed">seed</span>`)
-    if (i === result.bestIndex) meta.push(`<span class="badge best">best</span>`)
-    meta.push(`<span class="meta">coverage ${fmtInt(result.valCoverage[i] ?? 0)}</span>`)
-    meta.push(`<span class="meta">found at ${fmtInt(result.discoveryBudget[i] ?? 0)} calls</span>`)
     const iteration = foundAt.get(i)
-    if (iteration !== undefined) meta.push(`<span class="meta">iteration ${fmtInt(iteration)}</span>`)
-    meta.push(`<span class="meta">Pareto front on ${fmtInt(fronts[i] ?? 0)} examples</span>`)
-    if (changed.length > 0) meta.push(`<span class="meta">changed: ${changed.map(esc).join(", ")}</span>`)
-    const kids = children[i]!
-    return `<li id="node-${i}" class="${classes.join(" ")}" data-candidate="${i}"><div class="box"><span class="idx">#${i}</span> <span class="score">${
-      fmtScore(result.valAggregateScores[i])
-    }</span> ${meta.join(" ")}</div>${kids.length > 0 ? `<ul>${kids.map(node).join("")}</ul>` : ""}</li>`
+    const about = [
+      `#${i} ${kind}${ps.length > 0 ? ` of ${ps.map((p) => `#${p}`).join(" + ")}` : ""}`,
+      `score ${formatScore(result.valAggregateScores[i])}`,
+      `coverage ${fmtInt(result.valCoverage[i] ?? 0)}`,
+      `found at ${fmtInt(result.discoveryBudget[i] ?? 0)} calls${iteration === undefined ? "" : `, iteration ${fmtInt(iteration)}`}`,
+      `Pareto front on ${fmtInt(fronts[i] ?? 0)} examples`,
+      ...(changed.length > 0 ? [`changed: ${changed.join(", ")}`] : [])
+    ].join("\n")
+    const x = cx(i) - NODE_W / 2
+    nodes.push(
+      `<a href="#cand-${i}"><g id="node-${i}" class="${classes.join(" ")}" data-candidate="${i}"><title>${esc(about)}</title>` +
+        `<rect x="${px(x)}" y="${px(top(i))}" width="${NODE_W}" height="${NODE_H}" rx="6"/>` +
+        `<text class="label" x="${px(cx(i))}" y="${px(top(i) + NODE_H / 2 + 4)}" text-anchor="middle">#${i} ${
+          formatScore(result.valAggregateScores[i])
+        }</text></g></a>`
+    )
   }
-  return `<section id="lineage"><h2>Lineage</h2><p class="note">Each candidate sits under its first parent. Merges have a dashed outline and name both parents; the path from the seed to the best candidate is highlighted.</p><ul class="tree">${
-    roots.map(node).join("")
-  }</ul></section>`
+  const merges = result.candidates.map((_, i) => i).filter((i) => kindOf(result, i) === "merge")
+  const mergeList = merges.length === 0 ? "" : `<details><summary>${fmtInt(merges.length)} merges</summary><p class="note">${
+    merges.map((i) => `${candidateRef(i)} is a merge of ${validParents(result, i).map(candidateRef).join(" + ")}`).join("; ")
+  }.</p></details>`
+  const best = n > 0 ? lineage(result, result.bestIndex) : []
+  const path = best.length <= 12
+    ? best.map(candidateRef).join(" → ")
+    : `${best.slice(0, 3).map(candidateRef).join(" → ")} → … → ${best.slice(-3).map(candidateRef).join(" → ")}`
+  return `<section id="lineage"><h2>Lineage</h2><p class="note">One row per generation (${fmtInt(placed.rows)}), ${
+    fmtInt(n)
+  } candidates, each under its first parent; a merge's other parents are linked by dashed lines. The path from the seed to the best candidate runs down the left edge, highlighted: ${path} (${
+    fmtInt(best.length)
+  } candidates). Hover a node for its details; click it for its row in the table.</p>` +
+    (best.length > 12 ? `<details><summary>The whole path</summary><p class="note">${best.map(candidateRef).join(" → ")}</p></details>` : "") +
+    mergeList +
+    `<div class="zoom"><input type="radio" name="lineage-zoom" id="zoom-full" checked><label for="zoom-full">Actual size</label>` +
+    `<input type="radio" name="lineage-zoom" id="zoom-fit"><label for="zoom-fit">Fit to width</label>` +
+    `<div class="lineage-scroll"><svg id="lineage-tree" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="Lineage of ${n} candidates">` +
+    `<g class="edges">${edges.join("")}</g><g class="nodes">${nodes.join("")}</g></svg></div></div></section>`
 }
 
 const paretoSection = (result: GepaResult): string => {
@@ -546,7 +585,8 @@ const traceSection = (trace: ReadonlyArray<TraceEntry>): string => {
 const CSS = `
 :root{--fg:#1d2330;--muted:#5d6677;--line:#d8dde6;--bg:#fff;--panel:#f6f8fb;--accent:#2563eb;--seed:#6b7280;--refl:#2563eb;--merge:#c2410c;--best:#15803d;--add:#e6f6ea;--addfg:#14532d;--del:#fdecec;--delfg:#7f1d1d}
 *{box-sizing:border-box}
-body{margin:0;padding:24px 32px 64px;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);max-width:1100px}
+body{margin:0;padding:24px 32px 64px;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+#charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,520px),1fr));gap:0 24px}#charts h2{grid-column:1/-1}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:32px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}h3{font-size:14px;margin:16px 0 6px;font-family:ui-monospace,Menlo,Consolas,monospace}
 .sub,.note{color:var(--muted);margin:4px 0}
 a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
@@ -562,14 +602,15 @@ svg.chart{width:100%;max-width:${W}px;height:auto;background:var(--panel);border
 .pt{fill-opacity:.8;stroke:#fff;stroke-width:1}.pt.seed{fill:var(--seed)}.pt.reflective{fill:var(--refl)}.pt.merge{fill:var(--merge)}.pt.best{stroke:var(--best);stroke-width:3}
 .legend{font-size:12px;color:var(--muted);margin:4px 0}.swatch{display:inline-block;width:10px;height:10px;border-radius:50%;margin:0 4px 0 10px;vertical-align:middle}
 .swatch.seed{background:var(--seed)}.swatch.reflective{background:var(--refl)}.swatch.merge{background:var(--merge)}.swatch.best-ring{border:3px solid var(--best)}
-ul.tree,ul.tree ul{list-style:none;margin:0;padding-left:22px}ul.tree{padding-left:0}
-ul.tree li{position:relative;margin:4px 0}
-ul.tree ul li::before{content:"";position:absolute;left:-14px;top:-4px;width:12px;height:18px;border-left:1px solid var(--line);border-bottom:1px solid var(--line)}
-.box{display:inline-block;border:1px solid var(--line);border-radius:6px;padding:3px 8px;background:var(--panel)}
-li.merge>.box{border:2px dashed var(--merge)}li.on-path>.box{background:#eef8f1}li.best>.box{border:2px solid var(--best)}
-.idx{font-weight:700}.score{font-family:ui-monospace,Menlo,Consolas,monospace}
-.badge{font-size:11px;border-radius:10px;padding:1px 7px;margin-left:4px}.badge.merge{background:#fff1e8;color:var(--merge)}.badge.seed{background:#eceff3;color:var(--seed)}.badge.best{background:#e3f5e8;color:var(--best)}
-.meta{font-size:12px;color:var(--muted);margin-left:8px}
+.zoom>input{position:absolute;opacity:0}.zoom>label{display:inline-block;margin:0 6px 6px 0;padding:2px 10px;border:1px solid var(--line);border-radius:12px;cursor:pointer;font-size:12px;color:var(--muted)}
+.zoom>input:checked+label{background:var(--panel);color:var(--fg);border-color:var(--accent)}
+.lineage-scroll{overflow:auto;max-height:80vh;border:1px solid var(--line);border-radius:6px;background:var(--bg)}
+#zoom-fit:checked~.lineage-scroll svg{width:100%;height:auto}
+#lineage-tree .edge{fill:none;stroke:#aab3c2;stroke-width:1.2}#lineage-tree .edge.second{stroke:var(--merge);stroke-dasharray:4 3;stroke-opacity:.55}#lineage-tree .edge.on-path{stroke:var(--best);stroke-width:2.5}
+#lineage-tree .node rect{fill:var(--panel);stroke:var(--line);stroke-width:1}#lineage-tree .node.reflective rect{stroke:var(--refl)}
+#lineage-tree .node.merge rect{stroke:var(--merge);stroke-width:2;stroke-dasharray:5 3}#lineage-tree .node.seed rect{stroke:var(--seed);stroke-width:2}
+#lineage-tree .node.on-path rect{fill:#eef8f1}#lineage-tree .node.best rect{stroke:var(--best);stroke-width:3}
+#lineage-tree .label{font:600 12px ui-monospace,Menlo,Consolas,monospace;fill:var(--fg)}#lineage-tree a:hover rect{stroke:var(--accent);stroke-width:2}
 .scroll{max-height:460px;overflow:auto;border:1px solid var(--line);border-radius:6px}
 table{border-collapse:collapse;width:100%}th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{position:sticky;top:0;background:var(--panel);font-size:12px;color:var(--muted)}td.num{text-align:right;font-variant-numeric:tabular-nums}td.id{font-family:ui-monospace,Menlo,Consolas,monospace}

@@ -10,12 +10,38 @@ import { ObjectiveScores } from "./EvaluationBatch.js"
 import * as State from "./State.js"
 
 /**
- * Why the run stopped.
+ * Why the run stopped, in words: "used the budget of 400 metric calls", "the
+ * validation score is perfect (1.000), nothing left to improve".
  *
  * @since 0.1.0
  * @category models
  */
 export const StopReason = Schema.String
+
+/**
+ * Why the run stopped, for programs: what kind of stop it was and the name
+ * of the stop condition that fired (`maxMetricCalls(400)`, `perfectScore(1)`,
+ * `noImprovement(20)`); the words are `stopReason`.
+ *
+ * - `condition`: a stop condition held between proposals
+ * - `deadline`: a time limit passed (proposals in flight were paused)
+ * - `stopFile`: a stop file asked the run to pause
+ * - `budget`: too few metric calls were left for another proposal
+ * - `noProposal`: no proposal could be planned
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const StoppedBy = Schema.Struct({
+  kind: Schema.Literal("condition", "deadline", "stopFile", "budget", "noProposal"),
+  condition: Schema.NullOr(Schema.String)
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type StoppedBy = typeof StoppedBy.Type
 
 /**
  * @since 0.1.0
@@ -51,7 +77,9 @@ export const GepaResult = Schema.Struct({
   rejectedProposals: Schema.Number,
   mergesAttempted: Schema.Number,
   mergesAccepted: Schema.Number,
-  stopReason: StopReason
+  stopReason: StopReason,
+  /** absent in results written before 0.2, and while a run has not finished */
+  stoppedBy: Schema.optionalWith(Schema.NullOr(StoppedBy), { default: () => null })
 })
 
 /**
@@ -67,7 +95,7 @@ export type GepaResult = typeof GepaResult.Type
  * @since 0.1.0
  * @category constructors
  */
-export const fromState = (state: State.GepaState, stopReason: string): GepaResult => {
+export const fromState = (state: State.GepaState, stopReason: string, stoppedBy: StoppedBy | null = null): GepaResult => {
   const best = State.bestIndex(state)
   const aggregate = state.candidates.map((_, i) => (state.valCoverage[i]! > 0 ? state.valAverages[i]! : null))
   return {
@@ -94,9 +122,20 @@ export const fromState = (state: State.GepaState, stopReason: string): GepaResul
     rejectedProposals: state.rejectedProposals,
     mergesAttempted: state.merge.attempted,
     mergesAccepted: state.merge.accepted,
-    stopReason
+    stopReason,
+    stoppedBy
   }
 }
+
+/**
+ * A score as the CLI's summary, `gepa show`, the progress lines and the
+ * report print it: three decimals ("0.875"); "n/a" when there is none.
+ *
+ * @since 0.2.0
+ * @category formatting
+ */
+export const formatScore = (score: number | null | undefined): string =>
+  typeof score === "number" && Number.isFinite(score) ? score.toFixed(3) : "n/a"
 
 /**
  * The lineage of a candidate, from the seed to itself (first parent first

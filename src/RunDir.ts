@@ -69,6 +69,7 @@ import {
   writeAtomic
 } from "./internal/runDir.js"
 import { FILES as files } from "./internal/runDir.js"
+import { registerPeek } from "./internal/cacheBatch.js"
 import * as Result from "./Result.js"
 import type { LogName, RunStore } from "./RunStore.js"
 import * as State from "./State.js"
@@ -329,7 +330,7 @@ export const make = <O>(
       return appendReservation({ i: r.iteration, n: r.calls, g: generation }, syncEach && r.calls > 0)
     }
 
-    const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : {
+    const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : registerPeek<O>({
       get: (key) =>
         Effect.sync(() => {
           const k = EvaluationCache.keyString(key)
@@ -379,7 +380,11 @@ export const make = <O>(
           cacheDirty = true
         }),
       size: Effect.sync(() => entries.size)
-    }
+    }, (keys) =>
+      keys.map((key) => {
+        const hit = entries.get(EvaluationCache.keyString(key))
+        return hit !== undefined && EvaluationCache.isVisible(key, hit) ? hit : undefined
+      }))
 
     const migrations = options?.migrations ?? {}
 
@@ -553,10 +558,10 @@ export const make = <O>(
 
     const stopRequested = Effect.sync(() => fs.existsSync(file(FILES.stop)))
 
-    const finish = (state: State.GepaState, stopReason: string): Effect.Effect<void, PersistenceError> =>
+    const finish = (state: State.GepaState, stopReason: string, stoppedBy: Result.StoppedBy | null = null): Effect.Effect<void, PersistenceError> =>
       attempt(file(FILES.result), "write", () => {
         writeBest(state)
-        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason)), null, 2) + "\n")
+        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason, stoppedBy)), null, 2) + "\n")
         if ((options?.trackBestOutputs ?? true) && cacheFd !== undefined) {
           const best = State.bestIndex(state)
           const hash = Candidate.hash(state.candidates[best]!)

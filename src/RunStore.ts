@@ -10,6 +10,7 @@ import type { Effect, Option } from "effect"
 import type { PersistenceError } from "./Errors.js"
 import type { EvaluationCache } from "./EvaluationCache.js"
 import type { GepaEvent } from "./Event.js"
+import type { StoppedBy } from "./Result.js"
 import type { GepaState } from "./State.js"
 
 /**
@@ -58,7 +59,9 @@ export interface RunStore<O> {
    */
   readonly appendLog?: ((log: LogName, entry: unknown) => Effect.Effect<void>) | undefined
   /** called with the final result's best candidate and outputs */
-  readonly finish?: ((state: GepaState, stopReason: string) => Effect.Effect<void, PersistenceError>) | undefined
+  readonly finish?:
+    | ((state: GepaState, stopReason: string, stoppedBy?: StoppedBy | null) => Effect.Effect<void, PersistenceError>)
+    | undefined
 }
 
 /**

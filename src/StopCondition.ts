@@ -6,8 +6,9 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Ref, type Scope } from "effect"
+import { Clock, Duration, Effect, Option, Ref, type Scope } from "effect"
 import * as fs from "node:fs"
+import { formatScore } from "./Result.js"
 import type { GepaState } from "./State.js"
 import * as State from "./State.js"
 
@@ -32,9 +33,30 @@ export interface Snapshot {
 export type Check = (snapshot: Snapshot) => Effect.Effect<boolean>
 
 /**
- * A stop condition: a name (reported as the stop reason), how to build its
- * check for a run, and, for budget conditions, the metric-call budget the
- * engine enforces strictly.
+ * A condition that fired: its name (`maxMetricCalls(400)`) and what it says
+ * in words ("used the budget of 400 metric calls"), which is the run's stop
+ * reason.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Fired {
+  readonly condition: string
+  readonly reason: string
+}
+
+/**
+ * A check that says which condition fired, if one did (see `explain`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Explain = (snapshot: Snapshot) => Effect.Effect<Option.Option<Fired>>
+
+/**
+ * A stop condition: a name, how to build its check for a run, what it says
+ * in words when it stops a run (the stop reason), and, for budget
+ * conditions, the metric-call budget the engine enforces strictly.
  *
  * @since 0.1.0
  * @category models
@@ -56,15 +78,56 @@ export interface StopCondition {
    * let the proposals in flight finish.
    */
   readonly interruptAfter?: Duration.Duration | undefined
+  /**
+   * The stop reason in words when this condition stops a run, e.g. "used the
+   * budget of 400 metric calls"; default "stop condition NAME met".
+   */
+  readonly describe?: ((snapshot: Snapshot) => string) | undefined
+  /**
+   * For combinators: a check that names which of the conditions fired.
+   * Default: this condition's own check with its own words.
+   */
+  readonly explain?: Effect.Effect<Explain, never, Scope.Scope> | undefined
 }
 
 /**
- * A condition from a name and a check.
+ * The words of `condition` for `snapshot` (its `describe`, else "stop
+ * condition NAME met").
+ *
+ * @since 0.2.0
+ * @category getters
+ */
+export const describe = (condition: StopCondition, snapshot: Snapshot): string =>
+  condition.describe?.(snapshot) ?? `stop condition ${condition.name} met`
+
+/**
+ * Builds the check of `condition` for a run, naming the condition that
+ * fired (for `any`, the first of its conditions that holds) and its words.
+ * The engine uses it to report why a run stopped.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const explain = (condition: StopCondition): Effect.Effect<Explain, never, Scope.Scope> =>
+  condition.explain ?? Effect.map(condition.make, (check): Explain => (s) =>
+    Effect.map(check(s), (fired) =>
+      fired ? Option.some({ condition: condition.name, reason: describe(condition, s) }) : Option.none()))
+
+// the one score format of summaries, show and the report
+const fmt = formatScore
+
+/**
+ * A condition from a name, a check and, optionally, the words it stops a
+ * run with.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (name: string, check: Check): StopCondition => ({ name, make: Effect.succeed(check) })
+export const make = (name: string, check: Check, describe?: (snapshot: Snapshot) => string): StopCondition => ({
+  name,
+  make: Effect.succeed(check),
+  ...(describe === undefined ? {} : { describe })
+})
 
 /**
  * A condition from a plain predicate.
@@ -72,8 +135,11 @@ export const make = (name: string, check: Check): StopCondition => ({ name, make
  * @since 0.1.0
  * @category constructors
  */
-export const fromPredicate = (name: string, predicate: (snapshot: Snapshot) => boolean): StopCondition =>
-  make(name, (s) => Effect.sync(() => predicate(s)))
+export const fromPredicate = (
+  name: string,
+  predicate: (snapshot: Snapshot) => boolean,
+  describe?: (snapshot: Snapshot) => string
+): StopCondition => make(name, (s) => Effect.sync(() => predicate(s)), describe)
 
 const positiveInt = (name: string, n: number) => {
   if (!(Number.isInteger(n) && n >= 0)) throw new RangeError(`StopCondition.${name}: expected a non-negative integer, got ${n}`)
@@ -88,7 +154,9 @@ const positiveInt = (name: string, n: number) => {
  */
 export const maxMetricCalls = (n: number): StopCondition => {
   positiveInt("maxMetricCalls", n)
-  return { ...fromPredicate(`maxMetricCalls(${n})`, (s) => s.state.metricCalls >= n), budget: n }
+  return { ...fromPredicate(`maxMetricCalls(${n})`, (s) => s.state.metricCalls >= n, () => `used the budget of ${n} metric calls`),
+    budget: n
+  }
 }
 
 /**
@@ -99,7 +167,10 @@ export const maxMetricCalls = (n: number): StopCondition => {
  */
 export const maxIterations = (n: number): StopCondition => {
   positiveInt("maxIterations", n)
-  return { ...fromPredicate(`maxIterations(${n})`, (s) => s.state.iteration >= n), maxIterations: n }
+  return {
+    ...fromPredicate(`maxIterations(${n})`, (s) => s.state.iteration >= n, () => `ran the maximum of ${n} iterations`),
+    maxIterations: n
+  }
 }
 
 /**
@@ -110,7 +181,7 @@ export const maxIterations = (n: number): StopCondition => {
  */
 export const maxCandidates = (n: number): StopCondition => {
   positiveInt("maxCandidates", n)
-  return fromPredicate(`maxCandidates(${n})`, (s) => s.state.candidates.length >= n)
+  return fromPredicate(`maxCandidates(${n})`, (s) => s.state.candidates.length >= n, () => `reached ${n} candidates`)
 }
 
 /**
@@ -130,7 +201,8 @@ export const timeout = (duration: Duration.DurationInput): StopCondition => {
     make: Effect.map(Clock.currentTimeMillis, (start) => () =>
       Effect.map(Clock.currentTimeMillis, (now) => now - start >= millis)),
     // a wall-clock limit is a deadline: it does not wait for a hung call
-    interruptAfter: decoded
+    interruptAfter: decoded,
+    describe: () => `reached the time limit of ${Duration.format(decoded)}`
   }
 }
 
@@ -142,7 +214,13 @@ export const timeout = (duration: Duration.DurationInput): StopCondition => {
  */
 export const noImprovement = (n: number): StopCondition => {
   positiveInt("noImprovement", n)
-  return fromPredicate(`noImprovement(${n})`, (s) => s.state.iteration - s.state.lastImprovementIteration >= n)
+  return fromPredicate(
+    `noImprovement(${n})`,
+    (s) => s.state.iteration - s.state.lastImprovementIteration >= n,
+    (s) =>
+      `no better validation score in the last ${n} iterations (best ${fmt(s.bestScore)}, ` +
+      `found ${s.state.lastImprovementIteration === 0 ? "by the seed" : `at iteration ${s.state.lastImprovementIteration}`})`
+  )
 }
 
 /**
@@ -152,7 +230,26 @@ export const noImprovement = (n: number): StopCondition => {
  * @category built-ins
  */
 export const scoreThreshold = (threshold: number): StopCondition =>
-  fromPredicate(`scoreThreshold(${threshold})`, (s) => s.bestScore >= threshold)
+  fromPredicate(
+    `scoreThreshold(${threshold})`,
+    (s) => s.bestScore >= threshold,
+    (s) => `the best validation score ${fmt(s.bestScore)} reached the threshold ${threshold}`
+  )
+
+/**
+ * Stop when the best mean validation score is perfect (`perfect`, default
+ * 1): nothing is left to improve, so further metric calls would be paid for
+ * nothing.
+ *
+ * @since 0.2.0
+ * @category built-ins
+ */
+export const perfectScore = (perfect = 1): StopCondition =>
+  fromPredicate(
+    `perfectScore(${perfect})`,
+    (s) => s.bestScore >= perfect,
+    (s) => `the validation score is perfect (${fmt(s.bestScore)}), nothing left to improve`
+  )
 
 /**
  * Stop when the file at `path` exists (checked before every iteration).
@@ -161,7 +258,7 @@ export const scoreThreshold = (threshold: number): StopCondition =>
  * @category built-ins
  */
 export const stopFile = (path: string): StopCondition =>
-  make(`stopFile(${path})`, () => Effect.sync(() => fs.existsSync(path)))
+  make(`stopFile(${path})`, () => Effect.sync(() => fs.existsSync(path)), () => `stopped by request (the file ${path} exists)`)
 
 /**
  * Stop when the reflection model's accumulated cost reaches `max` (needs a
@@ -171,7 +268,11 @@ export const stopFile = (path: string): StopCondition =>
  * @category built-ins
  */
 export const maxReflectionCost = (max: number): StopCondition =>
-  fromPredicate(`maxReflectionCost(${max})`, (s) => s.state.reflectionUsage.cost >= max)
+  fromPredicate(
+    `maxReflectionCost(${max})`,
+    (s) => s.state.reflectionUsage.cost >= max,
+    (s) => `the reflection model cost ${s.state.reflectionUsage.cost} reached the limit of ${max}`
+  )
 
 /**
  * Stop gracefully at the next safe point after the process receives one of
@@ -181,18 +282,28 @@ export const maxReflectionCost = (max: number): StopCondition =>
  * @since 0.1.0
  * @category built-ins
  */
-export const onSignal = (signals: ReadonlyArray<NodeJS.Signals> = ["SIGINT", "SIGTERM"]): StopCondition => ({
-  name: `signal(${signals.join(", ")})`,
-  make: Effect.gen(function*() {
-    const received = yield* Ref.make(false)
-    const handler = () => Effect.runSync(Ref.set(received, true))
+export const onSignal = (signals: ReadonlyArray<NodeJS.Signals> = ["SIGINT", "SIGTERM"]): StopCondition => {
+  const name = `signal(${signals.join(", ")})`
+  const listen = Effect.gen(function*() {
+    const received = yield* Ref.make<NodeJS.Signals | undefined>(undefined)
+    // `process.emit(name)` calls the handler without the signal's name
+    const handler = (signal?: NodeJS.Signals) => Effect.runSync(Ref.update(received, (first) => first ?? signal ?? signals[0]))
     yield* Effect.acquireRelease(
       Effect.sync(() => signals.forEach((s) => process.on(s, handler))),
       () => Effect.sync(() => signals.forEach((s) => process.off(s, handler)))
     )
-    return () => Ref.get(received)
+    return Ref.get(received)
   })
-})
+  return {
+    name,
+    make: Effect.map(listen, (received) => () => Effect.map(received, (s) => s !== undefined)),
+    explain: Effect.map(listen, (received): Explain => () =>
+      Effect.map(received, (signal) =>
+        signal === undefined
+          ? Option.none()
+          : Option.some({ condition: name, reason: `stopped by hand (${signal === "SIGINT" ? "Ctrl-C" : signal})` })))
+  }
+}
 
 /**
  * A condition stopped by hand: `stop` makes it true.
@@ -202,7 +313,7 @@ export const onSignal = (signals: ReadonlyArray<NodeJS.Signals> = ["SIGINT", "SI
  */
 export const manual = (name = "manual"): Effect.Effect<{ readonly condition: StopCondition; readonly stop: Effect.Effect<void> }> =>
   Effect.map(Ref.make(false), (flag) => ({
-    condition: make(name, () => Ref.get(flag)),
+    condition: make(name, () => Ref.get(flag), () => `stopped by hand (${name})`),
     stop: Ref.set(flag, true)
   }))
 
@@ -223,7 +334,10 @@ export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition 
     maxIterations: caps.length === 0 ? undefined : Math.min(...caps),
     interruptAfter: deadlines.length === 0 ? undefined : deadlines.reduce(Duration.min),
     make: Effect.map(Effect.forEach(conditions, (c) => c.make), (checks) => (s: Snapshot) =>
-      Effect.reduce(checks, false, (acc, check) => (acc ? Effect.succeed(true) : check(s))))
+      Effect.reduce(checks, false, (acc, check) => (acc ? Effect.succeed(true) : check(s)))),
+    // the first condition that holds is the one the run stopped for
+    explain: Effect.map(Effect.forEach(conditions, explain), (checks): Explain => (s) =>
+      Effect.reduce(checks, Option.none<Fired>(), (found, check) => (Option.isSome(found) ? Effect.succeed(found) : check(s))))
   }
 }
 
@@ -235,6 +349,7 @@ export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition 
  */
 export const all = (...conditions: ReadonlyArray<StopCondition>): StopCondition => ({
   name: `all(${conditions.map((c) => c.name).join(", ")})`,
+  describe: (s) => conditions.map((c) => describe(c, s)).join(", and "),
   // capped only when every condition is, by the largest cap
   maxIterations: conditions.length > 0 && conditions.every((c) => c.maxIterations !== undefined)
     ? Math.max(...conditions.map((c) => c.maxIterations!))

@@ -15,6 +15,7 @@ import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Me
 
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
+import * as modelCall from "./internal/modelCall.js"
 import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"
 
 // ---------------------------------------------------------------------------
@@ -293,6 +294,20 @@ export type ModelRole = "reflection" | "task"
 
 const InstrumentedId: unique symbol = Symbol.for("effect-gepa/Telemetry/instrumented")
 
+const ModelNameId: unique symbol = Symbol.for("effect-gepa/Telemetry/modelName")
+
+/**
+ * The name an instrumented model was given (see `instrumentModel`), for
+ * messages; `undefined` for a model without one.
+ *
+ * @since 0.3.0
+ * @category model instrumentation
+ */
+export const nameOf = (model: LanguageModel): string | undefined => {
+  const name = (model as { readonly [ModelNameId]?: unknown })[ModelNameId]
+  return typeof name === "string" ? name : undefined
+}
+
 /**
  * Whether `instrumentModel` already wrapped this model.
  *
@@ -302,11 +317,14 @@ const InstrumentedId: unique symbol = Symbol.for("effect-gepa/Telemetry/instrume
 export const isInstrumented = (model: LanguageModel): boolean => InstrumentedId in model
 
 /**
- * Wraps a model so that every call runs in a `gepa.model` span (kind
- * client) carrying the GenAI attributes (`gen_ai.request.model`,
+ * Wraps a model so that every call runs in one `gepa.model` span (kind
+ * client; the library's model layers open none of their own, and an
+ * `@effect/ai` provider's spans are not recorded) carrying the GenAI
+ * attributes (`gen_ai.system`, `gen_ai.request.model`,
  * `gen_ai.response.model`, `gen_ai.usage.input_tokens`,
  * `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`) plus
- * `gepa.model.role` and `gepa.model.cost`, and updates the model metrics.
+ * `gepa.model.role`, `gepa.model.cost` and `gepa.model.retries`, and
+ * updates the model metrics.
  * Wrapping an instrumented model again returns it unchanged, so layers and
  * the engine may both instrument without counting a call twice.
  *
@@ -319,6 +337,13 @@ export const instrumentModel = (
     readonly role: ModelRole
     /** the model's name in attributes and metric tags; default the name the answer reports, else "unknown" */
     readonly model?: string | undefined
+    /**
+     * the provider in `gen_ai.system`; default the one the model layer
+     * reports (the library's layers do), else none
+     *
+     * @since 0.3.0
+     */
+    readonly provider?: string | undefined
   }
 ): LanguageModel => {
   if (isInstrumented(model)) return model
@@ -337,7 +362,10 @@ export const instrumentModel = (
     Effect.withFiberRuntime<Completion, LlmError>((fiber) => {
       const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
       const start = clock.unsafeCurrentTimeMillis()
-      return Effect.onExit(model.complete(prompt), (exit) =>
+      // the model layers count their retries and name their provider here
+      const stats: modelCall.CallStats = { retries: 0, provider: options.provider }
+      const call = Effect.locally(model.complete(prompt), modelCall.currentCallStats, stats)
+      return Effect.onExit(call, (exit) =>
         Effect.withFiberRuntime((after) => {
           // a call cut short (a timeout, a stopped run) neither failed nor answered
           if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return Effect.void
@@ -352,6 +380,8 @@ export const instrumentModel = (
           const span = after.currentSpan
           if (span?._tag === "Span") {
             if (options.model === undefined) span.attribute("gen_ai.request.model", name)
+            if (stats.provider !== undefined) span.attribute("gen_ai.system", stats.provider)
+            span.attribute("gepa.model.retries", stats.retries)
             if (completion !== undefined) {
               // Effect exports arrays as JSON text, so the one reason goes as a string
               span.attribute("gen_ai.response.finish_reasons", completion.finishReason)
@@ -366,7 +396,7 @@ export const instrumentModel = (
           return Effect.void
         }))
     }).pipe(Effect.withSpan("gepa.model", spanOptions))
-  return { complete, [InstrumentedId]: true } as LanguageModel
+  return { complete, [InstrumentedId]: true, [ModelNameId]: options.model } as LanguageModel
 }
 
 // ---------------------------------------------------------------------------
@@ -554,9 +584,64 @@ export const observer = (
         const level = kind === "summary" ? summaryLevel : levelOf[kind]
         return LogLevel.lessThan(level, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))
           ? Effect.void
-          : Effect.logWithLevel(level, describeEvent(event, best).message)
+          : Effect.annotateLogs(Effect.logWithLevel(level, describeEvent(event, best).message), annotationsOf(event, best))
       })
   })
+
+/**
+ * The log annotations of an event's line (besides the run's own `run`
+ * annotation and `gepa.run` log span, see `Gepa.optimize`): `event` (its
+ * tag) and, where they apply, `iteration`, `candidate`, `parent` (one
+ * parent, or the parents joined with commas), `score`, `metricCalls`,
+ * `budget`, `purpose`, `outcome`, `bestScore` and `bestCandidate`.
+ *
+ * @since 0.3.0
+ * @category observer
+ */
+export const annotationsOf = (
+  event: GepaEvent,
+  best?: { readonly score: number; readonly candidate: number } | undefined
+): Record<string, string | number | boolean> => {
+  const out: Record<string, string | number | boolean> = { event: event._tag }
+  const e = event as unknown as Readonly<Record<string, unknown>>
+  const put = (key: string, value: unknown) => {
+    if (typeof value === "number" ? Number.isFinite(value) : typeof value === "string" || typeof value === "boolean") {
+      out[key] = value as string | number | boolean
+    }
+  }
+  put("iteration", e["iteration"])
+  put("candidate", e["candidate"])
+  put("parent", e["parent"])
+  if (Array.isArray(e["parents"])) put("parent", (e["parents"] as ReadonlyArray<number>).join(","))
+  put("score", e["score"])
+  put("metricCalls", e["metricCalls"])
+  put("purpose", e["purpose"])
+  put("outcome", e["outcome"])
+  if ("budget" in e) put("budget", e["budget"] ?? "unlimited")
+  switch (event._tag) {
+    case "CandidateRejected":
+      put("score", event.after)
+      break
+    case "IterationEnded":
+      put("metricCalls", event.state.metricCalls)
+      put("accepted", event.accepted)
+      break
+    case "OptimizationEnded":
+      put("metricCalls", event.result.totalMetricCalls)
+      put("iteration", event.result.iterations)
+      put("candidate", event.result.bestIndex)
+      if (event.result.bestScore !== null) put("score", event.result.bestScore)
+      break
+    case "SeedGenerated":
+      put("attempts", event.attempts)
+      break
+  }
+  if (best !== undefined && event._tag !== "OptimizationEnded") {
+    put("bestScore", best.score)
+    put("bestCandidate", best.candidate)
+  }
+  return out
+}
 
 // the level of an event's line before it is built (see `describeEvent`)
 const kindOf = (event: GepaEvent): "summary" | "warning" | "debug" => {

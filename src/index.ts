@@ -63,8 +63,12 @@ export * as Result from "./Result.js"
 export * as Rng from "./Rng.js"
 /** @since 0.1.0 */
 export * as RunDir from "./RunDir.js"
+/** @since 0.2.0 */
+export * as RunMonitor from "./RunMonitor.js"
 /** @since 0.1.0 */
 export * as RunStore from "./RunStore.js"
+/** @since 0.3.0 */
+export * as Secrets from "./Secrets.js"
 /** @since 0.1.0 */
 export * as State from "./State.js"
 /** @since 0.1.0 */

@@ -237,5 +237,5 @@ describe("crash exactness", () => {
           `${result.lostMetricCalls} lost (uninterrupted: ${base.ledger.length}), ${result.candidates.length} candidates`)
       }
       expect(totalKills).toBeGreaterThanOrEqual(20)
-    }), 120_000)
+    }), 300_000)
 })

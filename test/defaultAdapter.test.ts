@@ -9,7 +9,7 @@ import {
   LlmAuthenticationError,
   LlmTimeout,
   messages,
-  taskLayer
+  layerTask
 } from "../src/LanguageModel.js"
 import * as Metric from "../src/Metric.js"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.js"
@@ -182,7 +182,7 @@ describe("DefaultAdapter", () => {
       expect(result.scores).toEqual([1])
     }).pipe(
       Effect.provide(
-        DefaultAdapter.layer<Example>({ input: (e) => e.question, metric }).pipe(Layer.provide(taskLayer(arithmetic)))
+        DefaultAdapter.layer<Example>({ input: (e) => e.question, metric }).pipe(Layer.provide(layerTask(arithmetic)))
       )
     ))
 

@@ -219,7 +219,7 @@ describe("the budget", () => {
           // stopped only when nothing that could change the result fitted: the
           // smallest proposal (a minibatch of 1, a child validated on a quarter
           // of the validation set) needs 2 + 3 calls here
-          if (calls < budget) {
+          if (calls < budget && !result.stopReason.startsWith("nothing left to learn")) {
             const needed = Number(/needs at least (\d+)/.exec(result.stopReason)?.[1])
             assert.isBelow(budget - calls, needed, result.stopReason)
             assert.isAtMost(needed, 2 + Math.ceil(task.valset.length / 4))

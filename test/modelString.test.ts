@@ -1,15 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Option } from "effect"
+import { ConfigProvider, Effect, Either, Layer, Option } from "effect"
 import * as Net from "node:net"
 import { ConfigError } from "../src/Errors.js"
 import * as LanguageModel from "../src/LanguageModel.js"
 import { ReflectionModel, TaskModel } from "../src/LanguageModel.js"
 import * as ModelString from "../src/ModelString.js"
 import * as Telemetry from "../src/Telemetry.js"
-import * as FakeAi from "./fixtures/fakeAi.js"
 import * as FakeServer from "./fixtures/openaiServer.js"
 
 const SECRET = "sk-ant-SECRET-9876543210"
+
+/** keys and base URLs as an app would give them: through a ConfigProvider */
+const withConfig = (entries: Record<string, string>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries))))
 
 const parseError = (text: string, field?: string) => {
   const result = ModelString.parse(text, field)
@@ -37,6 +40,10 @@ describe("ModelString.parse", () => {
     // a model name may itself hold colons (Ollama tags)
     expect(ModelString.parse("openai-compatible:http://localhost:11434/v1#llama3.2:3b")).toEqual(
       Either.right({ provider: "openai-compatible", model: "llama3.2:3b", baseURL: "http://localhost:11434/v1" })
+    )
+    // a server that needs no key says so
+    expect(ModelString.parse("openai-compatible:http://localhost:11434/v1#llama3.2:3b#nokey")).toEqual(
+      Either.right({ provider: "openai-compatible", model: "llama3.2:3b", baseURL: "http://localhost:11434/v1", noKey: true })
     )
   })
 
@@ -70,28 +77,42 @@ describe("ModelString.parse", () => {
 })
 
 describe("ModelString.make", () => {
-  it.scopedLive("openai-compatible reaches the named server with the named model, without a key", () =>
+  it.scopedLive("openai-compatible#nokey reaches the named server with the named model, and sends no key", () =>
     Effect.gen(function*() {
       const server = yield* FakeServer.make
       server.setFallback(() => FakeServer.ok("pong", { usage: { prompt_tokens: 10, completion_tokens: 2 } }))
-      const model = yield* ModelString.make(`openai-compatible:${server.baseURL}#local-model`, {
-        env: {},
+      const model = yield* ModelString.make(`openai-compatible:${server.baseURL}#local-model#nokey`, {
         price: { inputPerMillion: 1, outputPerMillion: 1 }
-      })
+      }).pipe(withConfig({ OPENAI_API_KEY: "sk-not-for-this-server-123" }))
       const completion = yield* model.complete("ping")
       expect(completion.text).toBe("pong")
       expect(completion.cost).toBeCloseTo(12 / 1_000_000)
       expect(server.requests[0]!.url).toBe("/v1/chat/completions")
       expect((server.requests[0]!.body as { model: string }).model).toBe("local-model")
-      expect(server.requests[0]!.headers.authorization).toBe("Bearer unused")
+      expect(server.requests[0]!.headers.authorization).toBeUndefined()
+      expect(JSON.stringify(server.requests[0])).not.toContain("sk-not-for-this-server")
+    }))
+
+  it.scopedLive("openai-compatible without #nokey needs a key: one line naming the variable", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeServer.make
+      const text = `openai-compatible:${server.baseURL}#local-model`
+      const missing = yield* Effect.flip(ModelString.make(text, { field: "taskModel" }).pipe(withConfig({})))
+      expect(missing.message).toBe(
+        `Invalid configuration "taskModel": OPENAI_API_KEY is not set: ${text} needs an API key ` +
+          `(for a server that needs none, end the string with #nokey)`
+      )
+      const model = yield* ModelString.make(text).pipe(withConfig({ OPENAI_API_KEY: "sk-compatible-123" }))
+      yield* model.complete("q")
+      expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-compatible-123")
     }))
 
   it.scopedLive("openai reads OPENAI_API_KEY and OPENAI_BASE_URL", () =>
     Effect.gen(function*() {
       const server = yield* FakeServer.make
-      const model = yield* ModelString.make("openai:gpt-4.1-mini", {
-        env: { OPENAI_API_KEY: "sk-openai-123456", OPENAI_BASE_URL: server.baseURL }
-      })
+      const model = yield* ModelString.make("openai:gpt-4.1-mini").pipe(
+        withConfig({ OPENAI_API_KEY: "sk-openai-123456", OPENAI_BASE_URL: server.baseURL })
+      )
       yield* model.complete("q")
       expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-openai-123456")
       expect((server.requests[0]!.body as { model: string }).model).toBe("gpt-4.1-mini")
@@ -99,13 +120,18 @@ describe("ModelString.make", () => {
 
   it.effect("a missing key and invalid options are ConfigErrors naming the field", () =>
     Effect.gen(function*() {
-      const noKey = yield* Effect.flip(ModelString.make("openai:gpt-4.1-mini", { env: {}, field: "taskModel" }))
+      const noKey = yield* Effect.flip(ModelString.make("openai:gpt-4.1-mini", { field: "taskModel" }).pipe(withConfig({})))
       expect(noKey).toMatchObject({ field: "taskModel" })
-      expect(noKey.detail).toContain("OPENAI_API_KEY is not set")
-      const noAnthropicKey = yield* Effect.flip(ModelString.make("anthropic:claude-x", { env: {} }))
-      expect(noAnthropicKey.detail).toContain("ANTHROPIC_API_KEY is not set")
+      expect(noKey.detail).toBe("OPENAI_API_KEY is not set: openai:gpt-4.1-mini needs an API key")
+      const noAnthropicKey = yield* Effect.flip(ModelString.make("anthropic:claude-x").pipe(withConfig({})))
+      expect(noAnthropicKey.detail).toBe("ANTHROPIC_API_KEY is not set: anthropic:claude-x needs an API key")
+      const noGeminiKey = yield* Effect.flip(ModelString.make("google:gemini-2.5-flash").pipe(withConfig({})))
+      expect(noGeminiKey.detail).toBe("GEMINI_API_KEY or GOOGLE_API_KEY is not set: google:gemini-2.5-flash needs an API key")
+      // the deprecated env option is read instead of the ambient provider
+      const viaEnv = yield* Effect.flip(ModelString.make("openai:m", { env: {} }).pipe(withConfig({ OPENAI_API_KEY: "sk-ambient-1234" })))
+      expect(viaEnv.detail).toContain("OPENAI_API_KEY is not set")
       const badTemperature = yield* Effect.flip(
-        ModelString.make("openai-compatible:http://127.0.0.1:1/v1#m", { env: {}, temperature: 9, field: "taskModel" })
+        ModelString.make("openai-compatible:http://127.0.0.1:1/v1#m#nokey", { temperature: 9, field: "taskModel" })
       )
       expect(badTemperature.field).toBe("taskModel.temperature")
     }))
@@ -117,56 +143,42 @@ describe("ModelString.make", () => {
         requested.push(specifier)
         return Promise.reject(missingModule(specifier))
       }
-      const google = yield* Effect.flip(
-        ModelString.make("google:gemini-2.5-flash", { env: { GEMINI_API_KEY: "g-key-123456" }, importer })
-      )
-      expect(google.message).toBe(
-        "Invalid configuration \"model\": install @effect/ai-google to use google: models " +
-          "(npm install @effect/ai@^0.37 @effect/ai-google)"
-      )
       const anthropic = yield* Effect.flip(
-        ModelString.make("anthropic:claude-x", { env: { ANTHROPIC_API_KEY: SECRET }, importer, field: "reflectionModel" })
+        ModelString.make("anthropic:claude-x", { importer, field: "reflectionModel" }).pipe(withConfig({ ANTHROPIC_API_KEY: SECRET }))
       )
       expect(anthropic.message).toBe(
         "Invalid configuration \"reflectionModel\": install @effect/ai-anthropic to use anthropic: models " +
           "(npm install @effect/ai@^0.37 @effect/ai-anthropic)"
       )
-      expect(requested).toEqual(["@effect/ai-google", "@effect/ai-anthropic"])
+      expect(requested).toEqual(["@effect/ai-anthropic"])
       // a package of the wrong shape is named too
       const wrong = yield* Effect.flip(
-        ModelString.make("google:gemini", { env: { GOOGLE_API_KEY: "g-key-123456" }, importer: () => Promise.resolve({}) })
+        ModelString.make("anthropic:claude-x", { importer: () => Promise.resolve({}) }).pipe(withConfig({ ANTHROPIC_API_KEY: SECRET }))
       )
-      expect(wrong.detail).toContain("@effect/ai-google has no GoogleClient.layer or GoogleLanguageModel.model")
+      expect(wrong.detail).toContain("@effect/ai-anthropic has no AnthropicClient.layer or AnthropicLanguageModel.model")
     }))
 
-  it.effect("google: the provider module's client and model layers are composed under our model", () =>
+  it.scopedLive("google: Gemini's OpenAI-compatible endpoint, key from GEMINI_API_KEY or GOOGLE_API_KEY, no package needed", () =>
     Effect.gen(function*() {
-      const seen: Array<unknown> = []
-      const fakeGoogle = {
-        GoogleClient: {
-          layer: (options: unknown) => {
-            seen.push(options)
-            return Layer.empty
-          }
-        },
-        GoogleLanguageModel: {
-          model: (name: string, config: unknown) => {
-            seen.push(name, config)
-            return FakeAi.layer((messages) => Effect.succeed({ text: `${name} says ${messages[0]!.content}` }), "google")
-          }
-        }
-      }
-      const model = yield* ModelString.make("google:gemini-2.5-flash", {
-        env: { GEMINI_API_KEY: "g-key-123456" },
-        importer: (specifier) => Promise.resolve(specifier === "@effect/ai-google" ? fakeGoogle : {}),
-        temperature: 0.5,
-        maxOutputTokens: 256
-      })
+      const server = yield* FakeServer.make
+      server.setFallback(() => FakeServer.ok("hallo", { model: "gemini-2.5-flash" }))
+      const importer = (specifier: string) => Promise.reject(missingModule(specifier))
+      const model = yield* ModelString.make("google:gemini-2.5-flash", { importer, temperature: 0.5, maxOutputTokens: 256 }).pipe(
+        withConfig({ GEMINI_API_KEY: "g-key-1234567890abcdef", GEMINI_BASE_URL: server.baseURL })
+      )
       const completion = yield* model.complete("hi")
-      expect(completion.text).toBe("gemini-2.5-flash says hi")
-      expect(seen[0]).toBe("gemini-2.5-flash")
-      expect(seen[1]).toEqual({ generationConfig: { maxOutputTokens: 256, temperature: 0.5 } })
-      expect(String((seen[2] as { apiKey: unknown }).apiKey)).not.toContain("g-key")
+      expect(completion).toMatchObject({ text: "hallo", model: "gemini-2.5-flash" })
+      const request = server.requests[0]!
+      expect(request.url).toBe("/v1/chat/completions")
+      expect(request.headers.authorization).toBe("Bearer g-key-1234567890abcdef")
+      expect(request.body).toMatchObject({ model: "gemini-2.5-flash", temperature: 0.5, max_completion_tokens: 256 })
+      // GOOGLE_API_KEY is the fallback
+      const viaGoogle = yield* ModelString.make("google:gemini-2.5-pro").pipe(
+        withConfig({ GOOGLE_API_KEY: "google-key-0987654321", GEMINI_BASE_URL: server.baseURL })
+      )
+      yield* viaGoogle.complete("hi")
+      expect(server.requests[1]!.headers.authorization).toBe("Bearer google-key-0987654321")
+      expect(ModelString.geminiBaseURL).toBe("https://generativelanguage.googleapis.com/v1beta/openai")
     }))
 
   it.scopedLive("anthropic through the real @effect/ai-anthropic against a local server", () =>
@@ -185,10 +197,9 @@ describe("ModelString.make", () => {
         }
       }))
       const model = yield* ModelString.make("anthropic:claude-test", {
-        env: { ANTHROPIC_API_KEY: SECRET, ANTHROPIC_BASE_URL: server.baseURL.replace(/\/v1$/, "") },
         maxOutputTokens: 64,
         price: { inputPerMillion: 3, outputPerMillion: 15 }
-      })
+      }).pipe(withConfig({ ANTHROPIC_API_KEY: SECRET, ANTHROPIC_BASE_URL: server.baseURL.replace(/\/v1$/, "") }))
       const completion = yield* model.complete({
         messages: [{ role: "system", content: "translate" }, { role: "user", content: "hello" }]
       })
@@ -248,11 +259,11 @@ describe("ModelString.make", () => {
   it.scopedLive("layers provide instrumented reflection and task models", () =>
     Effect.gen(function*() {
       const server = yield* FakeServer.make
-      const text = `openai-compatible:${server.baseURL}#m`
+      const text = `openai-compatible:${server.baseURL}#m#nokey`
       const { reflection, task } = yield* Effect.all({ reflection: ReflectionModel, task: TaskModel }).pipe(
         Effect.provide(Layer.mergeAll(
-          ModelString.layerReflection(text, { env: {} }),
-          ModelString.layerTask(text, { env: {} })
+          ModelString.layerReflection(text),
+          ModelString.layerTask(text)
         ))
       )
       expect(Telemetry.isInstrumented(reflection)).toBe(true)
@@ -267,46 +278,49 @@ describe("ModelString.forRole", () => {
   it.scopedLive("plain names run on the OpenAI API or the given server; model strings go through make", () =>
     Effect.gen(function*() {
       const server = yield* FakeServer.make
-      const plain = yield* ModelString.forRole("task", { model: "qwen2.5:7b", baseUrl: server.baseURL, temperature: 0 }, {
-        env: {}
-      })
+      const plain = yield* ModelString.forRole("task", { model: "qwen2.5:7b#nokey", baseUrl: server.baseURL, temperature: 0 }).pipe(
+        withConfig({})
+      )
       expect(Telemetry.isInstrumented(plain)).toBe(true)
       yield* plain.complete("q")
       expect(server.requests[0]!.body).toMatchObject({ model: "qwen2.5:7b", temperature: 0 })
-      expect(server.requests[0]!.headers.authorization).toBe("Bearer unused")
+      expect(server.requests[0]!.headers.authorization).toBeUndefined()
 
-      const fromEnv = yield* ModelString.forRole("reflection", { model: "gpt-4.1" }, {
-        env: { OPENAI_API_KEY: "sk-env-123456", OPENAI_BASE_URL: server.baseURL }
-      })
+      const fromEnv = yield* ModelString.forRole("reflection", { model: "gpt-4.1" }).pipe(
+        withConfig({ OPENAI_API_KEY: "sk-env-123456", OPENAI_BASE_URL: server.baseURL })
+      )
       yield* fromEnv.complete("q")
       expect(server.requests[1]!.headers.authorization).toBe("Bearer sk-env-123456")
 
       const viaString = yield* ModelString.forRole("task", {
-        model: `openai-compatible:${server.baseURL}#served`,
+        model: `openai-compatible:${server.baseURL}#served#nokey`,
         maxOutputTokens: 32
-      }, { env: {} })
+      })
       yield* viaString.complete("q")
       expect(server.requests[2]!.body).toMatchObject({ model: "served", max_completion_tokens: 32 })
     }))
 
   it.effect("errors name the role's field", () =>
     Effect.gen(function*() {
-      const noKey = yield* Effect.flip(ModelString.forRole("reflection", { model: "gpt-4.1" }, { env: {} }))
+      const noKey = yield* Effect.flip(ModelString.forRole("reflection", { model: "gpt-4.1" }).pipe(withConfig({})))
       expect(noKey.message).toBe(
         "Invalid configuration \"reflectionModel\": OPENAI_API_KEY is not set: \"gpt-4.1\" runs on the OpenAI API, " +
-          "which needs a key (or give a base URL for a local server, or a model string such as anthropic:gpt-4.1)"
+          "which needs an API key (or give a base URL for a local server, or a model string such as anthropic:gpt-4.1)"
+      )
+      const local = yield* Effect.flip(ModelString.forRole("task", { model: "qwen", baseUrl: "http://127.0.0.1:1/v1" }).pipe(withConfig({})))
+      expect(local.detail).toBe(
+        `OPENAI_API_KEY is not set: "qwen" at http://127.0.0.1:1/v1 needs an API key (for a server that needs none, name the model "qwen#nokey")`
       )
       const both = yield* Effect.flip(
         ModelString.forRole("task", { model: "anthropic:claude-x", baseUrl: "http://127.0.0.1:1/v1" }, { env: {} })
       )
       expect(both.field).toBe("taskModel.baseUrl")
-      const missing = yield* Effect.flip(ModelString.forRole("task", { model: "google:gemini" }, {
-        env: { GEMINI_API_KEY: "g-key-123456" },
+      const missing = yield* Effect.flip(ModelString.forRole("task", { model: "anthropic:claude" }, {
         importer: (s) => Promise.reject(missingModule(s))
-      }))
-      expect(missing.message).toContain("taskModel\": install @effect/ai-google to use google: models")
+      }).pipe(withConfig({ ANTHROPIC_API_KEY: SECRET })))
+      expect(missing.message).toContain("taskModel\": install @effect/ai-anthropic to use anthropic: models")
       const badTemperature = yield* Effect.flip(
-        ModelString.forRole("task", { model: "m", baseUrl: "http://127.0.0.1:1/v1", temperature: 7 }, { env: {} })
+        ModelString.forRole("task", { model: "m#nokey", baseUrl: "http://127.0.0.1:1/v1", temperature: 7 })
       )
       expect(badTemperature.field).toBe("taskModel.temperature")
     }))
@@ -319,7 +333,9 @@ describe("ModelString.forRole", () => {
       // fine-tuned OpenAI models are named ft:...
       const fineTuned = yield* ModelString.forRole("task", { model: "ft:gpt-4o-mini:org::abc" }, { env: { OPENAI_API_KEY: "k" } })
       expect(Telemetry.isInstrumented(fineTuned)).toBe(true)
-      const local = yield* ModelString.forRole("task", { model: "mistral:7b" }, { env: { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" } })
+      const local = yield* ModelString.forRole("task", { model: "mistral:7b#nokey" }).pipe(
+        withConfig({ OPENAI_BASE_URL: "http://127.0.0.1:1/v1" })
+      )
       expect(Telemetry.isInstrumented(local)).toBe(true)
     }))
 })

@@ -642,7 +642,7 @@ describe("optimizeAnything: faces", () => {
         seedCandidate: "a",
         evaluator: (text) => Effect.succeed(bangs(text) > 0 ? 1 : 0),
         maxMetricCalls: 4
-      }).pipe(Effect.provide(LanguageModel.reflectionLayer(model)))
+      }).pipe(Effect.provide(LanguageModel.layerReflection(model)))
       assert.strictEqual(result.bestCandidate, "a!")
     }))
 

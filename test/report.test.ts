@@ -146,8 +146,8 @@ describe("Report", () => {
   it("lists the Pareto front per example with its best score", () => {
     const pareto = section(html, "pareto")
     for (const id of ids) expect(pareto).toContain(`<td class="id">${id}</td>`)
-    expect(pareto).toContain(`<td class="id">ex-7</td><td class="num">0</td>`)
-    expect(pareto).toContain(`<td class="id">ex-4</td><td class="num">1</td><td><a href="#node-2">#2</a> <a href="#node-4">#4</a></td>`)
+    expect(pareto).toContain(`<td class="id">ex-7</td><td class="num">0.000</td>`)
+    expect(pareto).toContain(`<td class="id">ex-4</td><td class="num">1.000</td><td><a href="#node-2">#2</a> <a href="#node-4">#4</a></td>`)
   })
 
   it("escapes user text", () => {

@@ -5,7 +5,7 @@
  * (`Gepa.Config.telemetry`); no test run passes one of its own unless it says so.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Logger, LogLevel, Metric } from "effect"
+import { Effect, HashMap, List, Logger, LogLevel, Metric } from "effect"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
@@ -62,6 +62,46 @@ const logsOf = (
   })
 
 describe("Telemetry logs", () => {
+  it.effect("every line carries the run's annotation and log span; event lines their iteration, candidate, score, budget", () =>
+    Effect.gen(function*() {
+      const lines: Array<{ message: string; annotations: Record<string, unknown>; spans: ReadonlyArray<string> }> = []
+      const capture = Logger.make(({ annotations, message, spans }) => {
+        lines.push({
+          message: String(message),
+          annotations: Object.fromEntries(HashMap.toEntries(annotations)),
+          spans: List.toArray(spans).map((s) => s.label)
+        })
+      })
+      const adapter = yield* DefaultAdapter.make<Example>({ model: task, input: (e) => e.q, metric: GepaMetric.exactMatch((e) => e.a) })
+      const result = yield* Gepa.optimize({
+        seedCandidate: { system_prompt: "Repeat the letter." },
+        trainset: examples,
+        adapter,
+        reflectionModel: reflection,
+        maxMetricCalls: 30
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)), Logger.withMinimumLogLevel(LogLevel.Debug))
+      expect(lines.length).toBeGreaterThan(0)
+      const run = lines[0]!.annotations["run"]
+      expect(run).toMatch(/^run-[0-9a-f]{8}$/)
+      expect(lines.every((l) => l.annotations["run"] === run && l.spans.includes("gepa.run"))).toBe(true)
+      const started = lines.find((l) => l.annotations["event"] === "OptimizationStarted")!
+      expect(started.annotations).toMatchObject({ budget: 30 })
+      const ended = lines.filter((l) => l.annotations["event"] === "IterationEnded")
+      expect(ended).toHaveLength(result.iterations)
+      expect(ended.map((l) => l.annotations["iteration"])).toEqual(Array.from({ length: result.iterations }, (_, i) => i + 1))
+      expect(ended.every((l) => typeof l.annotations["metricCalls"] === "number")).toBe(true)
+      const accepted = lines.find((l) => l.annotations["event"] === "CandidateAccepted")
+      expect(accepted?.annotations).toMatchObject({ candidate: expect.any(Number), parent: expect.any(String), score: expect.any(Number) })
+      const selected = lines.find((l) => l.annotations["event"] === "CandidateSelected")
+      expect(selected?.annotations).toMatchObject({ iteration: expect.any(Number), candidate: expect.any(Number), score: expect.any(Number) })
+      // the same function, for an application's own observer
+      expect(Telemetry.annotationsOf(GepaEvent.ProposalStarted({ iteration: 4, parent: 2, components: ["a"] }))).toEqual({
+        event: "ProposalStarted",
+        iteration: 4,
+        parent: 2
+      })
+    }))
+
   it.effect("info shows the run's start, one summary per iteration and the end; no details", () =>
     Effect.gen(function*() {
       const { lines, result } = yield* logsOf(LogLevel.Info, { summaryLevel: "info" })

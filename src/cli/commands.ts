@@ -7,17 +7,17 @@ import { Args, Command, type Options } from "@effect/cli"
 import { Deferred, Effect, Either, Exit, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { PersistenceError } from "../Errors.js"
 import * as ClusterCommand from "../internal/cluster/command.js"
 import * as AnythingCommand from "../internal/optimizeAnything/cliCommand.js"
 import * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import { CliInputError, errorText, fromEither, inputError } from "./errors.js"
 import { commands } from "./help.js"
-import { budgetOptions, modelOptions, optimizeOptions, reportOptions, showOptions } from "./options.js"
+import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions, uiOptions } from "./options.js"
 import { type Environment, prepare, type RunFailure, runPrepared } from "./run.js"
 import { describeRun, readRun, readSavedSettings, renderReport } from "./saved.js"
-import { type Input, type ModelSpec, parseConfigFile, readText, resolvePaths, resolveSettings, type Settings } from "./settings.js"
+import { type Input, type ModelSpec, parseConfig, readText, resolvePaths, resolveSettings, type Settings } from "./settings.js"
+import { watchCommand, withUi } from "./ui.js"
 
 // the values of a record of options
 type ValuesOf<O> = { readonly [K in keyof O]: O[K] extends Options.Options<infer A> ? A : never }
@@ -50,6 +50,9 @@ const budgetFlags = (flags: BudgetFlags) => ({
   ...given(flags.maxIterations, (maxIterations) => ({ maxIterations })),
   ...given(flags.timeout, (timeout) => ({ timeout })),
   ...given(flags.scoreThreshold, (scoreThreshold) => ({ scoreThreshold })),
+  ...given(flags.patience, (patience) => ({ patience })),
+  ...(flags.noPatience ? { patience: 0 } : {}),
+  ...(flags.noStopAtPerfect ? { stopAtPerfect: false } : {}),
   ...given(flags.maxConcurrency, (maxConcurrency) => ({ maxConcurrency }))
 })
 
@@ -66,16 +69,22 @@ export const optimizeSettings = (
   flags: OptimizeFlags,
   cwd: string,
   now?: Date
-): Either.Either<{ readonly settings: Settings; readonly resume: boolean }, CliInputError> =>
+): Either.Either<
+  { readonly settings: Settings; readonly resume: boolean; readonly warnings: ReadonlyArray<string> },
+  CliInputError
+> =>
   Either.gen(function*() {
     if (flags.merge && flags.noMerge) return yield* Either.left(inputError(`--merge and --no-merge: give one of them, not both`))
     if (flags.ignoreCase && flags.noIgnoreCase) {
       return yield* Either.left(inputError(`--ignore-case and --no-ignore-case: give one of them, not both`))
     }
     let file: Input = {}
+    let warnings: ReadonlyArray<string> = []
     if (Option.isSome(flags.config)) {
       const configFile = path.resolve(cwd, flags.config.value)
-      file = yield* parseConfigFile(yield* readText(configFile), configFile)
+      const parsed = yield* parseConfig(yield* readText(configFile), configFile)
+      file = parsed.input
+      warnings = parsed.warnings
     }
     const task = modelFlags(flags, "task")
     const reflection = modelFlags(flags, "reflection")
@@ -102,7 +111,7 @@ export const optimizeSettings = (
       ...given(flags.runDir, (runDir) => ({ runDir }))
     }, cwd)
     const settings = yield* resolveSettings(file, fromFlags, { cwd, now })
-    return { settings, resume: flags.resume || file.resume === true }
+    return { settings, resume: flags.resume || file.resume === true, warnings }
   })
 
 const encodeResult = Schema.encodeSync(Result.GepaResult)
@@ -116,14 +125,16 @@ const encodeResult = Schema.encodeSync(Result.GepaResult)
 export const make = (env: Environment) => {
   const optimize = Command.make("optimize", optimizeOptions, (flags) =>
     Effect.gen(function*() {
-      const { resume, settings } = yield* fromEither(optimizeSettings(flags, env.cwd))
+      const { resume, settings, warnings } = yield* fromEither(optimizeSettings(flags, env.cwd))
+      for (const warning of warnings) env.stderr(`gepa: warning: ${warning}\n`)
       const prepared = yield* prepare(settings, env, { resume })
-      return yield* runPrepared(prepared, env)
+      return yield* runPrepared(prepared, env, { quiet: flags.quiet }).pipe(withUi(flags, env, settings.runDir))
     })).pipe(Command.withDescription(commands.optimize))
 
-  const runDirArg = Args.directory({ name: "run-dir" }).pipe(Args.withDescription("a run directory"))
+  // checked by readRun / readSavedSettings, one line naming the path
+  const runDirArg = Args.text({ name: "run-dir" }).pipe(Args.withDescription("a run directory"))
 
-  const resume = Command.make("resume", { runDir: runDirArg, ...budgetOptions, ...modelOptions }, (flags) =>
+  const resume = Command.make("resume", { runDir: runDirArg, ...budgetOptions, ...modelOptions, ...resumeOptions, ...uiOptions }, (flags) =>
     Effect.gen(function*() {
       const runDir = path.resolve(env.cwd, flags.runDir)
       const saved = yield* readSavedSettings(runDir)
@@ -138,7 +149,7 @@ export const make = (env: Environment) => {
         runDir
       }
       const prepared = yield* prepare(settings, env, { resume: true })
-      return yield* runPrepared(prepared, env)
+      return yield* runPrepared(prepared, env, { quiet: flags.quiet }).pipe(withUi(flags, env, runDir))
     })).pipe(Command.withDescription(commands.resume))
 
   const report = Command.make("report", { runDir: runDirArg, ...reportOptions }, (flags) =>
@@ -151,11 +162,11 @@ export const make = (env: Environment) => {
         ? RunDir.writeFile(runDir, RunDir.FILES.report, html).pipe(
           Effect.mapError((error): RunFailure => ({ error, started: false, runDir }))
         )
-        // a file of the user's, outside the run directory
+        // a file of the user's, outside the run directory: a bad path is an input error
         : Effect.try({
           try: () => fs.writeFileSync(out, html),
-          catch: (e) => new PersistenceError({ path: out, operation: "write", detail: errorText(e) })
-        }).pipe(Effect.mapError((error): RunFailure => ({ error, started: false, runDir })))
+          catch: (e) => inputError(`${out}: cannot write the report: ${errorText(e)}`)
+        })
       env.stdout(`Report written to ${out}\n`)
     })).pipe(Command.withDescription(commands.report))
 
@@ -165,7 +176,20 @@ export const make = (env: Environment) => {
       const run = yield* readRun(runDir)
       env.stdout(
         flags.format === "json"
-          ? `${JSON.stringify({ finished: run.finished, result: encodeResult(run.result) }, null, 2)}\n`
+          ? `${
+            JSON.stringify(
+              {
+                finished: run.finished,
+                // why it stopped: in words, and which kind of stop and condition
+                stop: run.finished
+                  ? { reason: run.result.stopReason, kind: run.result.stoppedBy?.kind ?? null, condition: run.result.stoppedBy?.condition ?? null }
+                  : null,
+                result: encodeResult(run.result)
+              },
+              null,
+              2
+            )
+          }\n`
           : `${describeRun(run, runDir)}\n`
       )
     })).pipe(Command.withDescription(commands.show))
@@ -174,6 +198,7 @@ export const make = (env: Environment) => {
   const anything = AnythingCommand.command({
     cwd: env.cwd,
     stdout: env.stdout,
+    terminal: env.terminal,
     makeReflectionModel: (spec) =>
       env.makeModel("reflection", spec.baseUrl === undefined ? { model: spec.model } : { model: spec.model, baseUrl: spec.baseUrl })
   })
@@ -184,7 +209,10 @@ export const make = (env: Environment) => {
     Command.transformHandler((serve) => untilSignal(serve, env.stderr))
   )
 
-  return Command.make("gepa").pipe(Command.withSubcommands([optimize, resume, report, show, anything, runner]))
+  // `gepa watch` serves a run folder's dashboard until Ctrl-C
+  const watch = watchCommand(env, (serve) => untilSignal(serve, env.stderr))
+
+  return Command.make("gepa").pipe(Command.withSubcommands([optimize, resume, report, show, anything, runner, watch]))
 }
 
 /**

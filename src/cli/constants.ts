@@ -28,6 +28,10 @@ export const defaults = {
   component: "system_prompt",
   metric: "exact",
   maxConcurrency: 8,
+  /** iterations without a better validation score before a run stops (0: never) */
+  patience: 30,
+  /** a perfect validation score (1) stops a run */
+  stopAtPerfect: true,
   minibatchSize: 3,
   merge: false,
   seed: 0,
@@ -48,7 +52,7 @@ export const defaults = {
  * @category constants
  */
 export const changeableOnResume = {
-  run: ["maxMetricCalls", "maxIterations", "timeout", "scoreThreshold", "maxConcurrency", "runDir"],
+  run: ["maxMetricCalls", "maxIterations", "timeout", "scoreThreshold", "stopAtPerfect", "patience", "maxConcurrency", "runDir"],
   model: ["model", "baseUrl", "timeout"]
 } as const
 
@@ -59,9 +63,9 @@ export const changeableOnResume = {
  * @category constants
  */
 export const environmentVariables = [
-  ["OPENAI_API_KEY", "API key of both models; required for api.openai.com, optional for local servers"],
+  ["OPENAI_API_KEY", "API key of both models; required unless the model name ends with #nokey"],
   ["OPENAI_BASE_URL", "base URL of both models when the config gives none"],
   ["ANTHROPIC_API_KEY", "API key of anthropic: models (with @effect/ai-anthropic installed)"],
-  ["GEMINI_API_KEY", "API key of google: models (or GOOGLE_API_KEY; with @effect/ai-google installed)"]
+  ["GEMINI_API_KEY", "API key of google: models (or GOOGLE_API_KEY), via Gemini's OpenAI-compatible API"]
 ] as const
 

@@ -60,6 +60,9 @@ export const docs = {
   maxIterations: { flag: "max-iterations", arg: "N", text: "stop after this many iterations" },
   timeout: { flag: "timeout", arg: "DURATION", text: `stop after this long: "90s", "15m", "2h"` },
   scoreThreshold: { flag: "score-threshold", arg: "X", text: "stop once the best validation score reaches this" },
+  patience: { flag: "patience", arg: "N", text: `stop after N iterations with no better score (default ${defaults.patience})` },
+  noPatience: { flag: "no-patience", text: "never stop for lack of improvement (= --patience 0)" },
+  noStopAtPerfect: { flag: "no-stop-at-perfect", text: "go on after a perfect score (1), which stops a run" },
   maxConcurrency: { flag: "max-concurrency", arg: "N", text: `evaluations in flight at most (default ${defaults.maxConcurrency})` },
   parallelProposals: {
     flag: "parallel-proposals",
@@ -71,8 +74,15 @@ export const docs = {
   noMerge: { flag: "no-merge", text: "no merges (overrides the config file)" },
   seed: { flag: "seed", arg: "N", text: `seed of every random choice (default ${defaults.seed})` },
   runDir: { flag: "run-dir", arg: "DIR", text: `where the run is saved (default ${defaults.runsRoot}/run-<time>)` },
+  quiet: { flag: "quiet", text: "no progress bar or lines (the summary is printed)" },
   resume: { flag: "resume", text: "continue the run already in --run-dir (same settings, see gepa resume)" },
   out: { flag: "out", arg: "FILE", text: "where to write the report (default <run-dir>/report.html)" },
-  format: { flag: "format", arg: "text|json", text: "text (default) or json (the result, as result.json holds it)" }
+  format: { flag: "format", arg: "text|json", text: "text (default) or json (the result, as result.json holds it)" },
+  ui: {
+    flag: "ui",
+    text: "serve the live dashboard while the run lasts and print its address (opens nothing by itself)"
+  },
+  uiHost: { flag: "ui-host", arg: "HOST", text: "the dashboard's address (default 127.0.0.1: this machine only)" },
+  uiPort: { flag: "ui-port", arg: "N", text: "the dashboard's port (default: a free one)" }
 } as const satisfies Record<string, FlagDoc>
 

@@ -74,6 +74,10 @@ export const Text = Schema.String.pipe(Schema.minLength(1)).annotations(expectin
 export const PositiveInt = Schema.Number.pipe(Schema.int(), Schema.positive()).annotations(expecting("a positive integer"))
 /** @since 0.2.0 @category schemas */
 export const Int = Schema.Number.pipe(Schema.int()).annotations(expecting("an integer"))
+/** @internal */
+export const NonNegativeInt = Schema.Number.pipe(Schema.int(), Schema.nonNegative()).annotations(
+  expecting("an integer of 0 or more")
+)
 /** @since 0.2.0 @category schemas */
 export const Num = Schema.Number.pipe(Schema.finite()).annotations(expecting("a number"))
 /** @since 0.2.0 @category schemas */

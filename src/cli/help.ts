@@ -101,10 +101,13 @@ const helps = {
         docs.maxMetricCalls,
         docs.maxIterations,
         docs.timeout,
-        docs.scoreThreshold
+        docs.scoreThreshold,
+        docs.patience,
+        docs.noPatience,
+        docs.noStopAtPerfect
       ]),
       section("Search", [docs.maxConcurrency, docs.parallelProposals, docs.minibatchSize, docs.merge, docs.noMerge, docs.seed]),
-      section("Run directory", [docs.runDir, docs.resume]),
+      section("Run directory, output and live dashboard", [docs.runDir, docs.resume, docs.quiet, docs.ui, docs.uiHost, docs.uiPort]),
       environment(),
       paragraph("Exit codes: 0 done or stopped (Ctrl-C), 1 the run failed once started (its state is saved), " +
         "2 invalid input (nothing written).")
@@ -118,6 +121,9 @@ const helps = {
         docs.maxIterations,
         docs.timeout,
         docs.scoreThreshold,
+        docs.patience,
+        docs.noPatience,
+        docs.noStopAtPerfect,
         docs.maxConcurrency
       ].map(asSaved)),
       section("Models (default: as saved)", [
@@ -128,6 +134,7 @@ const helps = {
         docs.reflectionBaseUrl,
         docs.reflectionTimeout
       ].map(asSaved)),
+      section("Output and live dashboard", [docs.quiet, docs.ui, docs.uiHost, docs.uiPort]),
       environment()
     ],
   report: () =>
@@ -139,6 +146,17 @@ const helps = {
     [
       usage("show", "<run-dir> [--format text|json]", "Prints the best candidate, the scores and the lineage of a run."),
       section("Flags", [docs.format])
+    ],
+  watch: () =>
+    [
+      usage(
+        "watch",
+        "<run-dir> [--ui-host HOST] [--ui-port N]",
+        "Serves the live dashboard of a run folder and prints its address: live while another process runs it " +
+          "(also across a resume), static once it has finished. Its Stop button writes the folder's stop file: " +
+          "the run saves its state and ends, and gepa resume continues it. Ctrl-C ends the server."
+      ),
+      section("Flags", [docs.uiHost, docs.uiPort])
     ]
 } as const
 
@@ -154,7 +172,8 @@ export const commands = {
   report: "write the HTML report of a run",
   show: "print the best candidate, the scores and the lineage of a run",
   anything: "optimize any text artifact with an evaluator module",
-  runner: "serve cluster evaluations to optimizers (scale-out)"
+  runner: "serve cluster evaluations to optimizers (scale-out)",
+  watch: "serve the live dashboard of a run folder (running or finished)"
 } as const
 
 /**

@@ -24,15 +24,17 @@
 import { Effect } from "effect"
 import { ExitCode } from "./errors.js"
 import { helpText, isCommand } from "./help.js"
+import { commandPackages, missingPackages, missingPackagesLine, packageVersion } from "./packageInfo.js"
 import type { Environment } from "./run.js"
 
 /**
- * The version `gepa --version` prints.
+ * The version `gepa --version` prints: the package's, read from its
+ * `package.json` (the one place it is written).
  *
  * @since 0.2.0
  * @category constants
  */
-export const version = "0.1.0"
+export const version: string = packageVersion()
 
 /**
  * The process's environment: the real terminal and OpenAI-compatible models
@@ -45,8 +47,9 @@ export const processEnvironment = (): Environment => ({
   cwd: process.cwd(),
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
-  makeModel: (role, spec) =>
-    Effect.promise(() => import("./models.js")).pipe(Effect.flatMap((models) => models.openAiModel()(role, spec)))
+  terminal: process.stdout.isTTY === true ? process.stdout : undefined,
+  makeModel: (role, spec, options) =>
+    Effect.promise(() => import("./models.js")).pipe(Effect.flatMap((models) => models.openAiModel()(role, spec, options)))
 })
 
 const wantsHelp = (args: ReadonlyArray<string>): boolean => {
@@ -54,6 +57,31 @@ const wantsHelp = (args: ReadonlyArray<string>): boolean => {
   const flags = end < 0 ? args : args.slice(0, end)
   return args.length === 0 || flags.includes("--help") || flags.includes("-h")
 }
+
+// `gepa --version`, `gepa -v` and `gepa version` need none of the optional packages
+const wantsVersion = (args: ReadonlyArray<string>): boolean =>
+  args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0] === "version")
+
+const isModuleNotFound = (e: unknown): e is Error =>
+  e instanceof Error && "code" in e && (e.code === "ERR_MODULE_NOT_FOUND" || e.code === "MODULE_NOT_FOUND")
+
+// The commands run on @effect/cli and the Node platform, optional peers: when
+// they are missing the command says which and how to install them.
+const loadProgram = (env: Environment) =>
+  Effect.tryPromise({
+    try: () => import("./program.js"),
+    catch: (e) => e
+  }).pipe(
+    Effect.catchAll((e) => {
+      if (!isModuleNotFound(e)) return Effect.die(e)
+      const missing = missingPackages(commandPackages)
+      const named = commandPackages.filter((p) => e.message.includes(`'${p}'`))
+      const packages = missing.length > 0 ? missing : named
+      if (packages.length === 0) return Effect.die(e)
+      env.stderr(`${missingPackagesLine(packages)}\n`)
+      return Effect.succeed(undefined)
+    })
+  )
 
 /**
  * Runs the CLI on `argv` (as `process.argv`: node, script, arguments) and
@@ -82,8 +110,14 @@ export const run = (
         })
       )
   }
-  return Effect.promise(() => import("./program.js")).pipe(
-    Effect.flatMap((program) => program.runCommand(argv, env, version))
+  if (wantsVersion(args)) {
+    return Effect.sync(() => {
+      env.stdout(`${version}\n`)
+      return ExitCode.ok
+    })
+  }
+  return loadProgram(env).pipe(
+    Effect.flatMap((program) => program === undefined ? Effect.succeed(ExitCode.input) : program.runCommand(argv, env, version))
   )
 }
 

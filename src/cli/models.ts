@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect } from "effect"
+import { ConfigProvider, Duration, Effect } from "effect"
 import type { ConfigError } from "../Errors.js"
 import type { LanguageModel } from "../LanguageModel.js"
 import * as ModelString from "../ModelString.js"
@@ -23,7 +23,23 @@ import { type ModelSpec, parseDuration } from "./settings.js"
  * @since 0.1.0
  * @category models
  */
-export type ModelFactory = (role: "task" | "reflection", spec: ModelSpec) => Effect.Effect<LanguageModel, CliInputError>
+export type ModelFactory = (
+  role: "task" | "reflection",
+  spec: ModelSpec,
+  options?: ModelFactoryOptions
+) => Effect.Effect<LanguageModel, CliInputError>
+
+/**
+ * How a run uses its models: `maxConcurrency` bounds the requests the model
+ * has in flight (the run's `--max-concurrency`, so that the flag bounds the
+ * calls end to end, not the model layer's own default of 16).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ModelFactoryOptions {
+  readonly maxConcurrency?: number | undefined
+}
 
 /**
  * The per-request timeout of a model: its `timeout`, else the CLI's default
@@ -38,20 +54,33 @@ export const requestTimeout = (role: "task" | "reflection", spec: ModelSpec) =>
 /**
  * The model of a spec, through `ModelString.forRole`: a model string picks
  * its provider (the `@effect/ai` ones are loaded only then); a plain name
- * runs on an OpenAI-compatible server (OpenAI's needs `OPENAI_API_KEY`, a
- * server given by `baseUrl` or `OPENAI_BASE_URL` may run without a key).
- * Every problem (unknown provider, provider package not installed, missing
- * key, invalid option) is one input error naming the field.
+ * runs on an OpenAI-compatible server (OpenAI's, or the one `baseUrl` or
+ * `OPENAI_BASE_URL` names), with the key from `OPENAI_API_KEY` unless the
+ * name ends with `#nokey`. Keys and base URLs are read through Effect
+ * `Config` from the ambient `ConfigProvider` (the process's environment);
+ * `env`, when given, is read instead. Every problem (unknown provider,
+ * provider package not installed, missing key, invalid option) is one input
+ * error naming the field.
  *
  * @since 0.1.0
  * @category models
  */
-export const openAiModel = (env: NodeJS.ProcessEnv = process.env): ModelFactory => (role, spec) =>
+export const openAiModel = (env?: Readonly<Record<string, string | undefined>>): ModelFactory => (role, spec, options) =>
   ModelString.forRole(role, {
     model: spec.model,
     baseUrl: spec.baseUrl,
     temperature: spec.temperature,
     maxOutputTokens: spec.maxOutputTokens
-  }, { env, timeout: requestTimeout(role, spec) }).pipe(
+  }, {
+    timeout: requestTimeout(role, spec),
+    ...(options?.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency })
+  }).pipe(
+    (effect) => env === undefined ? effect : Effect.withConfigProvider(effect, ConfigProvider.fromMap(mapOf(env))),
     Effect.mapError((e: ConfigError) => inputError(`${e.field}: ${e.detail}`))
   )
+
+const mapOf = (env: Readonly<Record<string, string | undefined>>): Map<string, string> => {
+  const map = new Map<string, string>()
+  for (const [k, v] of Object.entries(env)) if (typeof v === "string") map.set(k, v)
+  return map
+}

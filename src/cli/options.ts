@@ -10,7 +10,7 @@ import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import { type Duration, Effect, Either, type Option, Schema } from "effect"
 import { firstIssue } from "../internal/issue.js"
 import { docs, type FlagDoc } from "./docs.js"
-import { DurationText, Int, Num, Pattern, PositiveInt, Text } from "./settings.js"
+import { DurationText, Int, NonNegativeInt, Num, Pattern, PositiveInt, Text } from "./settings.js"
 
 // Decodes a flag's value with a field Schema: `--max-metric-calls 0` fails
 // as "--max-metric-calls: expected a positive integer, got 0".
@@ -28,13 +28,39 @@ const describe = <A>(option: Options.Options<A>, doc: FlagDoc): Options.Options<
 
 const text = (doc: FlagDoc, schema: Schema.Schema<string, string> = Text) =>
   describe(Options.text(doc.flag).pipe(Options.mapEffect(decodedWith(schema, doc))), doc)
-const file = (doc: FlagDoc) => describe(Options.file(doc.flag), doc)
+// a path, checked by the command that uses it (with one line naming the path):
+// @effect/cli's own file check refuses an existing folder ("Expected path to
+// be a regular file") and dies on a path under a file
+const file = (doc: FlagDoc) => describe(Options.text(doc.flag), doc)
 const integer = (doc: FlagDoc, schema: Schema.Schema<number, number>) =>
   describe(Options.integer(doc.flag).pipe(Options.mapEffect(decodedWith(schema, doc))), doc)
 const float = (doc: FlagDoc) => describe(Options.float(doc.flag).pipe(Options.mapEffect(decodedWith(Num, doc))), doc)
 const duration = (doc: FlagDoc): Options.Options<Option.Option<Duration.Duration>> =>
   describe(Options.text(doc.flag).pipe(Options.mapEffect(decodedWith(DurationText, doc))), doc)
 const toggle = (doc: FlagDoc) => Options.boolean(doc.flag).pipe(Options.withDescription(doc.text))
+
+/**
+ * The live dashboard's flags, shared by `optimize`, `resume` and `watch`
+ * (where `--ui` is implied and absent).
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const dashboardOptions = {
+  uiHost: text(docs.uiHost),
+  uiPort: integer(docs.uiPort, Int)
+}
+
+/**
+ * `--ui` and the dashboard's address.
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const uiOptions = {
+  ui: toggle(docs.ui),
+  ...dashboardOptions
+}
 
 /**
  * The budget and stop flags, shared by `optimize` and `resume`.
@@ -47,6 +73,9 @@ export const budgetOptions = {
   maxIterations: integer(docs.maxIterations, PositiveInt),
   timeout: duration(docs.timeout),
   scoreThreshold: float(docs.scoreThreshold),
+  patience: integer(docs.patience, NonNegativeInt),
+  noPatience: toggle(docs.noPatience),
+  noStopAtPerfect: toggle(docs.noStopAtPerfect),
   maxConcurrency: integer(docs.maxConcurrency, PositiveInt)
 }
 
@@ -95,8 +124,18 @@ export const optimizeOptions = {
   noMerge: toggle(docs.noMerge),
   seed: integer(docs.seed, Int),
   runDir: file(docs.runDir),
-  resume: toggle(docs.resume)
+  ...uiOptions,
+  resume: toggle(docs.resume),
+  quiet: toggle(docs.quiet)
 }
+
+/**
+ * The flags of `gepa resume` besides those it shares with `optimize`.
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const resumeOptions = { quiet: toggle(docs.quiet) }
 
 /**
  * The flags of `gepa report`.

@@ -10,13 +10,58 @@ import { Data, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import * as Commands from "./commands.js"
 import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
+import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions } from "./options.js"
+import { didYouMean } from "./suggest.js"
 import type { Environment, RunFailure } from "./run.js"
+import * as Secrets from "../Secrets.js"
 
 // eslint-disable-next-line no-control-regex
 const ansi = /\u001b\[[0-9;]*m/g
-const oneLine = (text: string) => text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim()
+const oneLine = (text: string) => Secrets.scrub(text.replace(ansi, "").replace(/\s*\n\s*/g, " ").trim())
 
 const flagDocs: ReadonlyArray<FlagDoc> = Object.values(docs)
+
+const docFlag = (key: string): string | undefined => (docs as Record<string, FlagDoc>)[key]?.flag
+
+// the flags of each command built from docs.ts (anything and runner have their own)
+const commandFlags: Record<string, ReadonlyArray<string>> = {
+  optimize: Object.keys(optimizeOptions).flatMap((k) => docFlag(k) ?? []),
+  resume: [...Object.keys(budgetOptions), ...Object.keys(modelOptions), ...Object.keys(resumeOptions)].flatMap((k) => docFlag(k) ?? []),
+  report: Object.keys(reportOptions).flatMap((k) => docFlag(k) ?? []),
+  show: Object.keys(showOptions).flatMap((k) => docFlag(k) ?? [])
+}
+
+const commandNames = ["optimize", "resume", "report", "show", "anything", "runner"]
+
+/**
+ * What to say about an argument @effect/cli did not expect: a flag of
+ * another command ("gepa resume does not take --seed"), a flag without its
+ * value, or a typo with the closest flag of the command.
+ *
+ * @internal
+ */
+export const unknownArgument = (arg: string, args: ReadonlyArray<string>): string => {
+  const command = args[0]
+  const own = command === undefined ? undefined : commandFlags[command]
+  if (!arg.startsWith("-")) {
+    if (command === undefined || !commandNames.includes(command)) {
+      return `unknown command ${JSON.stringify(command ?? arg)}${didYouMean(command ?? arg, commandNames)}; ` +
+        `commands: ${commandNames.join(", ")}`
+    }
+    return `gepa ${command}: unexpected argument ${JSON.stringify(arg)}`
+  }
+  const name = arg.replace(/^-+/, "").split("=")[0]!
+  const doc = flagDocs.find((d) => d.flag === name)
+  if (own !== undefined && doc !== undefined && !own.includes(name)) {
+    return command === "resume"
+      ? `--${name} is not a flag of gepa resume: it is saved with the run and cannot change on resume ` +
+        `(gepa resume takes ${own.map((f) => `--${f}`).join(", ")})`
+      : `--${name} is not a flag of gepa ${command}`
+  }
+  if (doc?.arg !== undefined) return `--${doc.flag}: expected a value (${doc.arg})`
+  if (own !== undefined) return `unknown flag ${arg} for gepa ${command}${didYouMean(name, own, (f) => `--${f}`)}`
+  return `unknown flag ${arg}`
+}
 
 // @effect/cli's messages about a flag's value do not name the flag ("'many'
 // is not a integer"): the flag is the argument before the value
@@ -35,10 +80,11 @@ const nameTheFlag = (text: string, argv: ReadonlyArray<string>): string => {
     const at = argv.findIndex((arg, i) => i > 0 && isChoiceFlag(argv[i - 1]) && !cases.includes(arg))
     return at < 0 ? text : `${argv[at - 1]}: expected ${cases.join(" or ")}, got ${JSON.stringify(argv[at])}`
   }
-  // a flag given without its value comes back as an unknown argument
-  const unknown = /^Received unknown argument: '(--[^']+)'$/.exec(text)
-  const doc = unknown === null ? undefined : flagDocs.find((d) => `--${d.flag}` === unknown[1])
-  if (doc?.arg !== undefined) return `--${doc.flag}: expected a value (${doc.arg})`
+  // a flag given without its value, or one the command does not take
+  const unknown = /^Received unknown argument: '([^']+)'$/.exec(text)
+  if (unknown !== null) return unknownArgument(unknown[1]!, argv)
+  const subcommand = /^Invalid subcommand for gepa - use one of '(.*)'$/.exec(text)
+  if (subcommand !== null) return unknownArgument(argv[0] ?? "", [argv[0] ?? ""])
   return text
 }
 
@@ -66,13 +112,15 @@ class Failed extends Data.TaggedError("Failed")<{
   readonly cause: { readonly _tag: string; readonly message: string }
   /** set when `gepa resume` can continue the run */
   readonly resumable: string | undefined
+  /** the run failed before anything was scored, and left nothing behind */
+  readonly removed?: boolean | undefined
 }> {}
 
 const isRunFailure = (e: object): e is RunFailure => "started" in e && "error" in e
 
 const failed = (e: RunFailure | { readonly _tag: string; readonly message: string }): Failed =>
   isRunFailure(e)
-    ? new Failed({ cause: e.error, resumable: e.started ? e.runDir : undefined })
+    ? new Failed({ cause: e.error, resumable: e.started ? e.runDir : undefined, removed: e.removed })
     : new Failed({ cause: e, resumable: undefined })
 
 const logLevels: Record<string, LogLevel.LogLevel> = {
@@ -87,51 +135,99 @@ const logLevels: Record<string, LogLevel.LogLevel> = {
 }
 
 /**
- * `--log-level LEVEL` (or `--log-level=LEVEL`) anywhere before `--`, taken
- * out of `argv`: @effect/cli's own built-in accepts it only before a
- * command's last flags. Default warning: no iteration lines.
+ * The formats of `--log-format`: `text` (one plain line, the default) or
+ * `json` (one JSON object per line, Effect's own `Logger.jsonLogger`:
+ * message, level, timestamp, annotations, spans, fiber id).
+ *
+ * @internal
+ */
+export const logFormats = ["text", "json"] as const
+
+/**
+ * `--log-level LEVEL` and `--log-format text|json` (or `--flag=VALUE`)
+ * anywhere before `--`, taken out of `argv`: @effect/cli's own built-in
+ * accepts the level only before a command's last flags. Default warning,
+ * text: no iteration lines.
  *
  * @internal
  */
 export const takeLogLevel = (
   argv: ReadonlyArray<string>
-): Either.Either<{ readonly argv: ReadonlyArray<string>; readonly level: LogLevel.LogLevel }, string> => {
+): Either.Either<
+  {
+    readonly argv: ReadonlyArray<string>
+    readonly level: LogLevel.LogLevel
+    readonly format: typeof logFormats[number]
+  },
+  string
+> => {
   const rest: Array<string> = []
   let level: LogLevel.LogLevel = LogLevel.Warning
+  let format: typeof logFormats[number] = "text"
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === "--") {
       rest.push(...argv.slice(i))
       break
     }
-    if (i < 2 || (arg !== "--log-level" && !arg.startsWith("--log-level="))) {
+    const flag = ["--log-level", "--log-format"].find((f) => arg === f || arg.startsWith(`${f}=`))
+    if (i < 2 || flag === undefined) {
       rest.push(arg)
       continue
     }
-    const value = arg === "--log-level" ? argv[++i] : arg.slice("--log-level=".length)
+    const value = arg === flag ? argv[++i] : arg.slice(flag.length + 1)
+    if (flag === "--log-format") {
+      const found = logFormats.find((f) => f === value?.toLowerCase())
+      if (found === undefined) return Either.left(`--log-format: expected text or json, got ${JSON.stringify(value ?? "")}`)
+      format = found
+      continue
+    }
     const found = value === undefined ? undefined : logLevels[value.toLowerCase()]
     if (found === undefined) {
       return Either.left(`--log-level: expected one of ${Object.keys(logLevels).join(", ")}, got ${JSON.stringify(value ?? "")}`)
     }
     level = found
   }
-  return Either.right({ argv: rest, level })
+  return Either.right({ argv: rest, level, format })
 }
 
 // Log lines go to stderr (stdout carries the progress and the results), one
-// plain line each: "gepa [info] iteration 3: ...".
-const logTo = (env: Environment) =>
-  Logger.replace(
+// line each: "gepa [info] iteration 3: ..." as text, or Effect's JSON logger
+// (annotations and log spans included). Both pass the scrub of every
+// registered secret on the way out. Concurrent calls to a failing server
+// retry together: their retry lines differ only in the jittered wait, and
+// one of them says it all.
+const logTo = (env: Environment, format: typeof logFormats[number]) => {
+  const recent = new Map<string, number>()
+  const repeated = (text: string, at: number): boolean => {
+    if (!text.startsWith("retrying model call")) return false
+    const key = text.replace(/, in [\d.]+ s\)/, ")")
+    const seen = recent.get(key)
+    if (seen !== undefined && at - seen < 10_000) return true
+    recent.set(key, at)
+    return false
+  }
+  const textOf = (message: unknown) =>
+    (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+  return Logger.replace(
     Logger.defaultLogger,
-    Logger.make(({ logLevel, message }) => {
-      const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
-      env.stderr(`gepa [${logLevel.label.toLowerCase()}] ${oneLine(text)}\n`)
-    })
+    format === "json"
+      ? Logger.make((options) => {
+        if (repeated(oneLine(textOf(options.message)), options.date.getTime())) return
+        env.stderr(`${Secrets.scrub(Logger.jsonLogger.log(options))}\n`)
+      })
+      : Logger.make(({ date, logLevel, message }) => {
+        const text = oneLine(textOf(message))
+        if (repeated(text, date.getTime())) return
+        env.stderr(`gepa [${logLevel.label.toLowerCase()}] ${Secrets.scrub(text)}\n`)
+      })
   )
+}
 
 /**
  * Runs a command (not the help, see `main.ts`) and returns the exit code.
- * Logs go to `env.stderr` at `--log-level` (default warning).
+ * Logs go to `env.stderr` at `--log-level` (default warning), as
+ * `--log-format` says (default text).
  *
  * @since 0.2.0
  * @category running
@@ -155,23 +251,31 @@ export const runCommand = (argv: ReadonlyArray<string>, env: Environment, versio
           env.stderr(`gepa: ${oneLine(error.message)}\n`)
           return ExitCode.input
         }
-        const { cause, resumable } = error
+        const { cause, removed, resumable } = error
         if (cause._tag === "CliInputError" || cause._tag === "ResumeConflict" || cause._tag === "ConfigError") {
           env.stderr(`gepa: ${oneLine(cause.message)}\n`)
           return ExitCode.input
         }
-        const hint = resumable === undefined ? "" : ` (continue with "gepa resume ${resumable}" once fixed)`
+        const hint = resumable !== undefined
+          ? ` (continue with "gepa resume ${resumable}" once fixed)`
+          : removed === true
+          ? " (nothing was scored and nothing kept: run the same command again once fixed)"
+          : ""
         env.stderr(`gepa: ${oneLine(cause.message)}${hint}\n`)
         return ExitCode.failure
       })
     ),
     Effect.catchAllDefect((defect) =>
       Effect.sync(() => {
-        env.stderr(`gepa: unexpected error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}\n`)
+        // one line: the stack goes to the log at debug level
+        env.stderr(`gepa: unexpected error: ${oneLine(defect instanceof Error ? defect.message : String(defect))}\n`)
+        if (logLevel.right.level === LogLevel.Debug || logLevel.right.level === LogLevel.All || logLevel.right.level === LogLevel.Trace) {
+          env.stderr(`${defect instanceof Error ? defect.stack ?? "" : ""}\n`)
+        }
         return ExitCode.failure
       })
     ),
-    Effect.provide(Layer.mergeAll(NodeContext.layer, CliConfig.layer({ showBuiltIns: false }), logTo(env))),
+    Effect.provide(Layer.mergeAll(NodeContext.layer, CliConfig.layer({ showBuiltIns: false }), logTo(env, logLevel.right.format))),
     Logger.withMinimumLogLevel(logLevel.right.level),
     (effect) => Effect.flatMap(consoleFor(env, args), (console) => Effect.withConsole(effect, console))
   )

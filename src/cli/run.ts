@@ -19,12 +19,15 @@ import * as Gepa from "../Gepa.js"
 import type { LanguageModel } from "../LanguageModel.js"
 import type * as Metric from "../Metric.js"
 import * as Report from "../Report.js"
+import type * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import * as StopCondition from "../StopCondition.js"
 import { type Example, loadExamples } from "./data.js"
+import { defaults } from "./constants.js"
 import { CliInputError, inputError } from "./errors.js"
 import { loadMetric } from "./metric.js"
 import type { ModelFactory } from "./models.js"
+import * as Progress from "./progress.js"
 import { fmt, readSavedSettings } from "./saved.js"
 import { resumeConflict, type Settings, settingsJson } from "./settings.js"
 
@@ -39,6 +42,8 @@ export interface Environment {
   readonly stdout: (text: string) => void
   readonly stderr: (text: string) => void
   readonly makeModel: ModelFactory
+  /** stdout when it is a terminal: progress is then a bar drawn on it */
+  readonly terminal?: (NodeJS.WritableStream & { readonly isTTY?: boolean; readonly columns?: number }) | undefined
 }
 
 /**
@@ -54,6 +59,31 @@ export interface Prepared {
   readonly metric: Metric.Metric<Example, string, unknown>
   readonly taskModel: LanguageModel
   readonly reflectionModel: LanguageModel
+}
+
+/**
+ * Why the run directory `dir` cannot be created, as one line naming the
+ * path; nothing when it exists or can be. Checked before anything is
+ * written, so a path under a file is an input error, not a failed run.
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const creatable = (dir: string): string | undefined => {
+  let at = path.resolve(dir)
+  while (!fs.existsSync(at)) {
+    const parent = path.dirname(at)
+    if (parent === at) return undefined
+    at = parent
+  }
+  if (at === path.resolve(dir)) return undefined
+  if (!fs.statSync(at).isDirectory()) return `${dir}: cannot create the run directory: ${at} is a file`
+  try {
+    fs.accessSync(at, fs.constants.W_OK)
+  } catch {
+    return `${dir}: cannot create the run directory: no permission to write in ${at}`
+  }
+  return undefined
 }
 
 /**
@@ -82,9 +112,12 @@ export const prepare = (
     const train = yield* loadExamples(settings.train, fieldsOf)
     const validation = settings.validation === undefined ? undefined : yield* loadExamples(settings.validation, fieldsOf)
     const metric = yield* loadMetric(settings)
-    const taskModel = yield* env.makeModel("task", settings.taskModel)
-    const reflectionModel = yield* env.makeModel("reflection", settings.reflectionModel)
+    // the run's concurrency bounds each model's requests in flight
+    const taskModel = yield* env.makeModel("task", settings.taskModel, { maxConcurrency: settings.maxConcurrency })
+    const reflectionModel = yield* env.makeModel("reflection", settings.reflectionModel, { maxConcurrency: settings.maxConcurrency })
     const dir = settings.runDir
+    const problem = creatable(dir)
+    if (problem !== undefined) return yield* Effect.fail(inputError(problem))
     if (fs.existsSync(dir)) {
       if (!fs.statSync(dir).isDirectory()) return yield* Effect.fail(inputError(`${dir}: the run directory is a file`))
       if (yield* RunDir.holdsRun(dir)) {
@@ -127,6 +160,10 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
     if (s.maxIterations !== undefined) stop.push(StopCondition.maxIterations(s.maxIterations))
     if (s.timeout !== undefined) stop.push(StopCondition.timeout(s.timeout))
     if (s.scoreThreshold !== undefined) stop.push(StopCondition.scoreThreshold(s.scoreThreshold))
+    // nothing left to gain: a perfect score, or a run that stopped improving
+    if (s.stopAtPerfect ?? defaults.stopAtPerfect) stop.push(StopCondition.perfectScore(1))
+    const patience = s.patience ?? defaults.patience
+    if (patience > 0) stop.push(StopCondition.noImprovement(patience))
     const seedCandidate: Candidate = { [s.component]: s.seedPrompt }
     const idOf = (e: Example) => e.id
     return {
@@ -153,35 +190,39 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
     }
   })
 
-const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
+const formatSeconds = (seconds: number): string =>
+  seconds < 60 ? `${seconds.toFixed(1)} s` : seconds < 3600
+  ? `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`
+  : `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`
 
-const progressPrinter = (write: (text: string) => void) => {
-  let best: number | undefined
-  return (event: GepaEvent): void => {
-    switch (event._tag) {
-      case "OptimizationStarted":
-        write(`${event.resumed ? "Resuming" : "Starting"}: ${event.trainSize} training and ${event.valSize} validation examples, ` +
-          `budget ${event.budget ?? "none"} metric calls\n`)
-        break
-      case "ValsetEvaluated":
-        if (best === undefined || event.score > best) {
-          best = event.score
-          write(event.candidate === 0 && event.iteration === 0
-            ? `seed candidate: ${fmt(event.score)}\n`
-            : `iteration ${event.iteration}: new best ${fmt(event.score)} (candidate ${event.candidate})\n`)
-        }
-        break
-      case "IterationEnded":
-        if (event.iteration % 10 === 0) {
-          write(`iteration ${event.iteration}: ${event.state.metricCalls} metric calls, ${event.state.candidates.length} candidates, ` +
-            `best ${fmt(best)}\n`)
-        }
-        break
-      case "Error":
-        write(`iteration ${event.iteration}: ${oneLine(event.message)}${event.willContinue ? " (continuing)" : ""}\n`)
-        break
-    }
-  }
+/**
+ * The summary printed at the end of a CLI run, under the line saying why it
+ * stopped: the lines of the demo's summary (scores, candidates, merges,
+ * iterations, metric calls, reflection calls, time).
+ *
+ * @since 0.2.0
+ * @category running
+ */
+export const summaryLines = (
+  result: Result.GepaResult,
+  run: { readonly seconds: number; readonly budget?: number | undefined; readonly merge: boolean }
+): ReadonlyArray<string> => {
+  const fromMerges = result.parents.filter((p) => p.length > 1).length
+  const row = (label: string, value: string) => `  ${label.padEnd(18)} ${value}`
+  return [
+    "Summary",
+    row("validation score", `seed ${fmt(result.seedScore)}  ->  best ${fmt(result.bestScore)} (candidate ${result.bestIndex})`),
+    row(
+      "candidates",
+      `${result.candidates.length} (${result.acceptedProposals} accepted, ${result.rejectedProposals} rejected proposals, ` +
+        `${fromMerges} from merges)`
+    ),
+    row("merges", run.merge ? `${result.mergesAttempted} attempted, ${result.mergesAccepted} accepted` : "off"),
+    row("iterations", String(result.iterations)),
+    row("metric calls", run.budget === undefined ? String(result.totalMetricCalls) : `${result.totalMetricCalls} of ${run.budget}`),
+    row("reflection calls", String(result.reflectionCalls)),
+    row("time", formatSeconds(run.seconds))
+  ]
 }
 
 // A second Ctrl-C quits at once; the first one is left to the run's
@@ -219,6 +260,11 @@ export interface RunFailure {
   /** true once `config.json` was written: `gepa resume` can continue the run */
   readonly started: boolean
   readonly runDir: string
+  /**
+   * true when the run failed before anything was scored and the run
+   * directory it had created was removed: the same command can run again
+   */
+  readonly removed?: boolean | undefined
 }
 
 /**
@@ -231,10 +277,27 @@ export interface RunFailure {
  */
 export const runPrepared = (
   prepared: Prepared,
-  env: Pick<Environment, "stdout" | "stderr">
+  env: Pick<Environment, "stdout" | "stderr" | "terminal">,
+  options: { readonly quiet?: boolean | undefined; readonly progressIntervalMillis?: number | undefined } = {}
 ): Effect.Effect<Gepa.OptimizeResult<string>, RunFailure> => {
   const s = prepared.settings
-  const print = progressPrinter(env.stdout)
+  const progress = Progress.make({
+    write: env.stdout,
+    terminal: env.terminal,
+    quiet: options.quiet,
+    maxMetricCalls: s.maxMetricCalls,
+    maxIterations: s.maxIterations,
+    intervalMillis: options.progressIntervalMillis
+  })
+  // a run that fails before anything was scored leaves nothing worth
+  // resuming: the directory it created is removed, so that the same
+  // command runs again once the cause is fixed
+  const existed = fs.existsSync(s.runDir)
+  let scored = false
+  const print = (event: GepaEvent) => {
+    if (event._tag === "ValsetEvaluated") scored = true
+    progress.onEvent(event)
+  }
   let started = false
   // The engine emits OptimizationStarted once its checks passed, the lock
   // is held and a saved state matched: only then is config.json written.
@@ -250,11 +313,14 @@ export const runPrepared = (
           print(event)
         }))
       )
+  const startedAt = Date.now()
   return Effect.scoped(Effect.gen(function*() {
     const config = yield* gepaConfig(prepared, onEvent)
     const interrupts = yield* watchInterrupts(env.stderr)
     const result = yield* Gepa.optimize(config).pipe(
-      Effect.catchSomeDefect((d) => (d instanceof PersistenceError ? Option.some(Effect.fail(d)) : Option.none()))
+      Effect.catchSomeDefect((d) => (d instanceof PersistenceError ? Option.some(Effect.fail(d)) : Option.none())),
+      // the bar is taken down before anything else is printed, whatever the outcome
+      Effect.ensuring(Effect.sync(progress.stop))
     )
     const reportFile = path.join(s.runDir, RunDir.FILES.report)
     yield* RunDir.writeFile(
@@ -268,13 +334,12 @@ export const runPrepared = (
         generatedAt: new Date().toISOString()
       })
     )
-    const stopped = interrupts.count > 0 || /stop requested/.test(result.stopReason)
+    const kind = result.stoppedBy?.kind
+    const stopped = interrupts.count > 0 || kind === "stopFile" || kind === "deadline"
     env.stdout([
       "",
       `${stopped ? "Stopped" : "Done"}: ${result.stopReason}`,
-      `  seed score    ${fmt(result.seedScore)}`,
-      `  best score    ${fmt(result.bestScore)} (candidate ${result.bestIndex} of ${result.candidates.length})`,
-      `  metric calls  ${result.totalMetricCalls}, iterations ${result.iterations}`,
+      ...summaryLines(result, { seconds: (Date.now() - startedAt) / 1000, budget: s.maxMetricCalls, merge: s.merge }),
       "",
       `Best ${s.component}:`,
       result.bestCandidate[s.component] ?? "",
@@ -285,5 +350,21 @@ export const runPrepared = (
       ""
     ].join("\n"))
     return result
-  })).pipe(Effect.mapError((error): RunFailure => ({ error, started, runDir: s.runDir })))
+  })).pipe(
+    Effect.mapError((error): RunFailure => ({ error, started, runDir: s.runDir })),
+    Effect.catchAll((failure) =>
+      Effect.flatMap(
+        Effect.sync((): RunFailure => {
+          if (existed || scored || !failure.started) return failure
+          try {
+            fs.rmSync(s.runDir, { recursive: true, force: true })
+            return { ...failure, started: false, removed: true }
+          } catch {
+            return failure
+          }
+        }),
+        Effect.fail
+      )
+    )
+  )
 }

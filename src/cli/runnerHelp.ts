@@ -17,7 +17,9 @@ const argNames: Record<string, string> = {
   "listen-host": "HOST",
   concurrency: "N",
   shards: "N",
-  failover: "DURATION"
+  failover: "DURATION",
+  "status-every": "DURATION",
+  "log-format": "text|json"
 }
 
 /**

@@ -105,7 +105,7 @@ export const renderReport = (run: SavedRun, runDir: string): string =>
   })
 
 /** @internal */
-export const fmt = (score: number | null | undefined) => (score === null || score === undefined ? "n/a" : score.toFixed(3))
+export const fmt = Result.formatScore
 
 /**
  * The text `gepa show` prints for a saved run.

@@ -12,9 +12,21 @@ import * as path from "node:path"
 import { firstIssue } from "../internal/issue.js"
 import { builtInMetrics, changeableOnResume, defaults } from "./constants.js"
 import { CliInputError, errorText, inputError, show } from "./errors.js"
-import { Bool, DurationText, expecting, Int, Num, Pattern, PositiveInt, Text } from "./fields.js"
+import { didYouMean } from "./suggest.js"
+import { Bool, DurationText, expecting, Int, NonNegativeInt, Num, Pattern, PositiveInt, Text } from "./fields.js"
 
-export { Bool, DurationText, formatDuration, Int, Num, parseDuration, Pattern, PositiveInt, Text } from "./fields.js"
+export {
+  Bool,
+  DurationText,
+  formatDuration,
+  Int,
+  NonNegativeInt,
+  Num,
+  parseDuration,
+  Pattern,
+  PositiveInt,
+  Text
+} from "./fields.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 
@@ -64,7 +76,11 @@ const commonFields = {
   maxMetricCalls: opt(PositiveInt),
   maxIterations: opt(PositiveInt),
   timeout: opt(DurationText),
-  scoreThreshold: opt(Num)
+  scoreThreshold: opt(Num),
+  /** stop when the validation score is perfect (1); default true */
+  stopAtPerfect: opt(Bool),
+  /** stop after this many iterations without a better validation score; 0: never; default `defaults.patience` */
+  patience: opt(NonNegativeInt)
 }
 
 /**
@@ -183,15 +199,35 @@ export const readText = (file: string): Either.Either<string, CliInputError> => 
 
 const decodeConfigFile = Schema.decodeUnknownEither(ConfigFile, { onExcessProperty: "error", errors: "all" })
 
+// The other spelling of a model's base URL (the OpenAI SDK's `baseURL`) is
+// read as `baseUrl`, with a warning; both at once is an error.
+const respell = (json: Record<string, unknown>, file: string): Either.Either<ReadonlyArray<string>, CliInputError> => {
+  const warnings: Array<string> = []
+  for (const role of ["taskModel", "reflectionModel"]) {
+    const spec = json[role]
+    if (spec === null || typeof spec !== "object" || Array.isArray(spec) || !("baseURL" in spec)) continue
+    const { baseURL, ...rest } = spec as Record<string, unknown>
+    if ("baseUrl" in rest) return Either.left(inputError(`${file}: "${role}" has both "baseUrl" and "baseURL"; keep "baseUrl"`))
+    json[role] = { ...rest, baseUrl: baseURL }
+    warnings.push(`${file}: "${role}.baseURL" is spelled "${role}.baseUrl" in a config file; read as such`)
+  }
+  return Either.right(warnings)
+}
+
 /**
- * Parses the text of a config file (JSON). `file` names it in messages.
- * Unknown fields and values of the wrong kind are errors; relative paths are
- * resolved against the file's directory.
+ * Parses the text of a config file (JSON), with the warnings it gives (a
+ * base URL spelled `baseURL`). `file` names it in messages. Unknown fields
+ * (with the closest known one, when it looks like a typo) and values of the
+ * wrong kind are errors; relative paths are resolved against the file's
+ * directory.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category parsing
  */
-export const parseConfigFile = (text: string, file: string): Either.Either<Input, CliInputError> => {
+export const parseConfig = (
+  text: string,
+  file: string
+): Either.Either<{ readonly input: Input; readonly warnings: ReadonlyArray<string> }, CliInputError> => {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -201,19 +237,35 @@ export const parseConfigFile = (text: string, file: string): Either.Either<Input
   if (json === null || typeof json !== "object" || Array.isArray(json)) {
     return Either.left(inputError(`${file}: expected a JSON object with the run's settings`))
   }
-  const decoded = decodeConfigFile(json)
+  const respelled = { ...(json as Record<string, unknown>) }
+  const warnings = respell(respelled, file)
+  if (Either.isLeft(warnings)) return Either.left(warnings.left)
+  const decoded = decodeConfigFile(respelled)
   if (Either.isLeft(decoded)) {
     const problem = firstIssue(decoded.left)
-    const hint = !problem.startsWith("unknown field")
-      ? ""
-      : problem.includes(".")
-      ? ` (known: ${Object.keys(ModelSpec.fields).join(", ")})`
-      : ` (known: ${knownFields.join(", ")})`
+    const unknown = /^unknown field "([^"]*)"/.exec(problem)
+    let hint = ""
+    if (unknown !== null) {
+      const [parent, field] = unknown[1]!.includes(".") ? unknown[1]!.split(".", 2) as [string, string] : [undefined, unknown[1]!]
+      const known = parent === undefined ? knownFields : Object.keys(ModelSpec.fields)
+      const guess = didYouMean(field, known, (k) => `"${parent === undefined ? k : `${parent}.${k}`}"`)
+      hint = guess !== "" ? guess : ` (known: ${known.join(", ")})`
+    }
     return Either.left(inputError(`${file}: ${problem.startsWith("\"") ? `field ${problem}` : problem}${hint}`))
   }
   const { $schema: _, ...input } = decoded.right
-  return Either.right(resolvePaths(input, path.dirname(path.resolve(file))))
+  return Either.right({ input: resolvePaths(input, path.dirname(path.resolve(file))), warnings: warnings.right })
 }
+
+/**
+ * Parses the text of a config file (JSON); see `parseConfig`, which also
+ * gives the warnings.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseConfigFile = (text: string, file: string): Either.Either<Input, CliInputError> =>
+  Either.map(parseConfig(text, file), (parsed) => parsed.input)
 
 const timestamp = (date: Date): string => date.toISOString().replace(/[:.]/g, "-").replace(/-\d{3}Z$/, "Z")
 
@@ -280,6 +332,16 @@ export const resolveSettings = (
       return yield* Either.left(inputError(
         `unknown metric ${show(metric)}: expected one of ${builtInMetrics.join(", ")}, ` +
           `or the path of a module exporting a metric (e.g. ./metric.ts)`
+      ))
+    }
+    if (raw.merge === true) {
+      // a merge takes each component from one of two related candidates: with
+      // a single component the child is a copy of a parent, a metric-call cost
+      // for nothing
+      return yield* Either.left(inputError(
+        `${flags.merge === true ? "--merge" : `"merge": true`}: merges combine the components of two candidates, and ` +
+          `gepa optimize evolves one (${raw.component ?? defaults.component}), so a merge would only copy a parent; ` +
+          `use gepa anything or the library with several components`
       ))
     }
     if (raw.maxMetricCalls === undefined && raw.maxIterations === undefined && raw.timeout === undefined) {

@@ -27,3 +27,23 @@ export const register = <O>(cache: EvaluationCache<O>, batched: Batched<O>): Eva
 
 /** @internal */
 export const batched = <O>(cache: EvaluationCache<O>): Batched<O> | undefined => registry.get(cache) as Batched<O> | undefined
+
+/**
+ * Reads without side effects: the results a key would be served, without
+ * charging an owed payment (a run directory's `get` charges one). Used to
+ * decide from what is already known, never to serve an evaluation.
+ *
+ * @internal
+ */
+export type Peek<O> = (keys: ReadonlyArray<CacheKey>) => ReadonlyArray<CachedEvaluation<O> | undefined>
+
+const peeks = new WeakMap<object, Peek<unknown>>()
+
+/** @internal */
+export const registerPeek = <O>(cache: EvaluationCache<O>, peek: Peek<O>): EvaluationCache<O> => {
+  peeks.set(cache, peek as Peek<unknown>)
+  return cache
+}
+
+/** @internal */
+export const peekOf = <O>(cache: EvaluationCache<O>): Peek<O> | undefined => peeks.get(cache) as Peek<O> | undefined

@@ -24,6 +24,7 @@ import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
 import type { CacheKey, CachedEvaluation, EvaluationCache, Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
 import { batched } from "./cacheBatch.js"
+import * as Secrets from "../Secrets.js"
 
 /** @internal */
 export interface Outcome<T, O> {
@@ -155,7 +156,9 @@ const failedOutcome = <T, O>(id: string, score: number, error: string): Outcome<
   output: Option.none(),
   trajectory: Option.none(),
   objectiveScores: undefined,
-  error,
+  // an adapter's error may quote a key (its own, registered with `Secrets`);
+  // the text goes to events, the run folder and the reflection prompt
+  error: Secrets.scrub(error),
   cached: false
 })
 

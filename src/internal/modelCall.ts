@@ -5,8 +5,10 @@
  *
  * @internal
  */
-import { Clock, Duration, Effect, Option, Schedule, SynchronizedRef } from "effect"
+import { Cause, Clock, Duration, Effect, FiberRef, HashSet, Logger, Option, Schedule, ScheduleDecision, SynchronizedRef } from "effect"
+import { globalValue } from "effect/GlobalValue"
 import { ConfigError } from "../Errors.js"
+import * as Secrets from "../Secrets.js"
 import type { LlmError, Usage } from "../LanguageModel.js"
 
 /** An attempt's failure, before retries are decided. */
@@ -14,6 +16,40 @@ export interface AttemptFailure {
   readonly error: LlmError
   readonly retryable: boolean
   readonly retryAfterMillis?: number | undefined
+  /**
+   * the server was never reached by this model (connection refused, unknown
+   * host) and has not answered any earlier call: a wrong URL or a server
+   * that is down, which waiting minutes will not fix, so the retries are
+   * few and short (`unreachedRetries` within about 2 s)
+   */
+  readonly unreached?: boolean | undefined
+}
+
+/** Retries, and the longest wait before each, of a server never reached. */
+export const unreachedRetries = { retries: 3, maxDelayMillis: 500 } as const
+
+/** The system error codes of a server that cannot be reached at all. */
+export const unreachableCodes: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+
+/**
+ * Tracks whether a model's server has ever answered, and marks connection
+ * failures before that as `unreached`.
+ */
+export const makeReachability = () => {
+  let reached = false
+  return {
+    answered: (): void => {
+      reached = true
+    },
+    mark: (failure: AttemptFailure): AttemptFailure => {
+      const code = (failure.error as { readonly code?: unknown }).code
+      // an HTTP status means the server answered
+      if ((failure.error as { readonly status?: unknown }).status !== undefined) reached = true
+      return !reached && failure.error._tag === "LlmTransportError" && typeof code === "string" && unreachableCodes.has(code)
+        ? { ...failure, unreached: true }
+        : failure
+    }
+  }
 }
 
 /** Prices per million tokens. */
@@ -27,6 +63,29 @@ export interface RateLimit {
   readonly requests: number
   readonly interval: Duration.DurationInput
 }
+
+/**
+ * What one model call reports to its span (see `Telemetry.instrumentModel`,
+ * which sets a fresh one around each call): the model layers count their
+ * retries and name their provider here, so that the call has one span
+ * carrying both, rather than a span of its own per layer.
+ */
+export interface CallStats {
+  retries: number
+  provider: string | undefined
+}
+
+export const currentCallStats: FiberRef.FiberRef<CallStats | undefined> = globalValue(
+  Symbol.for("effect-gepa/internal/modelCall/currentCallStats"),
+  () => FiberRef.unsafeMake<CallStats | undefined>(undefined)
+)
+
+/** Names the provider of the call in progress (when instrumented). */
+export const reportProvider = (provider: string): Effect.Effect<void> =>
+  FiberRef.getWith(currentCallStats, (stats) => {
+    if (stats !== undefined) stats.provider = provider
+    return Effect.void
+  })
 
 /** The options every model layer shares (each layer documents its own `timeout` default). */
 export interface PolicyOptions {
@@ -203,26 +262,54 @@ export const isRetryable = (policy: RetryPolicy, failure: AttemptFailure): boole
   // a server asking for a longer wait than we accept ends the retries at once
   (failure.retryAfterMillis === undefined || failure.retryAfterMillis <= policy.maxRetryDelayMillis)
 
+// Schedule.tapOutput also runs on the step that ends the schedule, which
+// would log a retry that never happens: this one runs only when it goes on.
+const tapRetry = <Out, In, R>(
+  self: Schedule.Schedule<Out, In, R>,
+  f: (out: Out) => Effect.Effect<void>
+): Schedule.Schedule<Out, In, R> =>
+  Schedule.makeWithState(self.initial, (now, input, state) =>
+    Effect.tap(self.step(now, input, state), ([, out, decision]) => (ScheduleDecision.isContinue(decision) ? f(out) : Effect.void)))
+
 /**
  * The retry schedule of a model call: retries transient failures only, at
- * most `maxRetries` times, waiting `retryDelayMillis` before each, and logs
- * every retry at debug level.
+ * most `maxRetries` times, waiting `retryDelayMillis` before each (a server
+ * never reached gets `unreachedRetries`: a few short waits), and logs every
+ * retry at warning level as one line naming the model, where it is served
+ * (`where`, e.g. the base URL) and the cause. The log is written when the
+ * attempt fails, before the wait.
  */
 export const retrySchedule = (
   policy: RetryPolicy,
-  model: string
+  model: string,
+  where?: string
 ): Schedule.Schedule<readonly [AttemptFailure, number, number], AttemptFailure> =>
   Schedule.identity<AttemptFailure>().pipe(
     Schedule.whileInput((failure: AttemptFailure) => isRetryable(policy, failure)),
     Schedule.intersect(Schedule.recurs(policy.maxRetries)),
+    Schedule.whileOutput(([failure, retry]) => failure.unreached !== true || retry < unreachedRetries.retries),
     // the delay is drawn once per step, so the log and the wait agree
-    Schedule.map(([failure, retry]) => [failure, retry, retryDelayMillis(policy, retry, failure)] as const),
+    Schedule.map(([failure, retry]) => {
+      const delay = retryDelayMillis(policy, retry, failure)
+      return [failure, retry, failure.unreached === true ? Math.min(delay, unreachedRetries.maxDelayMillis) : delay] as const
+    }),
     Schedule.addDelay(([, , delay]) => Duration.millis(delay)),
-    Schedule.tapOutput(([failure, retry, delay]) =>
-      Effect.logDebug("retrying model call").pipe(
+    (schedule) => tapRetry(schedule, ([failure, retry, delay]) =>
+      FiberRef.getWith(currentCallStats, (stats) => {
+        if (stats !== undefined) stats.retries = retry + 1
+        return Effect.void
+      }).pipe(
+        Effect.zipRight(Effect.logWarning(
+          // already scrubbed by the layer; again, with every secret of the process
+          Secrets.scrub(
+            `retrying model call (${retry + 1} of ${failure.unreached === true ? Math.min(policy.maxRetries, unreachedRetries.retries) : policy.maxRetries}, ` +
+              `in ${(delay / 1000).toFixed(1)} s): ${failure.error.message}${where === undefined ? "" : `; base URL ${where}`}`
+          )
+        )),
         Effect.annotateLogs({
           model,
-          error: failure.error.message,
+          // already scrubbed by the layer; again, with every secret of the process
+          error: Secrets.scrub(failure.error.message),
           retry: retry + 1,
           maxRetries: policy.maxRetries,
           delayMillis: Math.round(delay)
@@ -261,7 +348,7 @@ const MAX_DETAIL = 1_000
 
 /**
  * A server's text made fit for an error: secrets scrubbed (with the
- * layer's one scrub, `LanguageModel.scrubber`), on one line, capped.
+ * layer's one scrub, see `Secrets`), on one line, capped.
  */
 export const oneLine = (scrub: (text: string) => string, text: string, max: number = MAX_DETAIL): string => {
   const clean = scrub(text).replace(/\s+/g, " ").trim()
@@ -290,3 +377,26 @@ export const systemCodeOf = (error: unknown): string | undefined => {
   }
   return undefined
 }
+
+const scrubMessage = (message: unknown): unknown =>
+  Array.isArray(message) ? message.map(Secrets.scrubUnknown) : Secrets.scrubUnknown(message)
+
+/**
+ * Runs a provider's own code (an `@effect/ai` client) so that nothing it
+ * emits can carry a secret past us: its spans are not recorded (the call's
+ * one span is ours, see `Telemetry.instrumentModel`; a provider span would
+ * carry the server's error body), and its log lines, their annotations and
+ * causes go through the scrub of every registered secret.
+ */
+export const sealed = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  effect.pipe(
+    Effect.withTracerEnabled(false),
+    Effect.locallyWith(FiberRef.currentLoggers, (loggers) =>
+      HashSet.map(loggers, (logger) =>
+        Logger.mapInputOptions(logger, (options) => ({
+          ...options,
+          message: scrubMessage(options.message),
+          annotations: Secrets.scrubAnnotations(options.annotations),
+          cause: Cause.isEmpty(options.cause) ? options.cause : Cause.die(Secrets.scrub(Cause.pretty(options.cause)))
+        }))))
+  )

@@ -39,7 +39,7 @@ export interface Context {
   /** `host:port` of the server */
   readonly endpoint: string
   readonly timeoutMillis: number
-  /** the layer's one scrub (see `LanguageModel.scrubber`) */
+  /** the layer's one scrub (every secret registered with `Secrets`) */
   readonly scrub: (text: string) => string
 }
 

@@ -93,7 +93,7 @@ describe("Gepa.optimize", () => {
 
   it("is satisfied by the adapter's layer without type parameters", () => {
     const program = Gepa.optimize({ seedCandidate, trainset, maxMetricCalls: 10 }).pipe(
-      Effect.provide(Layer.merge(Adapter.layer(adapter), LanguageModel.reflectionLayer(reflectionModel)))
+      Effect.provide(Layer.merge(Adapter.layer(adapter), LanguageModel.layerReflection(reflectionModel)))
     )
     expectTypeOf(program).toEqualTypeOf<Effect.Effect<OptimizeResult<unknown>, OptimizeError>>()
     const withModel = Gepa.optimize({ seedCandidate, trainset, reflectionModel, maxMetricCalls: 10 }).pipe(

@@ -10,7 +10,7 @@
  * @internal
  */
 import { Command, Options } from "@effect/cli"
-import { Duration, Effect, Option } from "effect"
+import { Cause, Duration, Effect, Logger, Option } from "effect"
 import { ConfigError } from "../../Errors.js"
 
 const text = (name: string, description: string) =>
@@ -27,7 +27,9 @@ export const runnerOptions = {
   listenHost: text("listen-host", "interface to listen on, e.g. 0.0.0.0 (env GEPA_RUNNER_LISTEN_HOST)"),
   concurrency: text("concurrency", "evaluations at once on this runner (env GEPA_RUNNER_CONCURRENCY, default 4)"),
   shards: text("shards", "shards of the cluster, the same everywhere (env GEPA_CLUSTER_SHARDS, default 300)"),
-  failover: text("failover", `how long a dead runner's shards stay locked, e.g. "35s" (env GEPA_CLUSTER_FAILOVER)`)
+  statusEvery: text("status-every", "a status line this often, e.g. \"30s\"; 0 for none (env GEPA_RUNNER_STATUS_EVERY, default 10s)"),
+  logFormat: text("log-format", "text (default) or json: one JSON object per line (Effect's Logger.json format)"),
+  failover: text("failover", `how long a dead runner's shards stay locked (env GEPA_CLUSTER_FAILOVER, default 3s; at least 3s)`)
 }
 
 /** @internal */
@@ -71,6 +73,9 @@ export const fromFlags = (flags: RunnerFlags) =>
     const concurrency = yield* get(flags.concurrency, (v) => positiveInt("concurrency", v))
     const shards = yield* get(flags.shards, (v) => positiveInt("shards", v))
     const failover = yield* get(flags.failover, (v) => duration("failover", v))
+    const statusEvery = yield* get(flags.statusEvery, (v) => (v.trim() === "0" ? Duration.zero : duration("status-every", v)))
+    const logFormat = yield* get(flags.logFormat, (v): "text" | "json" | ConfigError =>
+      v === "text" || v === "json" ? v : new ConfigError({ field: "--log-format", detail: `expected text or json, got "${v}"` }))
     return {
       module: flags.module,
       ...(Option.isSome(flags.storage) ? { storage: flags.storage.value } : {}),
@@ -79,7 +84,9 @@ export const fromFlags = (flags: RunnerFlags) =>
       ...(port === undefined ? {} : { port }),
       ...(concurrency === undefined ? {} : { concurrency }),
       ...(shards === undefined ? {} : { shards }),
-      ...(failover === undefined ? {} : { failover })
+      ...(failover === undefined ? {} : { failover }),
+      ...(statusEvery === undefined ? {} : { statusEvery }),
+      ...(logFormat === undefined ? {} : { logFormat })
     }
   })
 
@@ -100,6 +107,29 @@ export const runner = Command.make("runner", runnerOptions, (flags) =>
           field: "runner",
           detail: `the evaluation's adapter failed to start: ${e instanceof Error ? e.message : String(e)}`
         })
-      )
+      ),
+      Effect.provide(logger(options.logFormat ?? "text"))
     )
   })).pipe(Command.withDescription("serve cluster evaluations for optimizers (see README, Scaling out)"))
+
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
+
+/**
+ * The runner's log lines, on stderr: "text" is one line each with the cause
+ * that came with it (a storage warning names the driver's error: the
+ * operator must see why storage failed, not only that it did); "json" is
+ * Effect's JSON logger, one object per line, cause included.
+ *
+ * @internal
+ */
+export const logger = (format: "text" | "json") =>
+  Logger.replace(
+    Logger.defaultLogger,
+    format === "json"
+      ? Logger.withConsoleError(Logger.jsonLogger)
+      : Logger.withConsoleError(Logger.make(({ cause, logLevel, message }) => {
+        const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+        const why = Cause.isEmpty(cause) ? "" : `: ${oneLine(Cause.pretty(cause, { renderErrorCause: true }).split("\n    at ")[0]!)}`
+        return `gepa [${logLevel.label.toLowerCase()}] ${oneLine(text)}${why}`
+      }))
+  )

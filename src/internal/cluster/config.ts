@@ -22,7 +22,12 @@ export interface ClusterSettings {
 /** @internal */
 export const defaults = {
   shards: 300,
-  failover: Duration.seconds(35),
+  // a dead runner's work restarts about 3.5-4.5 s after it died (the lock expiry, then up to one
+  // assignment refresh and one storage poll). The price: a runner whose event loop stalls for longer
+  // than this (a long synchronous evaluation, a swap storm) loses its shards while alive, and its
+  // requests in flight run again elsewhere (results stay exact: requests and finished calls are
+  // de-duplicated). Raise it for evaluations that block the event loop for seconds.
+  failover: Duration.seconds(3),
   entities: 64,
   runnerHost: "localhost",
   runnerPort: 34431,
@@ -47,8 +52,9 @@ export const clusterSettings: Config.Config<ClusterSettings> = Config.all({
 /**
  * The sharding configuration for `settings`: lock refresh at a third of the
  * failover time (a runner survives two missed refreshes), assignments re-read
- * at least every 3 s, and a 1 s storage poll so that a message whose runner
- * died is picked up soon after its shard moves.
+ * at least every 3 s (every 0.5 s at the default failover), and a 0.5 s
+ * storage poll so that a message whose runner died is picked up soon after
+ * its shard moves.
  *
  * @internal
  */
@@ -72,7 +78,7 @@ export const sharding = (
     shardLockRefreshInterval: Duration.millis(Math.max(1000, Math.floor(failoverMs / 3))),
     refreshAssignmentsInterval: Duration.millis(Math.min(3000, Math.max(500, Math.floor(failoverMs / 6)))),
     runnerHealthCheckInterval: Duration.millis(Math.max(1000, Math.floor(failoverMs / 3))),
-    entityMessagePollInterval: Duration.seconds(1),
+    entityMessagePollInterval: Duration.millis(500),
     entityReplyPollInterval: Duration.millis(200)
   }
 }

@@ -18,8 +18,10 @@
 export interface Router {
   /** the entity index for a new request; counts it in flight */
   readonly acquire: () => number
-  /** the request on `index` ended; `runner` answered it (when it did) */
-  readonly release: (index: number, runner: string | undefined) => void
+  /** `count` more calls in flight on `index` (a request that carries several) */
+  readonly add: (index: number, count: number) => void
+  /** `count` calls (default 1) on `index` ended; `runner` answered them (when it did) */
+  readonly release: (index: number, runner: string | undefined, count?: number) => void
   /** the runner each index was last answered by (for tests) */
   readonly owners: () => ReadonlyMap<number, string>
 }
@@ -62,8 +64,11 @@ export const make = (entities: number): Router => {
       inFlight[pick]!++
       return pick
     },
-    release: (index, runner) => {
-      inFlight[index] = Math.max(0, inFlight[index]! - 1)
+    add: (index, count) => {
+      inFlight[index]! += count
+    },
+    release: (index, runner, count = 1) => {
+      inFlight[index] = Math.max(0, inFlight[index]! - count)
       if (runner !== undefined) owner.set(index, runner)
     },
     owners: () => owner

@@ -1,13 +1,16 @@
 /**
  * The cluster's SQL storage from one address: a SQLite file for a cluster on
  * one machine, a Postgres URL for several machines. Both drivers are optional
- * peers and loaded only here, on first use.
+ * peers and loaded only here, on first use (see `sqlite.ts`, `postgres.ts`
+ * for what each client adds to the driver's).
  *
  * @internal
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Layer, Redacted } from "effect"
 import { ConfigError } from "../../Errors.js"
+import * as postgres from "./postgres.js"
+import * as sqlite from "./sqlite.js"
 
 /** @internal */
 export type StorageKind = { readonly _tag: "Sqlite"; readonly filename: string } | {
@@ -29,49 +32,20 @@ export const parse = (address: string): StorageKind | ConfigError => {
 
 /** A redacted description of a storage address, for logs. @internal */
 export const describe = (kind: StorageKind): string =>
-  kind._tag === "Sqlite" ? `sqlite:${kind.filename}` : "postgres (url redacted)"
-
-interface PgModule {
-  readonly layer: (options: { readonly url: Redacted.Redacted<string> }) => Layer.Layer<SqlClient, unknown>
-}
-
-// a variable specifier: @effect/sql-pg is an optional peer that need not be installed to type-check
-const pgModule = "@effect/sql-pg/PgClient"
-
-const missing = (pkg: string) => (cause: unknown) =>
-  new ConfigError({
-    field: "storage",
-    detail: `needs the optional package ${pkg} (npm install ${pkg}): ${cause instanceof Error ? cause.message : String(cause)}`
-  })
+  kind._tag === "Sqlite" ? `sqlite:${kind.filename}` : `postgres ${postgres.target(Redacted.value(kind.url))}`
 
 /** @internal */
 export const layer = (kind: StorageKind): Layer.Layer<SqlClient, ConfigError> =>
   kind._tag === "Sqlite"
-    ? Layer.unwrapEffect(
-      Effect.tryPromise({ try: () => import("@effect/sql-sqlite-node/SqliteClient"), catch: missing("@effect/sql-sqlite-node") })
-        .pipe(Effect.map((m) =>
-          m.layer({ filename: kind.filename }).pipe(
-            // WAL with synchronous=NORMAL: every commit survives the death of any process (the failure a
-            // cluster on one machine must survive); only an OS crash can lose the last commits. With the
-            // default FULL, each commit waits for an fsync while holding the database's one write lock,
-            // which all processes share: that, not the evaluations, then sets the cluster's pace.
-            Layer.tap((ctx) => Context.get(ctx, m.SqliteClient).unsafe("PRAGMA synchronous = NORMAL")),
-            Layer.mapError((e) => new ConfigError({ field: "storage", detail: `sqlite:${kind.filename}: ${e.message}` }))
-          )
-        ))
-    )
-    : Layer.unwrapEffect(
-      Effect.tryPromise({ try: () => import(pgModule) as Promise<PgModule>, catch: missing("@effect/sql-pg") }).pipe(
-        Effect.map((m) =>
-          m.layer({ url: kind.url }).pipe(
-            Layer.mapError((e) =>
-              new ConfigError({
-                field: "storage",
-                // the driver's message may quote the URL: scrub it
-                detail: `postgres: ${String(e instanceof Error ? e.message : e).split(Redacted.value(kind.url)).join("<redacted>")}`
-              })
-            )
-          )
-        )
+    ? sqlite.layer({ filename: kind.filename, busyTimeoutMs: sqlite.defaultBusyTimeoutMs }).pipe(
+      Layer.mapError((e) =>
+        e instanceof ConfigError ? e : new ConfigError({ field: "storage", detail: `sqlite:${kind.filename}: ${sqliteCause(e)}` })
       )
     )
+    : postgres.layer(kind.url)
+
+const sqliteCause = (e: { readonly message: string; readonly cause?: unknown }): string =>
+  e.cause instanceof Error ? `${e.message}: ${e.cause.message}` : e.message
+
+/** @internal */
+export const withSchemaLock = postgres.withSchemaLock

@@ -35,6 +35,9 @@ const sumOf = (xs: ReadonlyArray<number>) => {
   return t
 }
 
+// the proposal's reflection cost on its ProposalEnded event (none for a custom proposer)
+const spentOn = (usage: Finished<unknown, unknown>["usage"]) => (usage.calls === 0 ? {} : { usage })
+
 /**
  * Why a child validated on the budget's remainder is not added, or
  * `undefined` when it beats the best candidate on the same examples.
@@ -159,7 +162,7 @@ export const fold = <D, T, O>(
           score: next.valAverages[index]!,
           components: result.candidate
         }))
-        if (!isMerge) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "accepted" }))
+        if (!isMerge) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "accepted", ...spentOn(usage) }))
       }
       break
     }
@@ -192,7 +195,7 @@ export const fold = <D, T, O>(
               before: sumOf(result.scoresBefore),
               after: sumOf(result.scoresAfter)
             }),
-            GepaEvent.ProposalEnded({ iteration, parent, outcome: "rejected" })
+            GepaEvent.ProposalEnded({ iteration, parent, outcome: "rejected", ...spentOn(usage) })
           )
         }
       }
@@ -200,7 +203,7 @@ export const fold = <D, T, O>(
     }
     case "Skipped": {
       next = { ...next, trace: [...next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }] }
-      if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason }))
+      if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
       break
     }
     case "Failed": {
@@ -209,7 +212,7 @@ export const fold = <D, T, O>(
       if (listening) {
         events.push(
           GepaEvent.Error({ iteration, message: result.error, willContinue: true }),
-          GepaEvent.ProposalEnded({ iteration, parent, outcome: "failed", reason: result.error })
+          GepaEvent.ProposalEnded({ iteration, parent, outcome: "failed", reason: result.error, ...spentOn(usage) })
         )
       }
       break

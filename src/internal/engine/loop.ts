@@ -24,7 +24,7 @@
  *
  * @internal
  */
-import { Effect, Either, Exit, Fiber, Option, Queue, type Scope } from "effect"
+import { Duration, Effect, Either, Exit, Fiber, Option, Queue, type Scope } from "effect"
 import type { AdapterService } from "../../Adapter.js"
 import { AllEvaluationsFailed, ProposalsFailed } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
@@ -240,6 +240,7 @@ export const run = <D, T, O>(
     }
 
     let stopReason: string | undefined
+    let stoppedBy: Result.StoppedBy | undefined
     let exhausted: string | undefined
     let dirty = false
     let failure: { readonly error: string; readonly allEvaluationsFailed: boolean } | undefined
@@ -252,24 +253,37 @@ export const run = <D, T, O>(
           ? new AllEvaluationsFailed({ iterations: state.consecutiveFailedIterations, lastError: failure.error })
           : new ProposalsFailed({ iterations: state.consecutiveFailedIterations, lastError: failure.error })
       }
-      const paused = !between
+      const paused: { readonly reason: string; readonly by: Result.StoppedBy } | undefined = !between
         ? undefined
         : deadlinePassed
-        ? `stop condition met: ${r.stop.name} (deadline)`
+        ? {
+          reason: `reached the time limit of ${Duration.format(r.stop.interruptAfter!)} (proposals in flight paused)`,
+          by: { kind: "deadline", condition: null }
+        }
         : store?.stopRequested !== undefined && (yield* store.stopRequested)
-        ? "stop requested (stop file)"
+        ? { reason: "stopped by request (stop file)", by: { kind: "stopFile", condition: null } }
         : undefined
       if (paused !== undefined) {
         // what is in flight stays planned in the saved state and is
         // re-launched on resume: nothing is half-applied, nothing lost
         yield* Fiber.interruptAll(fibers)
-        stopReason = paused
+        stopReason = paused.reason
+        stoppedBy = paused.by
         break
       }
       // stop conditions are checked, and steps planned, between steps only:
       // the members of a step fold together
-      if (between && stopReason === undefined && (yield* s.stopCheck(StopCondition.snapshot(state)))) {
-        stopReason = `stop condition met: ${r.stop.name}`
+      if (between && stopReason === undefined) {
+        const fired = yield* s.stopCheck(StopCondition.snapshot(state))
+        if (Option.isSome(fired)) {
+          stopReason = fired.value.reason
+          stoppedBy = { kind: "condition", condition: fired.value.condition }
+        }
+      }
+      if (between && stopReason === undefined) {
+        // a monitor's stop (the dashboard's Stop button) takes Ctrl-C's path
+        const monitor = yield* s.monitorStop
+        if (monitor !== undefined) stopReason = `stop requested (${monitor})`
       }
       // plan while the window has room
       while (between && stopReason === undefined && Step.inFlight(state) < r.parallelProposals) {
@@ -327,13 +341,15 @@ export const run = <D, T, O>(
     if (dirty || state.pending.length > 0) yield* save(state)
 
     const reason = stopReason ?? exhausted ?? "no proposal could be planned"
+    const by: Result.StoppedBy = stoppedBy ??
+      (exhausted !== undefined ? { kind: "budget", condition: null } : { kind: "noProposal", condition: null })
     // owed results never used were paid for nothing: lost work in the result
     // (the saved state keeps them owed, so that a resume charges them once)
     let owedLeft = 0
     for (const n of (yield* unaccounted).owed.values()) owedLeft += n
     const final = owedLeft === 0 ? state : { ...state, lostMetricCalls: state.lostMetricCalls + owedLeft }
-    if (store?.finish !== undefined) yield* store.finish(final, reason)
-    const result = Result.fromState(final, reason)
+    if (store?.finish !== undefined) yield* store.finish(final, reason, by)
+    const result = Result.fromState(final, reason, by)
     yield* s.emit(() => GepaEvent.OptimizationEnded({ result }))
     const outputs: Record<string, { candidate: number; output: O }> = {}
     for (const [id, b] of best) outputs[id] = { candidate: b.candidate, output: b.output }

@@ -109,6 +109,29 @@ const planMerge = (
   }
 }
 
+/**
+ * Why the run cannot learn any more, when the last `epoch` proposals were
+ * all skipped for free (their parents were known to be perfect on their
+ * minibatches): a whole pass over the training set taught nothing, and
+ * without a cost the run would go on forever.
+ *
+ * @internal
+ */
+export const freeSkips = (state: State.GepaState, epoch: number): string | undefined => {
+  const trace = state.trace
+  if (trace.length < epoch) return undefined
+  for (let i = trace.length - epoch; i < trace.length; i++) {
+    const t = trace[i]!
+    if (t.outcome !== "skipped" || t.kind !== "reflective") return undefined
+    const before = i === 0 ? undefined : trace[i - 1]!.metricCalls
+    if (before === undefined || t.metricCalls !== before) return undefined
+  }
+  return `nothing left to learn: the last ${epoch} proposals (a pass over the training set) found their parents already perfect on their minibatches`
+}
+
+// " of 400 metric calls" when the run has a budget
+const budgetOf = (r: { readonly budget: number | undefined }): string => (r.budget === undefined ? "" : ` of ${r.budget} metric calls`)
+
 /** How many children of a step of `size` proposals may be validated. @internal */
 export const validationsOf = (selection: Resolved<unknown, unknown, unknown>["proposalSelection"], size: number): number =>
   selection === "all" ? size : selection === "best" ? 1 : Math.min(size, selection.topK)
@@ -164,9 +187,11 @@ export const plan = <D, T, O>(
       _tag: "Exhausted",
       needed: factor,
       available,
-      reason: `budget exhausted: ${available} metric calls left, a proposal needs at least ${factor}`
+      reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${factor}`
     }
   }
+  const stalled = freeSkips(state, Math.ceil(r.trainIds.length / r.minibatchSize))
+  if (stalled !== undefined) return { _tag: "Exhausted", needed: 0, available, reason: stalled }
   if (r.merge !== undefined) current = { ...current, merge: { ...current.merge, lastIterFoundNew: false } }
 
   // an iteration cap (StopCondition.maxIterations) cuts the step: the count stays exact
@@ -212,7 +237,7 @@ export const plan = <D, T, O>(
           _tag: "Exhausted",
           needed,
           available,
-          reason: `budget exhausted: ${available} metric calls left, a proposal needs at least ${needed} ` +
+          reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${needed} ` +
             `(${factor} for the smallest minibatches, ${minVal} to validate an accepted child on a sample)`
         }
         break

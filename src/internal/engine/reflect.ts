@@ -10,14 +10,16 @@
 import { Effect, Either, Option } from "effect"
 import type { ReflectiveDataset, ReflectiveRecord } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
-import { AdapterContractError, type ModelUnrecoverable } from "../../Errors.js"
+import { AdapterContractError, type ModelUnrecoverable, ReflectionUnusable } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as Reflection from "../../Reflection.js"
+import * as Secrets from "../../Secrets.js"
 import type * as State from "../../State.js"
+import { nameOf } from "../../Telemetry.js"
 import type { Meter } from "../evaluate.js"
 import * as Early from "./early.js"
-import { addFailures, type Failures, type Session } from "./session.js"
+import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
 /** Reflection-model usage of one proposal. @internal */
 export interface Usage {
@@ -41,7 +43,16 @@ export interface Proposed {
   readonly reason?: string | undefined
 }
 
-const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+// the first `max` characters, without cutting a "[redacted]" in two
+const startOf = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  const open = text.lastIndexOf("[redacted]", max)
+  const cut = open >= 0 && open + 10 > max ? open + 10 : max
+  return cut >= text.length ? text : `${text.slice(0, cut)}…`
+}
+
+// a proposer's error may quote a key: scrubbed like every text of the run
+const describeError = (e: unknown): string => Secrets.scrub(e instanceof Error ? e.message : String(e))
 
 const proposeTexts = <D, T, O>(
   s: Session<D, T, O>,
@@ -58,7 +69,7 @@ const proposeTexts = <D, T, O>(
     },
     string
   >,
-  ModelUnrecoverable
+  ModelUnrecoverable | ReflectionUnusable
 > =>
   Effect.gen(function*() {
     if (s.r.proposer !== undefined) {
@@ -89,6 +100,23 @@ const proposeTexts = <D, T, O>(
       if (p._tag === "Proposed") texts[p.component] = p.text
       else if (p._tag === "Unusable") unusable.push(`${p.component}: ${p.reason}`)
       else skipped.push(`${p.component}: ${p.reason}`)
+      // a model that never answers usably stops the run with one line,
+      // rather than failing proposal after proposal (the tally spans them)
+      if (p._tag === "Proposed") s.r.unusable.streak = 0
+      else if (p._tag === "Unusable" && ++s.r.unusable.streak >= s.r.maxUnusableAnswers) {
+        const answers = s.r.unusable.streak
+        s.r.unusable.streak = 0
+        const start = Secrets.scrub(p.completion.text).replace(/\s+/g, " ").trim()
+        return yield* Effect.fail(
+          new ReflectionUnusable({
+            model: nameOf(s.r.reflectionModel!) ?? p.completion.model ?? "unnamed",
+            component: p.component,
+            answers,
+            reason: p.reason,
+            start: startOf(start, 80)
+          })
+        )
+      }
     }
     return Either.right({ texts, skipped, unusable, usage })
   }).pipe(Effect.withSpan("gepa.reflect", { captureStackTrace: false }))
@@ -104,7 +132,10 @@ export const reflect = <D, T, O>(
   plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
   parentCandidate: Candidate.Candidate,
   meter: Meter
-): Effect.Effect<Proposed, AdapterContractError | ModelUnrecoverable | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
+): Effect.Effect<
+  Proposed,
+  AdapterContractError | ModelUnrecoverable | ReflectionUnusable | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>
+> =>
   Effect.gen(function*() {
     const { iteration, parent, ids, components } = plan
     const kind = "reflective" as const
@@ -115,6 +146,16 @@ export const reflect = <D, T, O>(
       usage,
       ...(reason === undefined ? {} : { reason })
     })
+    // a parent already known to be perfect on every example of the minibatch
+    // is skipped without paying for the evaluation that would show it again
+    if (s.r.skipPerfect) {
+      const known = s.known(parentCandidate, ids, iteration, plan.sees)
+      if (known !== undefined && known.length > 0 && known.every((x) => x !== undefined && x >= s.r.perfectScore)) {
+        const reason = "all minibatch scores are perfect (known from earlier evaluations)"
+        yield* s.emit(() => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason }))
+        return done(ProposalResult.Skipped({ kind, parents: [parent], reason }), 0, noFailures)
+      }
+    }
     const parentEval = yield* s.evaluate({
       iteration,
       purpose: "parent-minibatch",
@@ -170,7 +211,13 @@ export const reflect = <D, T, O>(
       ]
     }
     yield* s.emit(() =>
-      GepaEvent.ReflectiveDatasetBuilt({ iteration, components, records: components.reduce((n, c) => n + dataset[c]!.length, 0) })
+      GepaEvent.ReflectiveDatasetBuilt({
+        iteration,
+        components,
+        records: components.reduce((n, c) => n + dataset[c]!.length, 0),
+        // the feedback the reflection model reads (the live dashboard shows it)
+        dataset
+      })
     )
     const proposed = yield* proposeTexts(s, parentCandidate, dataset, components)
     if (Either.isLeft(proposed)) {

@@ -57,6 +57,10 @@ export interface Resolved<D, T, O> {
   readonly skipPerfect: boolean
   readonly perfectScore: number
   readonly maxFailedIterations: number
+  /** unusable reflection answers in a row that stop the run */
+  readonly maxUnusableAnswers: number
+  /** the run's tally of unusable reflection answers in a row (not persisted: a resumed run starts afresh) */
+  readonly unusable: { streak: number }
   readonly trackBestOutputs: boolean
   /** content hashes of the examples and the meaning-changing settings */
   readonly fingerprint: Fingerprint.RunFingerprint
@@ -268,6 +272,8 @@ export const resolve = <D, T, O>(
       skipPerfect: config.skipPerfectScore ?? true,
       perfectScore: config.perfectScore ?? 1,
       maxFailedIterations: config.maxConsecutiveFailedIterations ?? 5,
+      maxUnusableAnswers: config.reflection?.maxUnusableAnswers ?? Reflection.defaultMaxUnusableAnswers,
+      unusable: { streak: 0 },
       trackBestOutputs: config.trackBestOutputs ?? true,
       fingerprint,
       exampleKeys: { train: trainKeys, val: val === train ? trainKeys : keysOf(valPrint) }

@@ -12,15 +12,17 @@
  */
 import { Duration, Effect, Option, type Scope } from "effect"
 import type { Adapter } from "../../Adapter.js"
-import type { Candidate } from "../../Candidate.js"
+import { type Candidate, hash as hashOf } from "../../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
 import type { AdapterContractError, ConfigError, ModelUnrecoverable, PersistenceError } from "../../Errors.js"
 import * as EvaluationCache from "../../EvaluationCache.js"
 import { type EvaluationPurpose, GepaEvent } from "../../Event.js"
+import { RunMonitor } from "../../RunMonitor.js"
 import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
-import type * as StopCondition from "../../StopCondition.js"
+import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
+import { peekOf } from "../cacheBatch.js"
 import { evaluate, type Evaluation, type Meter, type Outcome, type Pool } from "../evaluate.js"
 import type { Resolved } from "./resolve.js"
 
@@ -61,7 +63,10 @@ export interface Session<D, T, O> {
   readonly emit: Emit
   /** whether anyone receives events (steps skip building event payloads otherwise) */
   readonly listening: boolean
-  readonly stopCheck: StopCondition.Check
+  /** names the stop condition that fired, in words */
+  readonly stopCheck: StopCondition.Explain
+  /** a stop asked for by the context's `RunMonitor` (the dashboard's Stop button), with the monitor's name */
+  readonly monitorStop: Effect.Effect<string | undefined>
   readonly evaluate: (options: {
     readonly iteration: number
     readonly purpose: EvaluationPurpose
@@ -73,6 +78,18 @@ export interface Session<D, T, O> {
     /** cached results paid for by iterations after this one (other than `iteration`) are not served */
     readonly visibleUpTo?: number | undefined
   }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable>
+  /**
+   * The training scores the cache already holds for `candidate` (what an
+   * evaluation by `iteration` would be served), without paying or charging
+   * anything; `undefined` when the cache cannot be read so (off, or a cache
+   * of the user's).
+   */
+  readonly known: (
+    candidate: Candidate,
+    ids: ReadonlyArray<string>,
+    iteration: number,
+    visibleUpTo: number | undefined
+  ) => ReadonlyArray<number | undefined> | undefined
 }
 
 /**
@@ -128,6 +145,12 @@ export const make = <D, T, O>(
     }
     if (store?.onEvent !== undefined) sinks.push(store.onEvent)
     if (extraEmit !== undefined) sinks.push(extraEmit)
+    // a monitor from the context (e.g. the live dashboard) sees every event
+    const monitor = yield* Effect.serviceOption(RunMonitor)
+    if (Option.isSome(monitor)) sinks.push(monitor.value.onEvent)
+    const monitorStop: Effect.Effect<string | undefined> = Option.isNone(monitor)
+      ? Effect.succeed(undefined)
+      : Effect.map(monitor.value.stopRequested, (stop) => (stop ? monitor.value.name : undefined))
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
     // unless `telemetry: false`; library runs log summaries at debug
     const telemetry = telemetryOptions(config.telemetry)
@@ -160,7 +183,7 @@ export const make = <D, T, O>(
       reserve: store?.reserve === undefined ? undefined : ((reserve) => (iteration, calls) => reserve({ iteration, calls }))(store.reserve),
       reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1)
     }
-    const stopCheck = yield* r.stop.make
+    const stopCheck = yield* StopCondition.explain(r.stop)
     const listening = sinks.length > 0
 
     const evaluateStep: Session<D, T, O>["evaluate"] = (o) => {
@@ -215,7 +238,21 @@ export const make = <D, T, O>(
       ))
     }
 
-    return { r, store, emit, listening, stopCheck, evaluate: evaluateStep }
+    const peek = cache === undefined ? undefined : peekOf(cache)
+    const known: Session<D, T, O>["known"] = (candidate, ids, iteration, visibleUpTo) => {
+      if (peek === undefined) return undefined
+      const candidateHash = hashOf(candidate)
+      return peek(ids.map((id) => ({
+        candidateHash,
+        split: "train" as const,
+        id,
+        contentHash: r.exampleKeys.train.get(id) ?? id,
+        requestedBy: iteration,
+        visibleUpTo
+      }))).map((hit) => hit?.score)
+    }
+
+    return { r, store, emit, listening, stopCheck, monitorStop, evaluate: evaluateStep, known }
   })
 
 /** The best output seen per validation example, if the run tracks them. @internal */

@@ -24,6 +24,7 @@ import {
   toJsonLike,
   truncateString
 } from "./sideInfo.js"
+import * as Secrets from "../../Secrets.js"
 
 /** @internal */
 export interface Options {
@@ -92,12 +93,16 @@ const text = (value: unknown): string => {
   return typeof json === "string" ? json : JSON.stringify(json)
 }
 
-const formatLog = (options: Logger.Logger.Options<unknown>): string => {
+const formatLog = (options: Logger.Logger.Options<unknown>, inherited: HashMap.HashMap<string, unknown>): string => {
   const parts = Array.isArray(options.message) ? options.message.map(text) : [text(options.message)]
   let line = `${options.logLevel.label} ${parts.join(" ")}`
-  if (HashMap.size(options.annotations) > 0) {
-    line += " " + Array.from(HashMap.toEntries(options.annotations), ([k, v]) => `${k}=${text(v)}`).join(" ")
-  }
+  // the evaluator's own annotations only: those of the run around it (its
+  // `run` id) would vary from run to run and mean nothing to the reflection
+  const own = Array.from(HashMap.toEntries(options.annotations)).filter(([k, v]) => {
+    const outer = HashMap.get(inherited, k)
+    return outer._tag === "None" || outer.value !== v
+  })
+  if (own.length > 0) line += " " + own.map(([k, v]) => `${k}=${text(v)}`).join(" ")
   if (!Cause.isEmpty(options.cause)) line += `\n${Cause.pretty(options.cause)}`
   return line
 }
@@ -119,10 +124,12 @@ export const withCapturedLogs = <A, E, R>(
 type Settled<A, E> = readonly [Either.Either<A, Cause.Cause<E>>, ReadonlyArray<string>]
 
 const settle = <A, E, R>(effect: Effect.Effect<A, E, R>, capture: boolean): Effect.Effect<Settled<A, E>, never, R> =>
-  Effect.suspend(() => {
+  Effect.withFiberRuntime((fiber) => {
     const lines: Array<string> = []
+    const inherited = fiber.getFiberRef(FiberRef.currentLogAnnotations)
     const capturing = Logger.make((options) => {
-      lines.push(formatLog(options))
+      // captured lines go to the reflection model: no registered secret in them
+      lines.push(Secrets.scrub(formatLog(options, inherited)))
     })
     const run = capture
       ? Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>

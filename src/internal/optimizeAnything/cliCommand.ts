@@ -21,6 +21,8 @@ export interface CliEnvironment<E> {
   readonly stdout: (text: string) => void
   readonly makeReflectionModel: (spec: { readonly model: string; readonly baseUrl?: string | undefined }) => Effect.Effect<LanguageModel, E>
   readonly now?: (() => Date) | undefined
+  /** stdout when it is a terminal (progress bar) */
+  readonly terminal?: (NodeJS.WritableStream & { readonly isTTY?: boolean; readonly columns?: number }) | undefined
 }
 
 const text = (name: string, description: string) => Options.text(name).pipe(Options.withDescription(description), Options.optional)
@@ -48,7 +50,8 @@ export const flags = {
   randomSeed: text("random-seed", "seed of every random choice (default 0)"),
   merge: Options.boolean("merge").pipe(Options.withDescription("enable merges of complementary candidates")),
   runDir: text("run-dir", "run directory (default .gepa-runs/anything-<timestamp>)"),
-  resume: Options.boolean("resume").pipe(Options.withDescription("continue the run already in --run-dir"))
+  resume: Options.boolean("resume").pipe(Options.withDescription("continue the run already in --run-dir")),
+  quiet: Options.boolean("quiet").pipe(Options.withDescription("no progress (bar or periodic lines); the summary is still printed"))
 }
 
 /** @internal */
@@ -170,7 +173,13 @@ export const command = <E>(env: CliEnvironment<E>) =>
       }
       const { model, options } = yield* fromFlags(values, env.now?.() ?? new Date())
       const reflectionModel = yield* env.makeReflectionModel(model)
-      yield* runCommand(options, { reflectionModel, stdout: env.stdout, cwd: env.cwd })
+      yield* runCommand(options, {
+        reflectionModel,
+        stdout: env.stdout,
+        cwd: env.cwd,
+        terminal: env.terminal,
+        quiet: values["quiet"] === true
+      })
     })).pipe(Command.withDescription("optimize any text artifact with an evaluator module (see the README, Optimize anything)"))
 
 /** @internal */

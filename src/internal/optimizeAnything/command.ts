@@ -13,9 +13,9 @@ import * as path from "node:path"
 import { importUserModule } from "../userModule.js"
 import type { Candidate } from "../../Candidate.js"
 import { ConfigError, PersistenceError } from "../../Errors.js"
-import type { GepaEvent } from "../../Event.js"
 import type { LanguageModel } from "../../LanguageModel.js"
 import type * as OA from "../../OptimizeAnything.js"
+import * as Progress from "../../cli/progress.js"
 import * as Report from "../../Report.js"
 import { lift, run } from "./run.js"
 
@@ -48,6 +48,10 @@ export interface CommandEnvironment {
   readonly stdout: (text: string) => void
   /** the directory relative paths are resolved against (default the process's) */
   readonly cwd?: string | undefined
+  /** stdout when it is a terminal: progress is then a bar drawn on it */
+  readonly terminal?: (NodeJS.WritableStream & { readonly isTTY?: boolean; readonly columns?: number }) | undefined
+  /** no progress output */
+  readonly quiet?: boolean | undefined
 }
 
 /** @internal */
@@ -138,26 +142,6 @@ export const loadEvaluator = (file: string): Effect.Effect<OA.Evaluator<unknown,
 
 const fmt = (n: number | null | undefined) => (n === null || n === undefined ? "n/a" : n.toFixed(3))
 
-const progress = (write: (text: string) => void) => {
-  let best: number | undefined
-  return (event: GepaEvent): void => {
-    switch (event._tag) {
-      case "SeedGenerated":
-        write(`seed written by the reflection model (${event.attempts} call${event.attempts === 1 ? "" : "s"})\n`)
-        break
-      case "ValsetEvaluated":
-        if (best === undefined || event.score > best) {
-          best = event.score
-          write(event.candidate === 0 ? `seed candidate: ${fmt(event.score)}\n` : `iteration ${event.iteration}: new best ${fmt(event.score)}\n`)
-        }
-        break
-      case "Error":
-        write(`iteration ${event.iteration}: ${event.message.split("\n")[0]}\n`)
-        break
-    }
-  }
-}
-
 /**
  * Runs `gepa anything`. Every input is checked before the run directory is
  * touched; input problems fail with a `ConfigError` naming the flag.
@@ -190,7 +174,14 @@ export const runCommand = (
         ))
       }
     }
-    const printer = progress(env.stdout)
+    // the CLI's progress: a bar on a terminal, plain lines otherwise, nothing with --quiet
+    const progress = Progress.make({
+      write: env.stdout,
+      terminal: env.terminal,
+      quiet: env.quiet,
+      maxMetricCalls: options.engine?.maxMetricCalls
+    })
+    const printer = progress.onEvent
     const userEvent = options.engine?.onEvent
     const common: OA.ConfigBase<string | Candidate, unknown, unknown> = {
       ...options.engine,
@@ -214,7 +205,10 @@ export const runCommand = (
     const config: OA.Config<string | Candidate, unknown, unknown> = seed === undefined
       ? { ...common, objective: options.objective ?? "" }
       : { ...common, seedCandidate: seed }
-    const result = yield* run(config) as Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError>
+    const result = yield* (run(config) as Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError>).pipe(
+      // the bar is taken down before anything else is printed
+      Effect.ensuring(Effect.sync(progress.stop))
+    )
     const write = (name: string, text: string) => {
       const file = path.join(runDir, name)
       return Effect.try({

@@ -1,0 +1,95 @@
+/**
+ * Results of single items (adapter calls) of a request, kept by runners in
+ * the cluster's SQL storage as soon as each finishes. The cluster stores a
+ * request's reply only when the whole request is done; when a runner dies
+ * mid-request, the survivor that gets the request again finds the items
+ * that had finished here and runs only the others, so no finished
+ * evaluation is paid twice.
+ *
+ * Writes are batched (the items that finished meanwhile, in one statement)
+ * and never delay a reply; a write that fails only costs a re-evaluation
+ * after a crash, so it is logged, not raised. Rows older than a day are
+ * removed (requests are answered from the cluster's own storage after).
+ *
+ * @internal
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect, Queue, Schema } from "effect"
+import { ConfigError } from "../../Errors.js"
+import { withSchemaLock } from "./postgres.js"
+import { ItemResult } from "./protocol.js"
+
+/** @internal */
+export interface ItemStore {
+  /** the stored results among `keys` */
+  readonly get: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, ItemResult>>
+  /** stores a result (in the background) */
+  readonly put: (key: string, result: ItemResult) => Effect.Effect<void>
+}
+
+/** @internal */
+export const table = "gepa_cluster_items"
+
+const retentionMs = 24 * 60 * 60 * 1000
+const encode = Schema.encodeSync(Schema.parseJson(ItemResult))
+const decode = Schema.decodeUnknownOption(Schema.parseJson(ItemResult))
+
+/** Creates the table (run under the storage's schema lock). @internal */
+export const migrate = (sql: SqlClient) =>
+  sql.unsafe(
+    `CREATE TABLE IF NOT EXISTS ${table} (item_key VARCHAR(80) PRIMARY KEY, reply TEXT NOT NULL, created_at BIGINT NOT NULL)`
+  )
+
+/** A store in process memory: for a runner without SQL storage (tests, `TestRunner`). @internal */
+export const memory = (): ItemStore => {
+  const rows = new Map<string, ItemResult>()
+  return {
+    get: (keys) => Effect.sync(() => new Map(keys.flatMap((k) => (rows.has(k) ? [[k, rows.get(k)!] as const] : [])))),
+    put: (key, result) => Effect.sync(() => void rows.set(key, result))
+  }
+}
+
+/** The SQL store; its writer fiber lives in the current scope. @internal */
+export const sql = (client: SqlClient) =>
+  Effect.gen(function*() {
+    yield* withSchemaLock(client, migrate(client)).pipe(
+      Effect.mapError((e) => new ConfigError({ field: "storage", detail: `could not create ${table}: ${e.message}` }))
+    )
+    const pending = yield* Queue.unbounded<readonly [string, ItemResult]>()
+    const write = (rows: ReadonlyArray<readonly [string, ItemResult]>) => {
+      const now = Date.now()
+      return client`INSERT INTO ${client(table)} ${
+        client.insert(rows.map(([key, result]) => ({ item_key: key, reply: encode(result), created_at: now })))
+      } ON CONFLICT (item_key) DO NOTHING`
+    }
+    yield* Queue.takeBetween(pending, 1, 256).pipe(
+      Effect.flatMap((rows) => write([...rows])),
+      Effect.catchAllCause((cause) => Effect.logWarning("Could not store finished evaluations (only a crash would repeat them)", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* client`DELETE FROM ${client(table)} WHERE created_at < ${Date.now() - retentionMs}`.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Could not remove old stored evaluations", cause)),
+      Effect.forkScoped
+    )
+    const store: ItemStore = {
+      get: (keys) =>
+        keys.length === 0 ? Effect.succeed(new Map()) : client<{ readonly item_key: string; readonly reply: string }>`
+          SELECT item_key, reply FROM ${client(table)} WHERE item_key IN ${client.in(keys)}`.pipe(
+          Effect.map((rows) => {
+            const found = new Map<string, ItemResult>()
+            for (const row of rows) {
+              const result = decode(row.reply)
+              if (result._tag === "Some") found.set(row.item_key, result.value)
+            }
+            return found
+          }),
+          // a failed read costs only a re-evaluation
+          Effect.catchAllCause((cause) =>
+            Effect.as(Effect.logWarning("Could not read stored evaluations (they run again)", cause), new Map())
+          )
+        ),
+      put: (key, result) => Effect.asVoid(Queue.offer(pending, [key, result]))
+    }
+    return store
+  })
