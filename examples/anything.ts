@@ -18,7 +18,7 @@ const program = Effect.gen(function*() {
     `best pattern:  ${result.bestCandidate}`,
     `validation:    seed ${result.seedScore?.toFixed(2)} -> best ${result.bestScore?.toFixed(2)} ` +
     `(candidate ${result.bestIndex} of ${result.candidates.length}, ${result.totalMetricCalls} metric calls)`,
-    `test set:      seed ${result.test?.seed.score.toFixed(2)} -> best ${result.test?.best.score.toFixed(2)} ` +
+    `test set:      seed ${result.test?.seed?.score.toFixed(2)} -> best ${result.test?.best.score.toFixed(2)} ` +
     `(${result.test?.metricCalls} extra evaluations, outside the budget)`
   ]
   yield* Effect.sync(() => console.log(lines.join("\n")))

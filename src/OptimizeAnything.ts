@@ -20,9 +20,10 @@
  *
  * The evaluator returns a score and, ideally, **side information**: error
  * messages, failing cases, measurements, partial scores, as structured data.
- * The reflection model reads it (rendered as markdown, cut to a size budget
- * with explicit truncation markers) to know why a candidate failed and how to
- * fix it. Whatever the evaluator logs through `Effect.log*` during one
+ * The reflection model reads it (rendered as compact markdown, cut to the
+ * prompt's size budget with explicit truncation markers; a run directory
+ * keeps it whole in `side_info.jsonl`) to know why a candidate failed and
+ * how to fix it. Whatever the evaluator logs through `Effect.log*` during one
  * evaluation is captured and shown with that evaluation.
  *
  * @since 0.2.0
@@ -122,7 +123,9 @@ export type CandidateOf<S> = S extends string ? string : { readonly [K in keyof 
 export type Evaluator<C, D, E = never, R = never> = (candidate: C, example: D) => Effect.Effect<EvaluatorResult, E, R>
 
 /**
- * Size budget of the side information shown for one evaluation.
+ * Size budgets of one evaluation's side information: as stored (in the
+ * result, the cache and the run directory) and, smaller, as shown in the
+ * reflection prompt.
  *
  * @since 0.2.0
  * @category models
@@ -136,6 +139,17 @@ export interface SideInfoLimits {
   readonly maxDepth?: number
   /** the whole side information of one evaluation, as JSON, at most (default 8000) */
   readonly maxRecordLength?: number
+  /**
+   * strings as shown in the reflection prompt, at most (default 400); the
+   * run directory keeps them within `maxStringLength` (`side_info.jsonl`)
+   */
+  readonly promptStringLength?: number
+  /**
+   * one evaluation's input and side information as shown in the reflection
+   * prompt, each at most this many characters of JSON (default 1000); the
+   * run directory keeps them within `maxRecordLength`
+   */
+  readonly promptRecordLength?: number
 }
 
 /**
@@ -152,15 +166,14 @@ export type EngineOptions = Omit<
 >
 
 /**
- * The configuration of `optimizeAnything`: the engine options of
- * `Gepa.optimize` plus the evaluator, the data, the seed or the objective.
+ * What every configuration of `optimizeAnything` has: the engine options of
+ * `Gepa.optimize` plus the evaluator and the data. A configuration is a
+ * `SeededConfig` or a `SeedlessConfig` (see `Config`).
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category models
  */
-export interface Config<S extends string | Candidate, D, E = never, R = never> extends EngineOptions {
-  /** the starting text, or texts; absent for a seedless start (then `objective` is required) */
-  readonly seedCandidate?: S
+export interface ConfigBase<S extends string | Candidate, D, E = never, R = never> extends EngineOptions {
   /** scores a candidate; see `Evaluator` and `evaluator` to lift plain functions */
   readonly evaluator: Evaluator<CandidateOf<NoInfer<S>>, D, E, R>
   /** examples (multi-task and generalization modes); absent for single-task mode */
@@ -168,21 +181,66 @@ export interface Config<S extends string | Candidate, D, E = never, R = never> e
   /** validation examples (generalization mode); needs `dataset` */
   readonly valset?: ReadonlyArray<D> | DataLoader<D>
   /**
-   * held-out examples: the seed and the best candidate are scored on them
-   * once, after the run, outside the metric-call budget (`result.test`)
+   * held-out examples: the best candidate is scored on them once, after the
+   * run, outside the metric-call budget (`result.test`); the seed too with
+   * `testSeed: true`
    */
   readonly testset?: ReadonlyArray<D> | DataLoader<D>
+  /**
+   * also score the seed on the test set, for a before/after comparison
+   * (default false: only the best candidate is scored; when the seed is the
+   * best, it is scored once either way)
+   */
+  readonly testSeed?: boolean
   /** what to achieve; shown in every reflection prompt and used to write a seed when there is none */
   readonly objective?: string
   /** context, constraints, rules of evaluation; shown in every reflection prompt */
   readonly background?: string
   /** calls to the reflection model for a usable first candidate, at most (default 3) */
   readonly seedAttempts?: number
-  /** size budget of each evaluation's side information */
+  /** size budgets of each evaluation's side information: as stored, and as shown in the reflection prompt */
   readonly sideInfo?: SideInfoLimits
   /** capture `Effect.log*` output of each evaluation as side information (default true) */
   readonly captureLogs?: boolean
 }
+
+/**
+ * A run from a given seed: the starting text, or texts.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface SeededConfig<S extends string | Candidate, D, E = never, R = never> extends ConfigBase<S, D, E, R> {
+  /** the starting text, or record of named texts */
+  readonly seedCandidate: S
+}
+
+/**
+ * A seedless run: the reflection model writes the first candidate from the
+ * `objective` (and `background`), so the objective is required.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface SeedlessConfig<S extends string | Candidate, D, E = never, R = never> extends ConfigBase<S, D, E, R> {
+  readonly seedCandidate?: undefined
+  /** what to achieve: the reflection model writes the first candidate from it */
+  readonly objective: string
+}
+
+/**
+ * The configuration of `optimizeAnything`: the engine options of
+ * `Gepa.optimize` plus the evaluator, the data, and the seed or the
+ * objective. A configuration with neither a `seedCandidate` nor an
+ * `objective` does not type-check (a JavaScript caller gets a `ConfigError`
+ * naming `objective`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Config<S extends string | Candidate, D, E = never, R = never> =
+  | SeededConfig<S, D, E, R>
+  | SeedlessConfig<S, D, E, R>
 
 /**
  * The mode a run is in, from the data given.
@@ -224,16 +282,17 @@ export interface TestScore {
 }
 
 /**
- * Test-set scores of the seed and the best candidate (the same evaluation
- * when the seed is the best). Not part of `totalMetricCalls`; `metricCalls`
- * counts them.
+ * Test-set scores of the best candidate and, when asked (`testSeed: true`)
+ * or when the seed is the best, of the seed (then the same evaluation). Not
+ * part of `totalMetricCalls`; `metricCalls` counts them.
  *
  * @since 0.2.0
  * @category models
  */
 export interface TestResult {
   readonly size: number
-  readonly seed: TestScore
+  /** the seed's scores: with `testSeed: true`, or when the seed is the best candidate */
+  readonly seed: TestScore | undefined
   readonly best: TestScore
   readonly metricCalls: number
 }
@@ -298,18 +357,29 @@ export type OptimizeAnythingError = Gepa.OptimizeError | SeedGenerationFailed | 
  * @category running
  */
 export function optimizeAnything<S extends string | Candidate = string, D = unknown, E = never, R = never>(
-  config: Config<S, D, E, R> & { readonly reflectionModel: LanguageModel }
+  config: SeededConfig<S, D, E, R> & { readonly reflectionModel: LanguageModel }
 ): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R>
 export function optimizeAnything<S extends string | Candidate = string, D = unknown, E = never, R = never>(
-  config: Config<S, D, E, R> & { readonly seedCandidate: S; readonly proposer: Proposer }
+  config: SeedlessConfig<S, D, E, R> & { readonly reflectionModel: LanguageModel }
 ): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R>
+export function optimizeAnything<S extends string | Candidate = string, D = unknown, E = never, R = never>(
+  config: SeededConfig<S, D, E, R> & { readonly proposer: Proposer }
+): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R>
+export function optimizeAnything<S extends string | Candidate = string, D = unknown, E = never, R = never>(
+  config: SeededConfig<S, D, E, R>
+): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
+export function optimizeAnything<S extends string | Candidate = string, D = unknown, E = never, R = never>(
+  config: SeedlessConfig<S, D, E, R>
+): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
+// a configuration typed as the union `Config` (either branch); the model may
+// come from the context
 export function optimizeAnything<S extends string | Candidate = string, D = unknown, E = never, R = never>(
   config: Config<S, D, E, R>
 ): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
 export function optimizeAnything<S extends string | Candidate, D, E, R>(
   config: Config<S, D, E, R>
 ): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel> {
-  return internal.run(config) as Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
+  return internal.run(config as Config<S, D, E, R>) as Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
 }
 
 /**
@@ -321,7 +391,7 @@ export function optimizeAnything<S extends string | Candidate, D, E, R>(
  */
 export const optimizeAnythingPromise = <S extends string | Candidate = string, D = unknown, E = never>(
   config: Config<S, D, E, never> & { readonly reflectionModel: LanguageModel }
-): Promise<Result<CandidateOf<S>>> => internal.runPromise(optimizeAnything(config))
+): Promise<Result<CandidateOf<S>>> => internal.runPromise(internal.run(config) as Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError>)
 
 /**
  * An evaluator from a plain function returning a score (or `{ score,

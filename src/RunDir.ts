@@ -27,6 +27,9 @@
  *   beside an existing state, or a fresh start on a warm cache).
  * - `events.jsonl`: the event log (without the big state and result
  *   payloads).
+ * - `side_info.jsonl`: written by `optimizeAnything` only: the full side
+ *   information behind each reflection (`RunStore.appendLog`), one
+ *   reflection a line.
  * - `best_candidate.json`: the current best candidate, rewritten on every
  *   save; `result.json` (and `best_outputs.json`) when the run finishes.
  * - `gepa.lock`: held while a run uses the directory.
@@ -68,7 +71,7 @@ import {
 import { FILES as files } from "./internal/runDir.js"
 import { registerPeek } from "./internal/cacheBatch.js"
 import * as Result from "./Result.js"
-import type { RunStore } from "./RunStore.js"
+import type { LogName, RunStore } from "./RunStore.js"
 import * as State from "./State.js"
 
 /**
@@ -530,6 +533,29 @@ export const make = <O>(
         }
       })
 
+    // side logs are opened on their first entry: most runs never write one
+    const sideLogs = new Map<LogName, number>()
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const fd of sideLogs.values()) fs.closeSync(fd)
+      })
+    )
+    const sideLogFile: Record<LogName, string> = { side_info: FILES.sideInfo }
+    const appendLog = (log: LogName, entry: unknown): Effect.Effect<void> =>
+      Effect.sync(() => {
+        try {
+          let fd = sideLogs.get(log)
+          if (fd === undefined) {
+            openLog(file(sideLogFile[log]))
+            fd = fs.openSync(file(sideLogFile[log]), "a")
+            sideLogs.set(log, fd)
+          }
+          fs.writeSync(fd, JSON.stringify({ ts: stampNow(), ...(entry as object) }) + "\n")
+        } catch {
+          // diagnostic, like the event log: a full disk must not fail the run here (save will report it)
+        }
+      })
+
     const stopRequested = Effect.sync(() => fs.existsSync(file(FILES.stop)))
 
     const finish = (state: State.GepaState, stopReason: string, stoppedBy: Result.StoppedBy | null = null): Effect.Effect<void, PersistenceError> =>
@@ -553,7 +579,7 @@ export const make = <O>(
       })
 
     const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owedBy as ReadonlyMap<number, number> }))
-    const store: RunStore<O> = { location: root, load, save, cache, onEvent, stopRequested, finish, reserve, unaccounted }
+    const store: RunStore<O> = { location: root, load, save, cache, onEvent, appendLog, stopRequested, finish, reserve, unaccounted }
     return store
   })
 

@@ -50,8 +50,25 @@ export interface RunStore<O> {
    * as the owed results are used.
    */
   readonly unaccounted?: Effect.Effect<{ readonly lost: number; readonly owed: ReadonlyMap<number, number> }> | undefined
+  /**
+   * Appends an entry to a side log of the run (since 0.3.0): what a person
+   * reading the run wants and the state does not need, such as the full
+   * side information behind each reflection of `optimizeAnything`
+   * (`"side_info"`). Like the event log it is diagnostic: a write that fails
+   * does not fail the run. A run directory writes `<log>.jsonl`.
+   */
+  readonly appendLog?: ((log: LogName, entry: unknown) => Effect.Effect<void>) | undefined
   /** called with the final result's best candidate and outputs */
   readonly finish?:
     | ((state: GepaState, stopReason: string, stoppedBy?: StoppedBy | null) => Effect.Effect<void, PersistenceError>)
     | undefined
 }
+
+/**
+ * The side logs a run may write (`RunStore.appendLog`): `"side_info"`, the
+ * full side information behind each reflection of `optimizeAnything`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type LogName = "side_info"

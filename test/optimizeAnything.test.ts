@@ -168,13 +168,15 @@ describe("optimizeAnything: modes", () => {
   it.effect("bad input fails with one line naming the field", () =>
     Effect.gen(function*() {
       const { model } = recording(() => "x")
-      const run = (config: Partial<OptimizeAnything.Config<string, unknown>>) =>
+      // configurations as a JavaScript caller may write them: the types reject
+      // some of them (test/types/optimizeAnything.test-d.ts), the run checks all
+      const run = (config: Record<string, unknown>) =>
         Effect.flip(OptimizeAnything.optimizeAnything({
           evaluator: () => Effect.succeed(1),
           reflectionModel: model,
           maxMetricCalls: 5,
           ...config
-        }))
+        } as unknown as OptimizeAnything.SeededConfig<string, unknown> & { readonly reflectionModel: LanguageModel.LanguageModel }))
       const noObjective = yield* run({})
       assert.strictEqual(noObjective._tag, "ConfigError")
       assert.include(noObjective.message, "\"objective\"")
@@ -270,7 +272,7 @@ describe("optimizeAnything: seedless start", () => {
 })
 
 describe("optimizeAnything: side info", () => {
-  const limits = { maxStringLength: 100, maxListItems: 4, maxDepth: 3, maxRecordLength: 600 }
+  const limits = { maxStringLength: 100, maxListItems: 4, maxDepth: 3, maxRecordLength: 600, promptStringLength: 100, promptRecordLength: 600 }
 
   it("converts values to JSON-like data: errors, maps, sets, dates, cycles", () => {
     const cyclic: Record<string, unknown> = { name: "loop" }
@@ -335,8 +337,10 @@ describe("optimizeAnything: side info", () => {
       }
     }, { withInput: true, limits: sideInfo.defaultLimits })
     const text = renderRecords([record])
-    for (const piece of ["### Input", "#### question", "### Score\n\n0.5", "### Scores (higher is better)", "### error\n\noff by one",
-      "#### Item 2", "##### got\n\n5", "### Score (side info)", "### Logs", "WARN slow"]) {
+    // small flat records are one line of JSON; the rest keeps its headings
+    for (const piece of ["### Input\n\n{\"question\":\"2+2\"}", "### Score\n\n0.5", "### Scores (higher is better)\n\n{\"speed\":0.2}",
+      "### error\n\noff by one", "### cases\n\n- {\"input\":1,\"got\":2}\n- {\"input\":3,\"got\":5}", "### Score (side info)", "### Logs",
+      "WARN slow"]) {
       assert.include(text, piece)
     }
   })
@@ -408,7 +412,7 @@ describe("optimizeAnything: logs, failures, timeouts", () => {
       const examples = prompts[0]!.split(/^## Example \d+$/m).slice(1)
       assert.lengthOf(examples, 4)
       for (const section of examples) {
-        const id = /#### id\n\n(\w)/.exec(section)![1]!
+        const id = /### Input\n\n\{"id":"(\w)"\}/.exec(section)![1]!
         assert.include(section, `INFO evaluating ${id}\nWARN done ${id}`)
         assert.notMatch(section, new RegExp(`(evaluating|done) [^${id}\\W]`))
       }
@@ -560,7 +564,7 @@ describe("optimizeAnything: objectives and test set", () => {
       assert.strictEqual(error._tag, "MissingObjectiveScores")
     }))
 
-  it.effect("the test set scores the seed and the best candidate once, outside the budget", () =>
+  it.effect("the test set scores the best candidate only, unless the seed is asked for", () =>
     Effect.gen(function*() {
       let calls = 0
       const { model } = recording((prompt) => currentText(prompt) + "!")
@@ -578,10 +582,49 @@ describe("optimizeAnything: objectives and test set", () => {
         cache: false
       })
       const test = result.test!
+      assert.isAbove(result.bestIndex, 0)
+      assert.isUndefined(test.seed)
+      assert.strictEqual(test.metricCalls, 4)
+      assert.deepStrictEqual(test.best.scores, [1, 1, 1, 0])
+      assert.strictEqual(calls, result.totalMetricCalls + 4)
+      // a seed that stays the best is scored once, as the best, and reported as both
+      const { model: stuck } = recording((prompt) => currentText(prompt) + "?")
+      const unchanged = yield* OptimizeAnything.optimizeAnything({
+        seedCandidate: "go",
+        evaluator: (text: string, ex: { need: number }) => Effect.succeed(bangs(text) >= ex.need ? 1 : 0),
+        dataset: [{ need: 1 }],
+        testset: [{ need: 0 }, { need: 1 }],
+        reflectionModel: stuck,
+        maxMetricCalls: 6
+      })
+      assert.strictEqual(unchanged.bestIndex, 0)
+      assert.strictEqual(unchanged.test!.metricCalls, 2)
+      assert.strictEqual(unchanged.test!.seed, unchanged.test!.best)
+    }))
+
+  it.effect("with testSeed the test set scores the seed and the best candidate once, outside the budget", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const { model } = recording((prompt) => currentText(prompt) + "!")
+      const result = yield* OptimizeAnything.optimizeAnything({
+        seedCandidate: "go",
+        evaluator: (text: string, ex: { need: number }) =>
+          Effect.sync(() => {
+            calls++
+            return bangs(text) >= ex.need ? 1 : 0
+          }),
+        dataset: [{ need: 1 }, { need: 2 }],
+        testset: [{ need: 0 }, { need: 1 }, { need: 2 }, { need: 3 }],
+        testSeed: true,
+        reflectionModel: model,
+        maxMetricCalls: 20,
+        cache: false
+      })
+      const test = result.test!
       assert.strictEqual(test.size, 4)
       assert.strictEqual(test.metricCalls, 8)
-      assert.strictEqual(test.seed.candidate, 0)
-      assert.deepStrictEqual(test.seed.scores, [1, 0, 0, 0])
+      assert.strictEqual(test.seed?.candidate, 0)
+      assert.deepStrictEqual(test.seed?.scores, [1, 0, 0, 0])
       assert.strictEqual(test.best.candidate, result.bestIndex)
       assert.deepStrictEqual(test.best.scores, [1, 1, 1, 0])
       assert.strictEqual(test.best.score, 0.75)
@@ -626,6 +669,7 @@ describe("optimizeAnything: faces", () => {
       maxMetricCalls: 4
     })
     assert.strictEqual(result.bestCandidate, "a!")
+    // @ts-expect-error: neither a seed nor an objective (a JavaScript caller gets the ConfigError)
     const error = await OptimizeAnything.optimizeAnythingPromise({
       evaluator: () => Effect.succeed(1),
       reflectionModel: model,
@@ -682,6 +726,7 @@ describe("optimizeAnything: the anything command", () => {
         objective: "Enough exclamation marks.",
         dataset: "data.jsonl",
         testset: "test.jsonl",
+        testSeed: true,
         runDir: "run",
         engine: { maxMetricCalls: 20 }
       }, { reflectionModel: model, stdout: (t) => out.push(t), cwd: dir })
@@ -783,6 +828,8 @@ describe("optimizeAnything: the anything subcommand", () => {
     assert.strictEqual(problem({ ...base, seed: undefined }), "--objective")
     assert.strictEqual(problem({ ...base, seed: undefined, objective: "go" }), "ok")
     assert.strictEqual(problem({ ...base, valset: "v.jsonl" }), "--valset")
+    assert.strictEqual(problem({ ...base, testSeed: true }), "--test-seed")
+    assert.strictEqual(problem({ ...base, dataset: "d.jsonl", testset: "t.jsonl", testSeed: true }), "ok")
     assert.strictEqual(problem({ ...base, reflectionModel: undefined }), "--reflection-model")
     assert.strictEqual(problem({ ...base, maxMetricCalls: "ten" }), "--max-metric-calls")
     assert.strictEqual(problem({ ...base, maxMetricCalls: undefined }), "--max-metric-calls")

@@ -115,6 +115,8 @@ export const optimizeRegex = (options?: { readonly maxMetricCalls?: number }) =>
     dataset,
     valset,
     testset,
+    // the seed too, for the before/after line of the example
+    testSeed: true,
     reflectionModel: LanguageModel.fromFunction((prompt) => reflect(LanguageModel.promptText(prompt))),
     maxMetricCalls: options?.maxMetricCalls ?? 150,
     seed: 1

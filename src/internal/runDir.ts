@@ -32,7 +32,9 @@ export const FILES = {
   /** the settings of a run started by the `gepa` command */
   config: "config.json",
   /** the HTML report written by the `gepa` command */
-  report: "report.html"
+  report: "report.html",
+  /** the full side information behind each reflection of `optimizeAnything` (`RunStore.appendLog`) */
+  sideInfo: "side_info.jsonl"
 } as const
 
 /** The valid prefix of `candidates.jsonl` and the byte offset after each line. */

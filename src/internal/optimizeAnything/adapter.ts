@@ -9,18 +9,27 @@
  *
  * @internal
  */
-import { Cause, Duration, Effect, Either, FiberRef, HashMap, HashSet, Logger, Option } from "effect"
+import { Cause, Duration, Effect, Either, FiberRef, HashMap, HashSet, Logger, Option, type Tracer } from "effect"
 import type { Adapter } from "../../Adapter.js"
-import type { Candidate } from "../../Candidate.js"
+import * as Candidate from "../../Candidate.js"
 import { AdapterError } from "../../Errors.js"
 import type { ObjectiveScores } from "../../EvaluationBatch.js"
-import { budget, type EvaluationRecord, type EvaluationTrace, type Limits, reflectiveRecord, toJsonLike, truncateString } from "./sideInfo.js"
+import {
+  budget,
+  dropRepeats,
+  type EvaluationRecord,
+  type EvaluationTrace,
+  type Limits,
+  reflectiveRecord,
+  toJsonLike,
+  truncateString
+} from "./sideInfo.js"
 import * as Secrets from "../../Secrets.js"
 
 /** @internal */
 export interface Options {
   /** candidate as the engine holds it -> what the evaluator receives */
-  readonly view: (candidate: Candidate) => unknown
+  readonly view: (candidate: Candidate.Candidate) => unknown
   /** false in single-task mode: the evaluator gets `undefined` and the record shows no input */
   readonly withExample: boolean
   readonly timeout: Duration.Duration | undefined
@@ -28,7 +37,52 @@ export interface Options {
   readonly limits: Limits
   /** receives the first malformed evaluator result, for a clear contract error */
   readonly onMalformed: (detail: string) => void
+  /** keeps the full side information behind each reflection (the run directory's `side_info.jsonl`) */
+  readonly keep?: ((entry: SideInfoEntry) => Effect.Effect<void>) | undefined
 }
+
+/**
+ * The full side information behind one reflection, as the run directory
+ * keeps it: the prompt shows it cut to the prompt's limits.
+ *
+ * @internal
+ */
+export interface SideInfoEntry {
+  /** the iteration and the parent's index, when the engine's span says so */
+  readonly iteration?: number | undefined
+  readonly parent?: number | undefined
+  /** `Candidate.hash` of the candidate reflected on */
+  readonly candidate: string
+  readonly components: ReadonlyArray<string>
+  /** one per evaluation shown, in the prompt's order (Example 1, 2, ...) */
+  readonly evaluations: ReadonlyArray<{
+    readonly example: unknown
+    readonly score: number
+    readonly scores?: ObjectiveScores | undefined
+    readonly sideInfo: unknown
+    readonly componentSideInfo?: Readonly<Record<string, unknown>> | undefined
+    readonly logs: ReadonlyArray<string>
+  }>
+}
+
+const attribute = (value: unknown): number | undefined =>
+  typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : undefined
+
+/**
+ * The iteration and parent of the proposal being made, read from the
+ * engine's `gepa.propose` span (the adapter is not told them). Absent when
+ * tracing is off.
+ */
+const proposalOf = Effect.map(Effect.option(Effect.currentSpan), (span) => {
+  let current: Tracer.AnySpan | undefined = Option.getOrUndefined(span)
+  while (current !== undefined && current._tag === "Span") {
+    if (current.name === "gepa.propose") {
+      return { iteration: attribute(current.attributes.get("iteration")), parent: attribute(current.attributes.get("parent")) }
+    }
+    current = Option.getOrUndefined(current.parent)
+  }
+  return { iteration: undefined, parent: undefined }
+})
 
 /** @internal */
 export type RawEvaluator = (candidate: unknown, example: unknown) => Effect.Effect<unknown, unknown>
@@ -159,7 +213,7 @@ const failureDetail = (message: string, logs: ReadonlyArray<string>, limits: Lim
  */
 export const evaluateOne = (
   evaluator: RawEvaluator,
-  candidate: Candidate,
+  candidate: Candidate.Candidate,
   example: unknown,
   options: Options
 ): Effect.Effect<EvaluationRecord, AdapterError> => {
@@ -221,13 +275,29 @@ export const make = (
           : undefined
       }))
     ),
-  makeReflectiveDataset: (_candidate, evaluation, components) =>
-    Effect.sync(() =>
-      Object.fromEntries(components.map((component) => [
+  makeReflectiveDataset: (candidate, evaluation, components) =>
+    Effect.gen(function*() {
+      const traces = evaluation.trajectories ?? []
+      if (options.keep !== undefined) {
+        const { iteration, parent } = yield* proposalOf
+        yield* options.keep({
+          ...(iteration === undefined ? {} : { iteration }),
+          ...(parent === undefined ? {} : { parent }),
+          candidate: Candidate.hash(candidate),
+          components,
+          evaluations: traces.map((t) => ({
+            example: options.withExample ? toJsonLike(t.example) : null,
+            score: t.record.score,
+            ...(t.record.scores === undefined ? {} : { scores: t.record.scores }),
+            sideInfo: t.record.sideInfo ?? null,
+            ...(t.record.componentSideInfo === undefined ? {} : { componentSideInfo: t.record.componentSideInfo }),
+            logs: t.record.logs
+          }))
+        })
+      }
+      return Object.fromEntries(components.map((component) => [
         component,
-        (evaluation.trajectories ?? []).map((t) =>
-          reflectiveRecord(t, { withInput: options.withExample, limits: options.limits, component })
-        )
+        dropRepeats(traces.map((t) => reflectiveRecord(t, { withInput: options.withExample, limits: options.limits, component })))
       ]))
-    )
+    })
 })

@@ -35,7 +35,8 @@ export const flags = {
   background: text("background", "context, constraints, how candidates are evaluated"),
   dataset: text("dataset", "examples: JSONL (one JSON value per line) or a JSON array; absent: single-task mode"),
   valset: text("valset", "validation examples (generalization mode)"),
-  testset: text("testset", "held-out examples scored once at the end, outside the budget"),
+  testset: text("testset", "held-out examples the best candidate is scored on once at the end, outside the budget"),
+  testSeed: Options.boolean("test-seed").pipe(Options.withDescription("also score the seed on --testset (before/after)")),
   reflectionModel: text("reflection-model", "reflection model name (OpenAI-compatible)"),
   reflectionBaseUrl: text("reflection-base-url", "reflection model base URL"),
   maxMetricCalls: text("max-metric-calls", "strict budget of metric calls (evaluations)"),
@@ -106,6 +107,7 @@ export const fromFlags = (
     }
     if (str(values.valset) !== undefined && str(values.dataset) === undefined) return yield* fail("valset", "needs --dataset")
     if (str(values.testset) !== undefined && str(values.dataset) === undefined) return yield* fail("testset", "needs --dataset")
+    if (values.testSeed === true && str(values.testset) === undefined) return yield* fail("test-seed", "needs --testset")
     const modelName = str(values.reflectionModel)
     if (modelName === undefined) return yield* fail("reflection-model", "required: the name of the reflection model")
     const maxMetricCalls = yield* int("max-metric-calls", values.maxMetricCalls, 1)
@@ -148,6 +150,7 @@ export const fromFlags = (
       dataset: str(values.dataset),
       valset: str(values.valset),
       testset: str(values.testset),
+      testSeed: values.testSeed === true,
       runDir: str(values.runDir) ?? path.join(".gepa-runs", `anything-${stamp}`),
       seedAttempts,
       resume: values.resume === true,

@@ -31,6 +31,8 @@ export interface CommandOptions {
   readonly dataset?: string | undefined
   readonly valset?: string | undefined
   readonly testset?: string | undefined
+  /** also score the seed on the test set (default false) */
+  readonly testSeed?: boolean | undefined
   readonly runDir: string
   /** continue the run already in `runDir` (without it, a run directory holding a run is refused) */
   readonly resume?: boolean | undefined
@@ -181,10 +183,10 @@ export const runCommand = (
     })
     const printer = progress.onEvent
     const userEvent = options.engine?.onEvent
-    const config: OA.Config<string | Candidate, unknown, unknown> = {
+    const common: OA.ConfigBase<string | Candidate, unknown, unknown> = {
       ...options.engine,
-      ...(seed === undefined ? {} : { seedCandidate: seed }),
       ...(options.objective === undefined ? {} : { objective: options.objective }),
+      ...(options.testSeed === undefined ? {} : { testSeed: options.testSeed }),
       ...(options.background === undefined ? {} : { background: options.background }),
       ...(dataset === undefined ? {} : { dataset }),
       ...(valset === undefined ? {} : { valset }),
@@ -198,6 +200,11 @@ export const runCommand = (
         return userEvent?.(event)
       }
     }
+    // without a seed the objective is required; an empty one is the run's
+    // own ConfigError naming `objective`
+    const config: OA.Config<string | Candidate, unknown, unknown> = seed === undefined
+      ? { ...common, objective: options.objective ?? "" }
+      : { ...common, seedCandidate: seed }
     const result = yield* (run(config) as Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError>).pipe(
       // the bar is taken down before anything else is printed
       Effect.ensuring(Effect.sync(progress.stop))
@@ -233,7 +240,9 @@ export const runCommand = (
       `  seed score    ${fmt(result.seedScore)}`,
       `  best score    ${fmt(result.bestScore)} (candidate ${result.bestIndex} of ${result.candidates.length})`,
       `  metric calls  ${result.totalMetricCalls}, iterations ${result.iterations}`,
-      ...(test === undefined ? [] : [`  test score    seed ${fmt(test.seed.score)} -> best ${fmt(test.best.score)} (${test.size} examples, outside the budget)`]),
+      ...(test === undefined ? [] : [
+        `  test score    ${test.seed === undefined ? "" : `seed ${fmt(test.seed.score)} -> `}best ${fmt(test.best.score)} (${test.size} examples, outside the budget)`
+      ]),
       "",
       "Best candidate:",
       best,

@@ -93,6 +93,8 @@ const limitsOf = (given: OA.SideInfoLimits | undefined): Effect.Effect<Limits, C
     yield* positiveInt(given?.maxListItems, "sideInfo.maxListItems")
     yield* positiveInt(given?.maxDepth, "sideInfo.maxDepth")
     yield* positiveInt(given?.maxRecordLength, "sideInfo.maxRecordLength")
+    yield* positiveInt(given?.promptStringLength, "sideInfo.promptStringLength")
+    yield* positiveInt(given?.promptRecordLength, "sideInfo.promptRecordLength")
     return { ...defaultLimits, ...given }
   })
 
@@ -162,6 +164,7 @@ export const run = (
       seedCandidate,
       sideInfo,
       store: givenStore,
+      testSeed,
       testset,
       valset,
       ...shared
@@ -183,6 +186,7 @@ export const run = (
     )
     yield* check(dataset !== undefined || valset === undefined, "valset", "needs a dataset (generalization mode)")
     yield* check(dataset !== undefined || testset === undefined, "testset", "needs a dataset (single-task mode has no examples)")
+    yield* check(testSeed === undefined || typeof testSeed === "boolean", "testSeed", "must be true or false")
     yield* positiveInt(seedAttempts, "seedAttempts")
     const limits = yield* limitsOf(sideInfo)
     const timeout = evaluationTimeout === undefined ? undefined : Duration.decodeUnknown(evaluationTimeout)
@@ -220,7 +224,6 @@ export const run = (
         malformed ??= detail
       }
     }
-    const adapter = Adapter.make(raw, adapterOptions)
 
     // the store is opened here (not by the engine) so that a seedless run
     // can resume with the seed it generated, and the seed event is logged
@@ -232,6 +235,13 @@ export const run = (
         trackBestOutputs: config.trackBestOutputs ?? true
       })
       : undefined
+    // the prompt shows side information cut to the prompt's limits; the run
+    // directory keeps it as stored, one reflection a line
+    const appendLog = store?.appendLog
+    const adapter = Adapter.make(raw, {
+      ...adapterOptions,
+      keep: appendLog === undefined ? undefined : (entry) => appendLog("side_info", entry)
+    })
     const emit = (event: GepaEvent) =>
       Effect.gen(function*() {
         if (config.onEvent !== undefined) {
@@ -309,12 +319,20 @@ export const run = (
       const examples = yield* loader.fetch(ids)
       const score = (candidate: Candidate, index: number) =>
         evaluateTestSet(raw, adapterOptions, candidate, index, ids, examples, config.maxConcurrency ?? 8, config.fallbackScore ?? 0, config.evaluationRetry)
-      const seedScore = yield* score(result.candidates[0]!, 0)
-      const bestScore = result.bestIndex === 0 ? seedScore : yield* score(result.bestCandidate, result.bestIndex)
+      // the seed only when asked: a before/after comparison costs a whole
+      // test pass, which a user who only wants the best candidate's score
+      // should not pay for
+      const seedScore = testSeed === true && result.bestIndex !== 0 ? yield* score(result.candidates[0]!, 0) : undefined
+      const bestScore = yield* score(result.bestCandidate, result.bestIndex)
       if (malformed !== undefined) {
         return yield* Effect.fail(new AdapterContractError({ call: "evaluator (test set)", detail: `returned a malformed result: ${malformed}` }))
       }
-      test = { size: ids.length, seed: seedScore, best: bestScore, metricCalls: ids.length * (result.bestIndex === 0 ? 1 : 2) }
+      test = {
+        size: ids.length,
+        seed: result.bestIndex === 0 ? bestScore : seedScore,
+        best: bestScore,
+        metricCalls: ids.length * (seedScore === undefined ? 1 : 2)
+      }
     }
 
     return {

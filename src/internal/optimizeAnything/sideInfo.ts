@@ -20,6 +20,10 @@ export interface Limits {
   readonly maxListItems: number
   readonly maxDepth: number
   readonly maxRecordLength: number
+  /** strings as shown in the reflection prompt, at most */
+  readonly promptStringLength: number
+  /** one evaluation's side information as shown in the reflection prompt (JSON characters), at most */
+  readonly promptRecordLength: number
 }
 
 /** @internal */
@@ -27,8 +31,22 @@ export const defaultLimits: Limits = {
   maxStringLength: 2_000,
   maxListItems: 25,
   maxDepth: 6,
-  maxRecordLength: 8_000
+  maxRecordLength: 8_000,
+  promptStringLength: 400,
+  promptRecordLength: 1_000
 }
+
+/**
+ * The limits of what the reflection prompt shows: the stored limits, with
+ * strings and the whole record cut to the prompt's (smaller) sizes.
+ *
+ * @internal
+ */
+export const promptLimits = (limits: Limits): Limits => ({
+  ...limits,
+  maxStringLength: Math.min(limits.maxStringLength, limits.promptStringLength),
+  maxRecordLength: Math.min(limits.maxRecordLength, limits.promptRecordLength)
+})
 
 /**
  * A JSON-like copy of `value`: plain objects and arrays are kept; errors
@@ -169,6 +187,9 @@ const RESERVED = new Set(["Input", "Score", "Scores (higher is better)", "Logs",
  * become headings of their own; other values go under "Side info"), the
  * side information about the component being revised (under `About
  * "<component>"`; other components' is left out) and the captured logs.
+ * The input, the side information and the logs are cut to the prompt's
+ * limits (`promptLimits`), and small flat records are shown as one line of
+ * JSON; the record as stored keeps them whole.
  *
  * @internal
  */
@@ -176,11 +197,12 @@ export const reflectiveRecord = (
   trace: EvaluationTrace,
   options: { readonly withInput: boolean; readonly limits: Limits; readonly component?: string | undefined }
 ): ReflectiveRecord => {
+  const shown = promptLimits(options.limits)
   const out: Record<string, unknown> = {}
-  if (options.withInput) out["Input"] = budget(toJsonLike(trace.example), options.limits)
+  if (options.withInput) out["Input"] = budget(toJsonLike(trace.example), shown)
   out["Score"] = trace.record.score
   if (trace.record.scores !== undefined) out["Scores (higher is better)"] = trace.record.scores
-  const info = trace.record.sideInfo
+  const info = trace.record.sideInfo === undefined ? undefined : budget(trace.record.sideInfo, shown)
   if (info !== null && typeof info === "object" && !Array.isArray(info)) {
     for (const [k, v] of Object.entries(info as Record<string, unknown>)) {
       setOwn(out, RESERVED.has(k) || Object.prototype.hasOwnProperty.call(out, k) ? `${k} (side info)` : k, v)
@@ -190,10 +212,63 @@ export const reflectiveRecord = (
   }
   const own = options.component === undefined ? undefined : trace.record.componentSideInfo
   if (own !== undefined && Object.prototype.hasOwnProperty.call(own, options.component!)) {
-    setOwn(out, `About "${options.component}"`, own[options.component!])
+    setOwn(out, `About "${options.component}"`, budget(own[options.component!], shown))
   }
   if (trace.record.logs.length > 0) {
-    out["Logs"] = truncateString(trace.record.logs.join("\n"), options.limits.maxStringLength)
+    out["Logs"] = truncateString(trace.record.logs.join("\n"), shown.maxStringLength)
   }
+  for (const [k, v] of Object.entries(out)) setOwn(out, k, inlineSmall(v))
   return out
+}
+
+/** Flat records up to this many characters of JSON are shown on one line. */
+const INLINE_LENGTH = 100
+
+/**
+ * `value` with every small flat record (scalar fields only, short as JSON)
+ * turned into one line of JSON: a heading per field costs more than the
+ * field itself.
+ */
+const inlineSmall = (value: unknown): unknown => {
+  if (value === null || typeof value !== "object") return value
+  if (Array.isArray(value)) return value.map(inlineSmall)
+  const entries = Object.entries(value as Record<string, unknown>)
+  if (entries.length > 0 && entries.every(([, v]) => v === null || typeof v !== "object")) {
+    const json = JSON.stringify(value)
+    if (json.length <= INLINE_LENGTH) return json
+  }
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of entries) setOwn(out, k, inlineSmall(v))
+  return out
+}
+
+/** Values shorter than this (as JSON) are shown again rather than referred to. */
+const REPEAT_THRESHOLD = 80
+
+/**
+ * The records of one reflection with repeated content shown once: a field
+ * whose value equals the same field of an earlier record (a warning every
+ * evaluation logs, a shared measurement) becomes `(same as Example n)`.
+ * The score and short values are always shown.
+ *
+ * @internal
+ */
+export const dropRepeats = (records: ReadonlyArray<ReflectiveRecord>): ReadonlyArray<ReflectiveRecord> => {
+  const first = new Map<string, Map<string, number>>()
+  return records.map((record, i) => {
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(record)) {
+      const json = JSON.stringify(v) ?? ""
+      const seen = first.get(k)
+      const earlier = seen?.get(json)
+      if (k !== "Score" && json.length >= REPEAT_THRESHOLD && earlier !== undefined) {
+        setOwn(out, k, `(same as Example ${earlier + 1})`)
+        continue
+      }
+      setOwn(out, k, v)
+      if (seen === undefined) first.set(k, new Map([[json, i]]))
+      else if (!seen.has(json)) seen.set(json, i)
+    }
+    return out
+  })
 }
