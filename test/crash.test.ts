@@ -45,7 +45,8 @@ const keyOf = (line: string): { readonly key: string; readonly traced: boolean }
   const [hash, exampleId, flag] = line.split("\t")
   const id = Number(exampleId)
   const example = id >= 100 ? valset[id - 100]! : trainset[id]!
-  return { key: `${hash}\u0000${id >= 100 ? "val" : "train"}\u0000${Fingerprint.exampleHash(example)}`, traced: flag === "T" }
+  // the cache keys an example by its content, whatever split it is evaluated in
+  return { key: `${hash}\u0000${Fingerprint.exampleHash(example)}`, traced: flag === "T" }
 }
 
 /** keys in cache.jsonl, with the iterations whose trajectory is stored */

@@ -7,12 +7,13 @@ import * as path from "node:path"
 import * as Adapter from "../src/Adapter.js"
 import * as Candidate from "../src/Candidate.js"
 import * as CandidateSelector from "../src/CandidateSelector.js"
+import * as Fingerprint from "../src/Fingerprint.js"
 import * as Gepa from "../src/Gepa.js"
 import * as RunDir from "../src/RunDir.js"
 import type { Rng } from "../src/Rng.js"
 import * as State from "../src/State.js"
 import * as StopCondition from "../src/StopCondition.js"
-import { crashConfig, instrument } from "./fixtures/crashChild.js"
+import { crashConfig, instrument, trainset as crashTrainset, valset as crashValset } from "./fixtures/crashChild.js"
 import * as Toy from "./fixtures/toy.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
@@ -506,8 +507,9 @@ describe("RunDir crash safety", () => {
           for (const line of log.slice(logLines)) {
             const [hash, exampleId, traces] = line.split("\t")
             if (traces !== "N") continue
-            const id = Number(exampleId)
-            const key = id >= 100 ? `${hash}\u0000val\u0000${id - 100}` : `${hash}\u0000train\u0000${id}`
+            // the cache keys an example by its content, whatever split it is evaluated in
+            const example = [...crashTrainset, ...crashValset].find((e) => e.id === Number(exampleId))!
+            const key = `${hash}\u0000${Fingerprint.exampleHash(example)}`
             if (cached.has(key)) repeated.push(line)
           }
         }

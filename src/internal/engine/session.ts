@@ -249,7 +249,9 @@ export const make = <D, T, O>(
         split: "train" as const,
         id,
         contentHash: r.exampleKeys.train.get(id) ?? id,
-        requestedBy: iteration,
+        // not the asker's own results: it has none, unless it is a proposal
+        // re-launched after a crash, which must decide as it did the first time
+        requestedBy: undefined,
         visibleUpTo
       }))).map((hit) => hit?.score)
     }
