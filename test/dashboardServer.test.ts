@@ -46,9 +46,11 @@ describe("dashboard server", () => {
       const info = yield* Dashboard.Dashboard
       const seedCandidate = { ...DeepTask.seedCandidate, style: `Never print the key ${secret} or ${process.env["GEPA_DASHBOARD_TEST_TOKEN"]}.` }
       yield* Gepa.optimize({ ...DeepTask.makeConfig({ maxCandidates: 4 }), seedCandidate })
-      yield* Effect.sleep("100 millis")
+      const get = (p: string) => Effect.promise(() => fetch(info.url.replace("/?", `/${p}`)).then((r) => r.text()))
+      // the server folds events on its refresh timer: wait until the last candidate is served
+      for (let i = 0; i < 100 && (yield* get("candidate.json?i=1&")).startsWith("no such"); i++) yield* Effect.sleep("50 millis")
       for (const p of ["candidate.json?i=0&", "candidate.json?i=1&", "snapshot.json?"]) {
-        const text = yield* Effect.promise(() => fetch(info.url.replace("/?", `/${p}`)).then((r) => r.text()))
+        const text = yield* get(p)
         expect(text).not.toContain(secret)
         expect(text).not.toContain("env-secret-value-42")
         if (p.startsWith("candidate")) expect(text).toContain("[redacted]")
