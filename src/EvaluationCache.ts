@@ -113,7 +113,10 @@ export const keyString = (key: CacheKey): string =>
  * @since 0.3.0
  * @category utils
  */
-export const isVisible = (key: CacheKey, hit: CachedEvaluation<unknown>): boolean =>
+export const isVisible = (
+  key: Pick<CacheKey, "requestedBy" | "visibleUpTo">,
+  hit: Pick<CachedEvaluation<unknown>, "iteration">
+): boolean =>
   key.visibleUpTo === undefined || hit.iteration === undefined || hit.iteration <= key.visibleUpTo ||
   hit.iteration === key.requestedBy
 

@@ -21,7 +21,7 @@ import {
   type PersistenceError
 } from "../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
-import type { CacheKey, CachedEvaluation, EvaluationCache, Split } from "../EvaluationCache.js"
+import { type CacheKey, type CachedEvaluation, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
 import { batched } from "./cacheBatch.js"
 import * as Secrets from "../Secrets.js"
@@ -212,18 +212,16 @@ export const evaluate = <D, T, O>(
     const toRun: Array<number> = []
     const firstOf = new Map<string, number>()
     let owedHits = 0
+    // the lookup hints of this evaluation (see `CacheKey`)
+    const asker = { requestedBy: request.iteration, traced: request.captureTraces, visibleUpTo: request.visibleUpTo }
     const hits = useCache
-      ? yield* getAll(
-        cache,
-        ids.map((id) => ({ ...keyOf(id), requestedBy: request.iteration, traced: request.captureTraces, visibleUpTo: request.visibleUpTo }))
-      )
+      ? yield* getAll(cache, ids.map((id) => ({ ...keyOf(id), ...asker })))
       : undefined
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!
       let hit = hits?.[i]
       // a cache that ignores the visibility hint: checked here as well
-      if (hit !== undefined && !request.captureTraces && request.visibleUpTo !== undefined && hit.iteration !== undefined &&
-        hit.iteration > request.visibleUpTo && hit.iteration !== request.iteration) hit = undefined
+      if (hit !== undefined && !request.captureTraces && !isVisible(asker, hit)) hit = undefined
       let trajectory = Option.none<T>()
       if (hit !== undefined && request.captureTraces) {
         if (hit.iteration !== request.iteration || hit.trajectory === undefined) hit = undefined

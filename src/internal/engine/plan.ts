@@ -207,7 +207,6 @@ export const plan = <D, T, O>(
   const keep = validationsOf(rr.proposalSelection, r.proposalsPerStep)
   const plans: Array<State.PendingProposal> = []
   const events: Array<GepaEvent> = []
-  let committed = current
   let committedRng = rng.snapshot()
   let minibatchCost = 0
   const validationCosts: Array<number> = []
@@ -278,7 +277,6 @@ export const plan = <D, T, O>(
     minibatchCost += factor * Budget.distinct(ids)
     validationCosts.push(Budget.distinct(valIds))
     current = { ...current, iteration: it, sampler, nextComponent, pending: [...current.pending, planned] }
-    committed = current
     committedRng = rng.snapshot()
     plans.push(planned)
     if (listening) {
@@ -291,5 +289,5 @@ export const plan = <D, T, O>(
     }
   }
   if (plans.length === 0) return exhausted!
-  return { _tag: "Planned", state: { ...committed, rng: committedRng }, plans, events }
+  return { _tag: "Planned", state: { ...current, rng: committedRng }, plans, events }
 }
