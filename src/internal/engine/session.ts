@@ -23,7 +23,7 @@ import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
 import { peekOf } from "../cacheBatch.js"
-import { evaluate, type Evaluation, hashOf, type Meter, type Outcome, type Pool } from "../evaluate.js"
+import { evaluate, type Evaluation, hashOf, makePace, type Meter, type Outcome, type Pool } from "../evaluate.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */
@@ -183,7 +183,8 @@ export const make = <D, T, O>(
       // cache keys by example content; the run store's write-ahead budget
       exampleKey: (split, id) => r.exampleKeys[split].get(id) ?? id,
       reserve: store?.reserve === undefined ? undefined : ((reserve) => (iteration, calls) => reserve({ iteration, calls }))(store.reserve),
-      reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1)
+      reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1),
+      pace: makePace()
     }
     const stopCheck = yield* StopCondition.explain(r.stop)
     const listening = sinks.length > 0
