@@ -259,6 +259,8 @@ export const initial = (options: {
     }
   )
 
+const copyAppend = <A>(array: ReadonlyArray<A>, item: A): ReadonlyArray<A> => [...array, item]
+
 /**
  * Adds an accepted candidate with its validation results. The child's
  * round-robin pointer is the largest of its parents' pointers. Returns the new
@@ -274,9 +276,19 @@ export const addCandidate = (
     readonly parents: ReadonlyArray<number>
     readonly valset: ValsetEvaluation
     readonly discoveryBudget: number
+    /**
+     * how the per-candidate arrays grow by one entry; default a copy
+     * (`[...array, item]`). The engine passes one that appends in place to
+     * arrays no earlier state it handed out holds, so that a long run does
+     * not copy them on every accepted candidate.
+     *
+     * @since 0.3.0
+     */
+    readonly append?: (<A>(array: ReadonlyArray<A>, item: A) => ReadonlyArray<A>) | undefined
   }
 ): Either.Either<readonly [GepaState, number], MissingObjectiveScores> => {
   const idx = state.candidates.length
+  const append = options.append ?? copyAppend
   return Either.map(
     Frontier.addProgram(state.fronts, state.frontierType, idx, {
       valScores: options.valset.scores,
@@ -288,17 +300,17 @@ export const addCandidate = (
       const pointer = options.parents.reduce((m, p) => Math.max(m, state.nextComponent[p] ?? 0), 0)
       const next: GepaState = {
         ...state,
-        candidates: [...state.candidates, { ...options.candidate }],
-        parents: [...state.parents, [...options.parents]],
-        valScores: [...state.valScores, { ...options.valset.scores }],
-        objectiveScores: [
-          ...state.objectiveScores,
+        candidates: append(state.candidates, { ...options.candidate }),
+        parents: append(state.parents, [...options.parents]),
+        valScores: append(state.valScores, { ...options.valset.scores }),
+        objectiveScores: append(
+          state.objectiveScores,
           Frontier.aggregateObjectives(Object.values(options.valset.objectiveScores ?? {}))
-        ],
-        valAverages: [...state.valAverages, avg],
-        valCoverage: [...state.valCoverage, n],
-        nextComponent: [...state.nextComponent, pointer],
-        discoveryBudget: [...state.discoveryBudget, options.discoveryBudget],
+        ),
+        valAverages: append(state.valAverages, avg),
+        valCoverage: append(state.valCoverage, n),
+        nextComponent: append(state.nextComponent, pointer),
+        discoveryBudget: append(state.discoveryBudget, options.discoveryBudget),
         fronts,
         fullValEvals: state.fullValEvals + 1
       }

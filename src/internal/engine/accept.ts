@@ -14,6 +14,7 @@ import { GepaEvent } from "../../Event.js"
 import * as Merge from "../../Merge.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as State from "../../State.js"
+import * as AppendOnly from "../appendOnly.js"
 import type { Outcome } from "../evaluate.js"
 import type { Finished } from "./propose.js"
 import type { Resolved } from "./resolve.js"
@@ -69,7 +70,9 @@ export const fold = <D, T, O>(
   r: Resolved<D, T, O>,
   state: State.GepaState,
   f: Finished<T, O>,
-  listening: boolean
+  listening: boolean,
+  /** the run's owner of the state's arrays: appended in place when it made them (see internal/appendOnly.ts) */
+  owner?: AppendOnly.Owner | undefined
 ): Either.Either<Folded<T, O>, MissingObjectiveScores> => {
   const { plan, usage } = f
   const iteration = plan.iteration
@@ -122,7 +125,8 @@ export const fold = <D, T, O>(
         candidate: result.candidate,
         parents: result.parents,
         valset: valsetOf(validation.outcomes),
-        discoveryBudget
+        discoveryBudget,
+        append: AppendOnly.appender(owner)
       })
       if (Either.isLeft(addedState)) return Either.left(addedState.left)
       const [withChild, index] = addedState.right
@@ -135,7 +139,7 @@ export const fold = <D, T, O>(
           : isMerge
           ? { ...withChild.merge, accepted: withChild.merge.accepted + 1 }
           : Merge.schedule(withChild.merge, r.merge.maxInvocations),
-        trace: [...withChild.trace, {
+        trace: AppendOnly.append(owner, withChild.trace, {
           ...entry,
           outcome: "accepted",
           candidate: index,
@@ -144,7 +148,7 @@ export const fold = <D, T, O>(
           scoresBefore: result.scoresBefore,
           scoresAfter: result.scoresAfter,
           metricCalls: withChild.metricCalls
-        }]
+        })
       }
       added = { index, outcomes: validation.outcomes }
       if (listening) {
@@ -174,7 +178,7 @@ export const fold = <D, T, O>(
       next = {
         ...next,
         rejectedProposals: next.rejectedProposals + (isMerge ? 0 : 1),
-        trace: [...next.trace, {
+        trace: AppendOnly.append(owner, next.trace, {
           ...entry,
           outcome: "rejected",
           ...(isMerge ? { reason } : { components: result.components }),
@@ -183,7 +187,7 @@ export const fold = <D, T, O>(
           scoresBefore: result.scoresBefore,
           scoresAfter: result.scoresAfter,
           metricCalls: next.metricCalls
-        }]
+        })
       }
       if (listening) {
         if (isMerge) events.push(GepaEvent.MergeRejected({ iteration, parents: result.parents, reason: reason! }))
@@ -202,13 +206,13 @@ export const fold = <D, T, O>(
       break
     }
     case "Skipped": {
-      next = { ...next, trace: [...next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }] }
+      next = { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }) }
       if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
       break
     }
     case "Failed": {
       failed = { error: result.error, allEvaluationsFailed: result.allEvaluationsFailed }
-      next = { ...next, trace: [...next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls }] }
+      next = { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls }) }
       if (listening) {
         events.push(
           GepaEvent.Error({ iteration, message: result.error, willContinue: true }),

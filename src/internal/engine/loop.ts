@@ -75,7 +75,14 @@ export const run = <D, T, O>(
     const save = (state: State.GepaState) =>
       store === undefined
         ? Effect.void
-        : Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
+        : Effect.zipRight(
+          // a store may keep the state it saves: its arrays are copied on their next append
+          Effect.suspend(() => {
+            s.seal(state)
+            return store.save(state)
+          }),
+          s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location }))
+        )
 
     // ---- start: resume, or score the seed ----
     const started = (resumed: boolean) =>
@@ -332,7 +339,7 @@ export const run = <D, T, O>(
       }
       if (next === undefined) continue // the deadline passed: the loop's top ends the run
       finished.delete(next.plan.iteration)
-      const folded = yield* Either.match(Accept.fold(r, state, next, s.listening), {
+      const folded = yield* Either.match(Accept.fold(r, state, next, s.listening, s.owner), {
         onLeft: Effect.fail,
         onRight: Effect.succeed
       })

@@ -22,6 +22,7 @@ import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
+import * as AppendOnly from "../appendOnly.js"
 import { peekOf } from "../cacheBatch.js"
 import { evaluate, type Evaluation, hashOf, makePace, type Meter, type Outcome, type Pool } from "../evaluate.js"
 import type { Resolved } from "./resolve.js"
@@ -63,6 +64,12 @@ export interface Session<D, T, O> {
   readonly emit: Emit
   /** whether anyone receives events (steps skip building event payloads otherwise) */
   readonly listening: boolean
+  /**
+   * the run's owner of the state's growing arrays (see internal/appendOnly.ts);
+   * `seal` before a state goes where it may be kept (a save)
+   */
+  readonly owner: AppendOnly.Owner
+  readonly seal: (state: State.GepaState) => void
   /** names the stop condition that fired, in words */
   readonly stopCheck: StopCondition.Explain
   /** a stop asked for by the context's `RunMonitor` (the dashboard's Stop button), with the monitor's name */
@@ -155,18 +162,28 @@ export const make = <D, T, O>(
       : Effect.map(monitor.value.stopRequested, (stop) => (stop ? monitor.value.name : undefined))
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
     // unless `telemetry: false`; library runs log summaries at debug
+    // a state in an event to any of the sinks above may be kept: sealed
+    // before it goes (the telemetry observer reads it at once and keeps nothing)
+    const owner = AppendOnly.makeOwner()
+    const seal = (state: State.GepaState) => AppendOnly.seal(owner, state)
+    const kept = sinks.length > 0
     const telemetry = telemetryOptions(config.telemetry)
     if (telemetry !== undefined) sinks.push(yield* Telemetry.observer(telemetry))
+    const built = (event: () => GepaEvent): GepaEvent => {
+      const e = event()
+      if (kept && e._tag === "IterationEnded") seal(e.state)
+      return e
+    }
     const emit: Emit = sinks.length === 0
       ? () => Effect.void
       : sinks.length === 1
-      ? (event) => Effect.suspend(() => sinks[0]!(event()))
+      ? (event) => Effect.suspend(() => sinks[0]!(built(event)))
       : (event) =>
         Effect.suspend(() => {
           // built once for every sink (the telemetry observer makes two common)
-          const built = event()
-          let all = sinks[0]!(built)
-          for (let i = 1; i < sinks.length; i++) all = Effect.zipRight(all, sinks[i]!(built))
+          const e = built(event)
+          let all = sinks[0]!(e)
+          for (let i = 1; i < sinks.length; i++) all = Effect.zipRight(all, sinks[i]!(e))
           return all
         })
 
@@ -257,7 +274,7 @@ export const make = <D, T, O>(
       }))).map((hit) => hit?.score)
     }
 
-    return { r, store, emit, listening, stopCheck, monitorStop, evaluate: evaluateStep, known }
+    return { r, store, emit, listening, owner, seal, stopCheck, monitorStop, evaluate: evaluateStep, known }
   })
 
 /** The best output seen per validation example, if the run tracks them. @internal */
