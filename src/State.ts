@@ -261,6 +261,8 @@ export const initial = (options: {
 
 const copyAppend = <A>(array: ReadonlyArray<A>, item: A): ReadonlyArray<A> => [...array, item]
 
+const bestMemo = new WeakMap<ReadonlyArray<number>, { readonly coverage: ReadonlyArray<number>; readonly n: number; readonly best: number }>()
+
 /**
  * Adds an accepted candidate with its validation results. The child's
  * round-robin pointer is the largest of its parents' pointers. Returns the new
@@ -340,12 +342,19 @@ export const scoreOf = (state: GepaState) => (program: number): number =>
  */
 export const bestIndex = (state: GepaState): number => {
   const score = scoreOf(state)
-  let best = 0
-  for (let i = 1; i < state.candidates.length; i++) {
+  const n = state.candidates.length
+  // asked for on every iteration (stop conditions, acceptance): a run's
+  // arrays only grow, in place while the run owns them, so for the same
+  // arrays the scan goes on where the last one stopped
+  const memo = bestMemo.get(state.valAverages)
+  const resume = memo !== undefined && memo.coverage === state.valCoverage && memo.n <= n
+  let best = resume ? memo.best : 0
+  for (let i = resume ? memo.n : 1; i < n; i++) {
     const s = score(i)
     const b = score(best)
     if (s > b || (s === b && state.valCoverage[i]! > state.valCoverage[best]!)) best = i
   }
+  bestMemo.set(state.valAverages, { coverage: state.valCoverage, n, best })
   return best
 }
 

@@ -152,8 +152,14 @@ export const fold = <D, T, O>(
       }
       added = { index, outcomes: validation.outcomes }
       if (listening) {
+        // front lists are ascending and the child is the newest program: on a
+        // front exactly when it is its last member (no search of long fronts)
         let joined = 0
-        for (const key in next.fronts.instance.programs) if (next.fronts.instance.programs[key]!.includes(index)) joined++
+        const fronts = next.fronts.instance.programs
+        for (const key in fronts) {
+          const list = fronts[key]!
+          if (list[list.length - 1] === index) joined++
+        }
         events.push(
           GepaEvent.ValsetEvaluated({ iteration, candidate: index, score: next.valAverages[index]!, coverage: next.valCoverage[index]! }),
           GepaEvent.ParetoFrontUpdated({ iteration, candidate: index, frontsJoined: joined })
