@@ -16,6 +16,7 @@ import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Me
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
 import * as modelCall from "./internal/modelCall.js"
+import * as Spans from "./internal/spans.js"
 import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"
 
 // ---------------------------------------------------------------------------
@@ -395,7 +396,7 @@ export const instrumentModel = (
           }
           return Effect.void
         }))
-    }).pipe(Effect.withSpan("gepa.model", spanOptions))
+    }).pipe(Spans.withSpan("gepa.model", spanOptions))
   return { complete, [InstrumentedId]: true, [ModelNameId]: options.model } as LanguageModel
 }
 

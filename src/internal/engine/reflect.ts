@@ -18,6 +18,7 @@ import * as Secrets from "../../Secrets.js"
 import type * as State from "../../State.js"
 import { nameOf } from "../../Telemetry.js"
 import type { Meter } from "../evaluate.js"
+import * as Spans from "../spans.js"
 import * as Early from "./early.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
@@ -119,7 +120,7 @@ const proposeTexts = <D, T, O>(
       }
     }
     return Either.right({ texts, skipped, unusable, usage })
-  }).pipe(Effect.withSpan("gepa.reflect", { captureStackTrace: false }))
+  }).pipe(Spans.withSpan("gepa.reflect", { captureStackTrace: false }))
 
 /**
  * Runs a planned reflective proposal on `parent` (the parent's texts as
@@ -296,5 +297,5 @@ export const reflect = <D, T, O>(
       addFailures(parentEval.failures, childEval.failures),
       usage
     )
-  }).pipe(Effect.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false }))
+  }).pipe(Spans.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false }))
 

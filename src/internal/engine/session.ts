@@ -25,6 +25,7 @@ import * as Telemetry from "../../Telemetry.js"
 import * as AppendOnly from "../appendOnly.js"
 import { peekOf } from "../cacheBatch.js"
 import { evaluate, type Evaluation, hashOf, makePace, type Meter, type Outcome, type Pool } from "../evaluate.js"
+import * as Spans from "../spans.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */
@@ -230,7 +231,7 @@ export const make = <D, T, O>(
           return { ...result, failures: { evaluated: result.spent, failed, lastError } }
         })
       )
-      const span = Effect.withSpan("gepa.evaluate", {
+      const span = Spans.withSpan("gepa.evaluate", {
         attributes: { purpose: o.purpose, size: o.ids.length, iteration: o.iteration },
         captureStackTrace: false
       })
