@@ -17,6 +17,7 @@ import type { ReflectiveDataset, ReflectiveRecord } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
 import { ConfigError, type ModelUnrecoverable } from "./Errors.js"
 import { type Completion, type LanguageModel, type LlmError, unrecoverable } from "./LanguageModel.js"
+import * as Spans from "./internal/spans.js"
 
 /**
  * How reflection prompts are built.
@@ -484,7 +485,7 @@ export const proposeComponent = (
             : Proposed({ component: args.component, text, completion })
       })
     ),
-    Effect.withSpan("Reflection.proposeComponent", { attributes: { component: args.component }, captureStackTrace: false })
+    Spans.withSpan("Reflection.proposeComponent", { attributes: { component: args.component }, captureStackTrace: false })
   )
 
 /**
