@@ -79,6 +79,39 @@ export const spend = <S extends Pick<Book, "metricCalls">>(book: S, calls: numbe
 export const chargeLost = <S extends Pick<Book, "lostMetricCalls">>(book: S, calls: number): S =>
   calls === 0 ? book : { ...book, lostMetricCalls: book.lostMetricCalls + calls }
 
+/**
+ * The owed results of a run folder: stored results of calls paid by an
+ * earlier process that its saved state does not count, per iteration that
+ * paid for them (-1: unknown). Each is charged once, by the hit that uses it
+ * (`add(i, -1)`).
+ *
+ * @internal
+ */
+export interface OwedBook {
+  /** owed results per iteration that paid for them, kept up to date */
+  readonly byIteration: Owed
+  /** owed results in all */
+  readonly total: () => number
+  readonly add: (iteration: number | undefined, delta: number) => void
+}
+
+/** @internal */
+export const owedBook = (): OwedBook => {
+  const byIteration = new Map<number, number>()
+  let total = 0
+  return {
+    byIteration,
+    total: () => total,
+    add: (iteration, delta) => {
+      const i = iteration ?? -1
+      const n = (byIteration.get(i) ?? 0) + delta
+      if (n === 0) byIteration.delete(i)
+      else byIteration.set(i, n)
+      total += delta
+    }
+  }
+}
+
 /** Owed results in all: calls paid and not counted yet. @internal */
 export const owedTotal = (owed: Owed): number => sum(owed.values())
 
