@@ -29,8 +29,22 @@
  *
  * @since 0.3.0
  */
-import type { GepaState } from "./State.js"
 import * as internal from "./internal/ledger.js"
+
+/**
+ * The counts the ledger keeps in a run's state: `GepaState` is a `Book`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Book {
+  /** metric calls spent by folded work */
+  readonly metricCalls: number
+  /** metric calls paid by an interrupted process whose results were lost, or owed results never used */
+  readonly lostMetricCalls: number
+  /** proposals planned and not folded yet, each with its worst-case reservation */
+  readonly pending: ReadonlyArray<{ readonly iteration: number; readonly reserved: number }>
+}
 
 /**
  * What the budget decision sees at a point of the run.
@@ -48,7 +62,7 @@ export interface Balance {
 }
 
 /**
- * The balance of a run's state, with the results an interrupted process paid
+ * The balance of a run's book (its state), with the results an interrupted process paid
  * for and the state does not count yet (`owed`, per iteration that paid for
  * them; see `RunStore.unaccounted`).
  *
@@ -57,7 +71,7 @@ export interface Balance {
  */
 export const balance: (
   budget: number | undefined,
-  state: Pick<GepaState, "metricCalls" | "lostMetricCalls" | "pending">,
+  book: Book,
   owed?: ReadonlyMap<number, number> | undefined
 ) => Balance = internal.balance
 

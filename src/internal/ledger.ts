@@ -51,6 +51,10 @@ export const reservedBy = (plans: ReadonlyArray<{ readonly reserved: number }>):
   return n
 }
 
+/** The part of a step's worst case its earlier proposals have not reserved yet. @internal */
+export const unreservedOf = (worst: number, earlier: ReadonlyArray<{ readonly reserved: number }>): number =>
+  worst - reservedBy(earlier)
+
 /** @internal */
 export const balance = (budget: number | undefined, book: Book, owed?: Owed | undefined): Balance => {
   // Lost work (paid by a crashed process) and owed results (paid, not counted

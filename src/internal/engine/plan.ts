@@ -266,7 +266,7 @@ export const plan = <D, T, O>(
       valIds: storedValIds(rr, valIds),
       base: current.candidates.length,
       // the step's worst case so far, less what its earlier proposals reserved
-      reserved: reserved - Ledger.reservedBy(plans),
+      reserved: Ledger.unreservedOf(reserved, plans),
       ...(r.proposalsPerStep > 1 ? { step: iteration } : {}),
       ...(remainder ? { remainder } : {}),
       sees
