@@ -24,7 +24,7 @@ import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
 import * as AppendOnly from "../appendOnly.js"
 import { peekOf } from "../cacheBatch.js"
-import { evaluate, type Evaluation, hashOf, makePace, type Meter, type Outcome, type Pool } from "../evaluate.js"
+import { evaluate, type Evaluation, hashOf, makePace, type Outcome, type Pool } from "../evaluate.js"
 import * as Spans from "../spans.js"
 import type { Resolved } from "./resolve.js"
 
@@ -82,7 +82,6 @@ export interface Session<D, T, O> {
     readonly ids: ReadonlyArray<string>
     readonly captureTraces: boolean
     readonly call: string
-    readonly meter?: Meter | undefined
     /** cached results paid for by iterations after this one (other than `iteration`) are not served */
     readonly visibleUpTo?: number | undefined
   }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable>
@@ -215,7 +214,6 @@ export const make = <D, T, O>(
         split: train ? "train" : "val",
         captureTraces: o.captureTraces,
         call: o.call,
-        meter: o.meter,
         iteration: o.iteration,
         visibleUpTo: o.visibleUpTo
       }).pipe(
