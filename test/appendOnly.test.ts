@@ -32,7 +32,7 @@ describe("appendOnly", () => {
           }
         }
         for (const [array, length] of sealed) assert.strictEqual(array.length, length)
-        assert.deepStrictEqual(current, Array.from({ length: current.length }, (_, i) => current[i]))
+        assert.deepStrictEqual(current, Array.from({ length: n }, (_, i) => i))
       })
     )
   })
