@@ -17,9 +17,9 @@ import * as packageResolve from "./packageResolve.js"
 const isTypeScript = (file: string): boolean => /\.[cm]?tsx?$/i.test(file)
 
 /**
- * With `sameGraphFirst`, a plain `import()` is tried first, so that a process
- * that already runs TypeScript (tsx, a test runner) shares one module graph
- * with the user's module; tsx is the fallback for a plain Node process.
+ * With `sameGraphFirst`, the user's module shares one module graph with the
+ * process: a plain `import()` first (a process that already runs TypeScript:
+ * tsx, a test runner), else tsx registered for the whole process.
  *
  * @internal
  */
@@ -44,12 +44,26 @@ const load = async (file: string, options?: { readonly sameGraphFirst?: boolean 
     } catch (e) {
       if ((e as { readonly code?: unknown } | null)?.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw e
     }
+    // tsx's hooks for the whole process, not tsImport's: tsImport resolves everything the module imports
+    // under a namespace of its own, so effect and this package would load a second time, as other
+    // modules (a second Effect runtime, ~1 s more to start). Node keeps the failed attempt under the
+    // plain URL: the module loads under a marked one.
+    if (!tsxRegistered) {
+      const tsx = await tsxApi()
+      tsx.register()
+      tsxRegistered = true
+    }
+    return import(`${url}?with-tsx`) as Promise<unknown>
   }
-  const tsx = await import("tsx/esm/api").catch((e: unknown) => {
+  return (await tsxApi()).tsImport(url, { parentURL: import.meta.url }) as Promise<unknown>
+}
+
+let tsxRegistered = false
+
+const tsxApi = () =>
+  import("tsx/esm/api").catch((e: unknown) => {
     throw new Error(`loading a TypeScript module needs the "tsx" package (npm install tsx): ${e instanceof Error ? e.message : String(e)}`)
   })
-  return tsx.tsImport(url, { parentURL: import.meta.url }) as Promise<unknown>
-}
 
 // what `require` of a CommonJS-compiled module fails with when it cannot load what the module imports
 const requireFailure = (e: unknown): boolean => {
