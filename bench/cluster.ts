@@ -36,6 +36,12 @@ const mode = args[0] ?? "load"
 const quick = args.includes("--quick")
 const graceful = args.includes("--graceful")
 const backend = args.includes("--storage") ? args[args.indexOf("--storage") + 1] ?? "sqlite" : "sqlite"
+// --eval io:50|cpu:5: only that evaluation (scaleout)
+const only = args.includes("--eval") ? args[args.indexOf("--eval") + 1] : undefined
+// --shards N: the cluster's shard count (runners and optimizer); default: the library's
+const shards = args.includes("--shards") ? Number(args[args.indexOf("--shards") + 1]) : undefined
+const shardSettings = shards === undefined ? {} : { shards }
+const shardEnv: Record<string, string> = shards === undefined ? {} : { GEPA_CLUSTER_SHARDS: String(shards) }
 
 const cpuSample = () =>
   os.cpus().reduce((a, c) => ({ idle: a.idle + c.times.idle, total: a.total + Object.values(c.times).reduce((x, y) => x + y, 0) }), { idle: 0, total: 0 })
@@ -75,9 +81,10 @@ const onCluster = <A extends object, E>(n: number, spec: string, concurrency: nu
       GEPA_CLUSTER_STORAGE: storage,
       GEPA_RUNNER_CONCURRENCY: String(concurrency),
       GEPA_RUNNER_STATUS_EVERY: "0",
-      BENCH_EVAL: spec
+      BENCH_EVAL: spec,
+      ...shardEnv
     }, n)
-    const ctx = yield* Layer.build(ClusterAdapter.layerCluster(define(spec), { storage }))
+    const ctx = yield* Layer.build(ClusterAdapter.layerCluster(define(spec), { storage, ...shardSettings }))
     const adapter = Context.get(ctx, Adapter.tag<Example, Trace, string>())
     // warm every path (sockets, prepared statements, JIT) and let assignments settle
     yield* drive(adapter.evaluate, n * concurrency * 4, n * concurrency * 2, 4, "warm")
@@ -174,7 +181,7 @@ const overhead = Effect.gen(function*() {
 
 const scaleout = Effect.gen(function*() {
   const rows = []
-  for (const spec of ["io:50", "cpu:5"]) {
+  for (const spec of only === undefined ? ["io:50", "cpu:5"] : [only]) {
     const perRunner = 4
     const callsPerRunner = spec.startsWith("io") ? (quick ? 80 : 320) : (quick ? 200 : 800)
     const idle = yield* idleCores()
@@ -220,11 +227,12 @@ const failover = Effect.gen(function*() {
         runners.push(yield* Runners.start(path.join(import.meta.dirname, "..", "test", "fixtures", "clusterRunner.ts"), {
           GEPA_CLUSTER_STORAGE: storage,
           GEPA_RUNNER_STATUS_EVERY: "0",
-          GEPA_TEST_LOG: log
+          GEPA_TEST_LOG: log,
+          ...shardEnv
         }))
       }
       const count = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8").split("\n").length - 1 : 0)
-      const ctx = yield* Layer.build(ClusterAdapter.layerCluster(toyEvaluation, { storage }))
+      const ctx = yield* Layer.build(ClusterAdapter.layerCluster(toyEvaluation, { storage, ...shardSettings }))
       const remote = Context.get(ctx, Adapter.tag<Toy.Example, Adapter.ExampleTrace<Toy.Example, never, string>, string>())
       let killedAt: number | undefined
       let lastHeld = 0
@@ -272,10 +280,15 @@ const main = Effect.gen(function*() {
     mode,
     storage: backend,
     graceful,
+    shards: shards ?? "default",
     machine: { node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg() },
     rows
   }
-  const out = path.join(import.meta.dirname, "results", `cluster-${mode}${graceful ? "-graceful" : ""}-${backend}${quick ? "-quick" : ""}.json`)
+  const out = path.join(
+    import.meta.dirname,
+    "results",
+    `cluster-${mode}${graceful ? "-graceful" : ""}-${backend}${shards === undefined ? "" : `-shards${shards}`}${quick ? "-quick" : ""}.json`
+  )
   fs.mkdirSync(path.dirname(out), { recursive: true })
   fs.writeFileSync(out, JSON.stringify(result, null, 2) + "\n")
   console.log(JSON.stringify(result, null, 2))
