@@ -47,12 +47,17 @@ export async function resolve(specifier, context, next) {
     return await next(specifier, context)
   } catch (error) {
     if (error?.code !== "ERR_MODULE_NOT_FOUND" || !isBare(specifier) || target === undefined) throw error
-    if (specifier === name || specifier.startsWith(name + "/")) {
-      const sub = specifier === name ? "index" : specifier.slice(name.length + 1)
-      if (sub.startsWith("internal/") || sub.includes("..")) throw error
-      return next(new URL(sub + target.extension, target.modules).href, context)
+    // when the retry fails too, the user's module is the one to name
+    try {
+      if (specifier === name || specifier.startsWith(name + "/")) {
+        const sub = specifier === name ? "index" : specifier.slice(name.length + 1)
+        if (sub.startsWith("internal/") || sub.includes("..")) throw error
+        return await next(new URL(sub + target.extension, target.modules).href, context)
+      }
+      return await next(specifier, { ...context, parentURL: target.packageJson })
+    } catch {
+      throw error
     }
-    return next(specifier, { ...context, parentURL: target.packageJson })
   }
 }
 `
