@@ -294,5 +294,9 @@ export const reflect = <D, T, O>(
       addFailures(parentEval.failures, childEval.failures),
       usage
     )
-  }).pipe(Spans.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false }))
+  }).pipe(
+    // opened under any tracer, the built-in one too: optimize-anything's
+    // adapter reads the proposal's iteration and parent from it
+    Effect.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false })
+  )
 
