@@ -54,7 +54,6 @@ import {
   acquireLock,
   attempt,
   encodeResult,
-  encodeState,
   errorText,
   eventLine,
   fsyncDir,
@@ -62,7 +61,11 @@ import {
   isCode,
   openLog,
   parseCandidateLog,
+  flush,
+  openJournal,
+  parseJournal,
   readStateFile,
+  replayJournal,
   releaseLock,
   sharedKey,
   stampNow,
@@ -206,6 +209,7 @@ export const make = <O>(
     const events = yield* openAppend(FILES.events)
     const candidateFile = yield* openAppend(FILES.candidates)
     let candidateLog = parseCandidateLog(candidateFile.text)
+    const journal = yield* openJournal(root)
     // candidate lines that belong to the state in use (after load, or saved since)
     let written = 0
     /** Drops candidate lines past `count` (left by a generation that was lost). */
@@ -418,14 +422,18 @@ export const make = <O>(
 
     const load: Effect.Effect<Option.Option<State.GepaState>, PersistenceError> = Effect.gen(function*() {
       const current = yield* readStateFile(file(FILES.state), migrations, candidateLog)
-      if (current._tag === "ok") return yield* resumeFrom(current)
+      if (current._tag === "ok") {
+        const replayed = yield* journal.resume(current, candidateLog, { fromCurrent: true })
+        return yield* resumeFrom(replayed)
+      }
       const previous = yield* readStateFile(file(FILES.prev), migrations, candidateLog)
       if (previous._tag === "ok") {
         if (current._tag === "corrupt") {
           const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
           yield* attempt(file(FILES.state), "move the corrupt state file aside", () => fs.renameSync(file(FILES.state), aside))
         }
-        return yield* resumeFrom(previous)
+        const replayed = yield* journal.resume(previous, candidateLog, { fromCurrent: false })
+        return yield* resumeFrom(replayed)
       }
       if (current._tag === "missing" && previous._tag === "missing") {
         // Lines of generation 0 only: the process died before its first save,
@@ -442,6 +450,7 @@ export const make = <O>(
           yield* appendReservation({ base: 0 })
         }
         yield* keepCandidates(0)
+        yield* journal.startOver
         return Option.none()
       }
       const problems = [
@@ -457,6 +466,15 @@ export const make = <O>(
       )
     })
 
+    // best_candidate.json is rewritten when the best changes, not on every save
+    let lastBest: string | undefined
+    const bestChanged = (state: State.GepaState): boolean => {
+      const best = State.bestIndex(state)
+      const key = `${best}:${State.scoreOf(state)(best)}`
+      if (key === lastBest) return false
+      lastBest = key
+      return true
+    }
     const writeBest = (state: State.GepaState) =>
       writeAtomic(root, FILES.best, JSON.stringify({
         index: State.bestIndex(state),
@@ -465,63 +483,65 @@ export const make = <O>(
         candidate: state.candidates[State.bestIndex(state)]
       }, null, 2) + "\n")
 
+    /** Appends the candidates found since the last save to `candidates.jsonl` (the fd to flush, if any). */
+    const appendCandidates = (state: State.GepaState): number | undefined => {
+      const count = state.candidates.length
+      if (count < written) {
+        // not reached by the engine (candidates are only ever added); kept
+        // so that the file always matches the state that was saved
+        fs.truncateSync(file(FILES.candidates), count === 0 ? 0 : candidateLog.ends[count - 1]!)
+        candidateLog = { lines: candidateLog.lines.slice(0, count), ends: candidateLog.ends.slice(0, count) }
+        written = count
+      }
+      if (count === written) return undefined
+      let offset = written === 0 ? 0 : candidateLog.ends[written - 1]!
+      let chunk = ""
+      for (let i = written; i < count; i++) {
+        const line: CandidateLine = {
+          i,
+          candidate: state.candidates[i],
+          valScores: state.valScores[i],
+          objectiveScores: state.objectiveScores[i]
+        }
+        const text = JSON.stringify(line) + "\n"
+        offset += Buffer.byteLength(text)
+        candidateLog.lines.push(line)
+        candidateLog.ends.push(offset)
+        chunk += text
+      }
+      fs.writeSync(candidateFile.fd, chunk)
+      written = count
+      return candidateFile.fd
+    }
+
     const save = (state: State.GepaState): Effect.Effect<void, PersistenceError> =>
-      attempt(file(FILES.state), "save", () => {
-        // the cache entries this state relies on reach the disk first, with
-        // the reservations of the calls made since the last save
-        if (cacheDirty && cacheFd !== undefined) {
-          fs.fsyncSync(cacheFd)
-          cacheDirty = false
-        }
-        if (reservationsDirty) {
-          fs.fdatasyncSync(reservations.fd)
-          reservationsDirty = false
-        }
-        const count = state.candidates.length
-        if (count < written) {
-          // not reached by the engine (candidates are only ever added); kept
-          // so that the file always matches the state that was saved
-          fs.truncateSync(file(FILES.candidates), count === 0 ? 0 : candidateLog.ends[count - 1]!)
-          candidateLog = { lines: candidateLog.lines.slice(0, count), ends: candidateLog.ends.slice(0, count) }
-          written = count
-        }
-        if (count > written) {
-          let offset = written === 0 ? 0 : candidateLog.ends[written - 1]!
-          let chunk = ""
-          for (let i = written; i < count; i++) {
-            const line: CandidateLine = {
-              i,
-              candidate: state.candidates[i],
-              valScores: state.valScores[i],
-              objectiveScores: state.objectiveScores[i]
-            }
-            const text = JSON.stringify(line) + "\n"
-            offset += Buffer.byteLength(text)
-            candidateLog.lines.push(line)
-            candidateLog.ends.push(offset)
-            chunk += text
-          }
-          fs.writeSync(candidateFile.fd, chunk)
-          fs.fsyncSync(candidateFile.fd)
-          written = count
-        }
-        const envelope: SavedState = {
-          schemaVersion: State.SCHEMA_VERSION,
-          savedAt: stampNow(),
-          generation: generation + 1,
-          candidateCount: count,
-          state: encodeState({ ...state, candidates: [], valScores: [], objectiveScores: [] })
-        }
-        writeAtomic(root, FILES.state, JSON.stringify(envelope), FILES.prev)
+      Effect.gen(function*() {
+        // the cache entries and candidates this state relies on reach the
+        // disk first, with the reservations of the calls made since the last
+        // save; the flushes run side by side (off the event loop), so a save
+        // waits about one flush for them, not one per file
+        const flushes: Array<readonly [string, number]> = []
+        if (cacheDirty && cacheFd !== undefined) flushes.push([file(FILES.cache), cacheFd])
+        cacheDirty = false
+        if (reservationsDirty) flushes.push([file(FILES.reservations), reservations.fd])
+        reservationsDirty = false
+        const candidatesFd = yield* attempt(file(FILES.candidates), "append to", () => appendCandidates(state))
+        if (candidatesFd !== undefined) flushes.push([file(FILES.candidates), candidatesFd])
+        yield* Effect.forEach(flushes, ([name, fd]) => flush(name, fd), { concurrency: "unbounded", discard: true })
+        yield* journal.save(state, generation + 1, state.candidates.length)
         generation++
-        if (!savedMarked) {
-          // tells a later fresh start on this directory that a state was saved
-          // here (and removed on purpose), not lost before its first save
-          fs.writeSync(reservations.fd, JSON.stringify({ g: generation }) + "\n")
-          savedMarked = true
-        }
-        writeBest(state)
-        fsyncDir(root)
+        yield* attempt(file(FILES.state), "save", () => {
+          if (!savedMarked) {
+            // tells a later fresh start on this directory that a state was saved
+            // here (and removed on purpose), not lost before its first save
+            fs.writeSync(reservations.fd, JSON.stringify({ g: generation }) + "\n")
+            savedMarked = true
+          }
+          if (bestChanged(state)) {
+            writeBest(state)
+            fsyncDir(root)
+          }
+        })
       })
 
     const onEvent = (event: GepaEvent): Effect.Effect<void> =>
@@ -604,7 +624,14 @@ export const readState = (
     let corrupt: { readonly file: string; readonly detail: string } | undefined
     for (const name of [FILES.state, FILES.prev]) {
       const r = yield* readStateFile(path.join(root, name), options?.migrations ?? {}, candidates)
-      if (r._tag === "ok") return Option.some(r.state)
+      if (r._tag === "ok") {
+        const journals = yield* attempt(path.join(root, FILES.journal), "read", () =>
+          [FILES.prevJournal, FILES.journal].flatMap((log) => {
+            const f = path.join(root, log)
+            return fs.existsSync(f) ? parseJournal(fs.readFileSync(f, "utf8")).lines : []
+          }))
+        return Option.some(replayJournal(r, journals, candidates).state)
+      }
       if (r._tag === "corrupt" && corrupt === undefined) corrupt = { file: path.join(root, name), detail: r.detail }
     }
     if (corrupt !== undefined) {
