@@ -599,7 +599,19 @@ export const make = <O>(
       })
 
     const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owedBy as ReadonlyMap<number, number> }))
-    const store: RunStore<O> = { location: root, load, save, cache, onEvent, appendLog, stopRequested, finish, reserve, unaccounted }
+    const store: RunStore<O> = {
+      location: root,
+      durable: true,
+      load,
+      save,
+      cache: Option.fromNullable(cache),
+      onEvent,
+      appendLog,
+      stopRequested,
+      finish,
+      reserve,
+      unaccounted
+    }
     return store
   })
 
