@@ -41,7 +41,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Schema, type Scope } from "effect"
+import { Effect, Layer, Option, Schema, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Candidate from "./Candidate.js"
@@ -50,31 +50,31 @@ import * as EvaluationCache from "./EvaluationCache.js"
 import type { GepaEvent } from "./Event.js"
 import { firstIssue } from "./internal/issue.js"
 import {
-  CacheLine,
   acquireLock,
   attempt,
+  type CandidateLog,
+  type Decoded,
   encodeResult,
   errorText,
   eventLine,
+  flush,
   fsyncDir,
-  isCacheLine,
   isCode,
+  openJournal,
   openLog,
   parseCandidateLog,
-  flush,
-  openJournal,
   parseJournal,
   readStateFile,
-  replayJournal,
   releaseLock,
-  sharedKey,
+  replayJournal,
   stampNow,
   writeAtomic
 } from "./internal/runDir.js"
 import { FILES as files } from "./internal/runDir.js"
-import { registerPeek } from "./internal/cacheBatch.js"
+import { makeOwed, makeReservations, parseReservations } from "./internal/runDirBudget.js"
+import { allPayments, type CacheIndex, emptyIndex, makeCache, parseCache } from "./internal/runDirCache.js"
 import * as Result from "./Result.js"
-import type { LogName, RunStore } from "./RunStore.js"
+import { type LogName, type RunStore, RunStoreService } from "./RunStore.js"
 import * as State from "./State.js"
 
 /**
@@ -176,221 +176,30 @@ export const make = <O>(
   options?: Options
 ): Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    if (typeof dir !== "string" || dir.length === 0) {
-      return yield* Effect.fail(new ConfigError({ field: "runDir", detail: "expected a non-empty directory path" }))
-    }
-    const root = path.resolve(dir)
-    yield* attempt(root, "create the run directory", () => {
-      fs.mkdirSync(root, { recursive: true })
-      if (!fs.statSync(root).isDirectory()) throw new Error("exists and is not a directory")
-      fs.accessSync(root, fs.constants.W_OK | fs.constants.R_OK)
-    })
-    yield* Effect.acquireRelease(acquireLock(root), (l) => Effect.sync(() => releaseLock(root, l)))
+    const root = yield* openRoot(dir)
     const file = (name: string) => path.join(root, name)
-
-    // a stop file from the run that was stopped with it would end the resumed run at once
-    yield* attempt(file(FILES.stop), "remove the old stop file", () => fs.rmSync(file(FILES.stop), { force: true }))
-    // leftovers of a save interrupted by a crash
-    yield* attempt(root, "clean temporary files", () => {
-      for (const name of fs.readdirSync(root)) {
-        if (name.startsWith(".") && name.includes(".tmp-")) fs.rmSync(path.join(root, name), { force: true })
-      }
-    })
-
-    const openAppend = (name: string) =>
-      Effect.acquireRelease(
-        attempt(file(name), "open", () => {
-          const text = openLog(file(name))
-          return { fd: fs.openSync(file(name), "a"), text }
-        }),
-        ({ fd }) => Effect.sync(() => fs.closeSync(fd))
-      )
-
-    const events = yield* openAppend(FILES.events)
-    const candidateFile = yield* openAppend(FILES.candidates)
-    let candidateLog = parseCandidateLog(candidateFile.text)
-    const journal = yield* openJournal(root)
-    // candidate lines that belong to the state in use (after load, or saved since)
-    let written = 0
-    /** Drops candidate lines past `count` (left by a generation that was lost). */
-    const keepCandidates = (count: number) =>
-      attempt(file(FILES.candidates), "truncate", () => {
-        const bytes = count === 0 ? 0 : candidateLog.ends[count - 1]!
-        fs.truncateSync(file(FILES.candidates), bytes)
-        candidateLog = { lines: candidateLog.lines.slice(0, count), ends: candidateLog.ends.slice(0, count) }
-        written = count
-      })
-    const useCache = options?.cache ?? true
-    let cacheFd: number | undefined
-    // the latest result per key (without trajectory)
-    const entries = new Map<string, EvaluationCache.CachedEvaluation<O>>()
-    // every payment of a key (one per cache line): by which iteration, after
-    // which save, and whether the loaded state still owes it
-    interface Payment {
-      readonly i: number | undefined
-      readonly g: number
-      owed: boolean
-    }
-    const payments = new Map<string, Array<Payment>>()
-    // trajectories per key, per iteration that paid for them: a traced result
-    // is served to that iteration only (two proposals in flight may evaluate
-    // the same parent on the same example)
-    const traces = new Map<string, Map<number, unknown>>()
-    const addPayment = (k: string, p: Payment) => {
-      const list = payments.get(k)
-      if (list === undefined) payments.set(k, [p])
-      else list.push(p)
-    }
-    const addTrace = (k: string, i: number, t: unknown) => {
-      const m = traces.get(k)
-      if (m === undefined) traces.set(k, new Map([[i, t]]))
-      else m.set(i, t)
-    }
     // generation of the last save: of the loaded state, then of each save
     let generation = 0
-    if (useCache) {
-      const opened = yield* openAppend(FILES.cache)
-      cacheFd = opened.fd
-      for (const line of opened.text.split("\n")) {
-        if (line.length === 0) continue
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(line)
-        } catch {
-          continue
-        }
-        if (!isCacheLine(parsed)) continue
-        const k = sharedKey(parsed.k)
-        const entry: EvaluationCache.CachedEvaluation<O> = {
-          output: parsed.output as O,
-          score: parsed.score,
-          objectiveScores: parsed.objectiveScores,
-          ...(parsed.i === undefined ? {} : { iteration: parsed.i })
-        }
-        if (EvaluationCache.replaces(entries.get(k), entry)) entries.set(k, entry)
-        addPayment(k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
-        if (parsed.t !== undefined && parsed.i !== undefined) addTrace(k, parsed.i, parsed.t)
-      }
-    }
-    let cacheDirty = false
-    // owed entries not used yet (see `unaccounted`)
-    let owedLeft = 0
-    // the same, per iteration that paid for them (-1: unknown)
-    const owedBy = new Map<number, number>()
-    const addOwed = (payment: Payment, delta: number) => {
-      payment.owed = delta > 0
-      const i = payment.i ?? -1
-      const n = (owedBy.get(i) ?? 0) + delta
-      if (n === 0) owedBy.delete(i)
-      else owedBy.set(i, n)
-      owedLeft += delta
-    }
+    const currentGeneration = () => generation
 
-    // the write-ahead budget: calls on record since the last `base` line
-    const reservations = yield* openAppend(FILES.reservations)
-    let onRecord = 0
-    let logSaved = false
-    let logEmpty = true
-    for (const line of reservations.text.split("\n")) {
-      if (line.length === 0) continue
-      let parsed: { readonly n?: unknown; readonly base?: unknown; readonly g?: unknown }
-      try {
-        parsed = JSON.parse(line) as typeof parsed
-      } catch {
-        continue
-      }
-      logEmpty = false
-      if (typeof parsed.base === "number") onRecord = parsed.base
-      else if (typeof parsed.n === "number") onRecord += parsed.n
-      if (typeof parsed.g === "number" && parsed.g > 0) logSaved = true
-    }
-    const appendReservation = (line: object, sync = true): Effect.Effect<void, PersistenceError> =>
-      Effect.flatMap(
-        attempt(file(FILES.reservations), "append to", () => fs.writeSync(reservations.fd, JSON.stringify(line) + "\n")),
-        // the data (and the file size) reach the disk before the call starts;
-        // the flush runs off the event loop, so other calls keep going meanwhile
-        () =>
-          sync
-            ? Effect.async<void, PersistenceError>((resume) => {
-              fs.fdatasync(reservations.fd, (e) =>
-                resume(
-                  e === null
-                    ? Effect.void
-                    : Effect.fail(new PersistenceError({ path: file(FILES.reservations), operation: "fsync", detail: errorText(e) }))
-                ))
-            })
-            : Effect.void
-      )
-    let lostAtLoad = 0
-    let savedMarked = false
-    let reservationsDirty = false
-    const syncEach = options?.syncReservations ?? false
-    const reserve = (r: { readonly iteration: number; readonly calls: number }) => {
-      reservationsDirty = true
-      // written before the calls start: it survives the process being
-      // killed; flushed to disk with the next save, or before the calls start
-      // with `syncReservations` (a release need not be durable: losing it
-      // only overcharges)
-      return appendReservation({ i: r.iteration, n: r.calls, g: generation }, syncEach && r.calls > 0)
-    }
-
-    const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : registerPeek<O>({
-      get: (key) =>
-        Effect.sync(() => {
-          const k = EvaluationCache.keyString(key)
-          let hit = entries.get(k)
-          if (hit === undefined) return Option.none()
-          // a result of a proposal the asker runs beside is not served (and
-          // an owed payment is not consumed by it)
-          if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) return Option.none()
-          if (key.traced === true) {
-            // only the trajectory the asking iteration paid for
-            const t = key.requestedBy === undefined ? undefined : traces.get(k)?.get(key.requestedBy)
-            if (t === undefined) return Option.none()
-            hit = { ...hit, iteration: key.requestedBy, trajectory: t }
-          }
-          // an owed payment is charged once, by the hit that uses it: the
-          // asking iteration's own payment first
-          const list = payments.get(k)
-          if (owedLeft > 0 && list !== undefined) {
-            const own = list.find((p) => p.owed && p.i === key.requestedBy) ?? list.find((p) => p.owed)
-            if (own !== undefined) {
-              addOwed(own, -1)
-              return Option.some({ ...hit, owed: true })
-            }
-          }
-          return Option.some(hit)
-        }),
-      set: (key, value) =>
-        attempt(file(FILES.cache), "append to", () => {
-          const k = EvaluationCache.keyString(key)
-          const line: CacheLine = {
-            k,
-            output: value.output,
-            score: value.score,
-            ...(value.objectiveScores === undefined ? {} : { objectiveScores: value.objectiveScores }),
-            g: generation,
-            ...(value.iteration === undefined ? {} : { i: value.iteration }),
-            ...(value.trajectory === undefined ? {} : { t: value.trajectory })
-          }
-          // written before the entry is visible, so a hit is always on disk too
-          fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
-          const { owed: _, trajectory, ...entry } = value
-          if (EvaluationCache.replaces(entries.get(k), entry)) entries.set(k, entry)
-          // a new payment; an owed earlier one (a result evaluated again
-          // because its trajectory could not be stored) stays owed, never free
-          addPayment(k, { i: value.iteration, g: generation, owed: false })
-          if (trajectory !== undefined && value.iteration !== undefined) addTrace(k, value.iteration, trajectory)
-          cacheDirty = true
-        }),
-      size: Effect.sync(() => entries.size)
-    }, (keys) =>
-      keys.map((key) => {
-        const hit = entries.get(EvaluationCache.keyString(key))
-        return hit !== undefined && EvaluationCache.isVisible(key, hit) ? hit : undefined
-      }))
-
-    const migrations = options?.migrations ?? {}
+    const events = yield* openAppend(file(FILES.events))
+    const candidates = yield* openCandidates(file(FILES.candidates))
+    const journal = yield* openJournal(root)
+    const owed = makeOwed()
+    const cacheLog = (options?.cache ?? true) ? Option.some(yield* openAppend(file(FILES.cache))) : Option.none()
+    const index = Option.match(cacheLog, { onNone: () => emptyIndex<O>(), onSome: (log) => parseCache<O>(log.text) })
+    const cacheDirty = { value: false }
+    const cache = Option.map(cacheLog, (log) =>
+      makeCache<O>({ file: file(FILES.cache), fd: log.fd, index, owed, generation: currentGeneration, dirty: cacheDirty }))
+    const reservationFile = yield* openAppend(file(FILES.reservations))
+    const reservationLog = parseReservations(reservationFile.text)
+    const reservations = makeReservations({
+      file: file(FILES.reservations),
+      fd: reservationFile.fd,
+      log: reservationLog,
+      syncEach: options?.syncReservations ?? false,
+      generation: currentGeneration
+    })
 
     /**
      * Continues from a saved generation: cached evaluations written after it,
@@ -401,119 +210,41 @@ export const make = <O>(
       Effect.gen(function*() {
         generation = loaded.generation
         const inFlight = new Set(loaded.state.pending.map((p) => p.iteration))
-        for (const list of payments.values()) {
-          for (const p of list) {
-            // not counted by the saved state: paid by a proposal in flight at
-            // the save or planned after it (or, without an iteration, written after it)
-            if (p.i === undefined ? p.g >= generation : inFlight.has(p.i) || p.i > loaded.state.iteration) addOwed(p, 1)
-          }
+        for (const p of allPayments(index)) {
+          // not counted by the saved state: paid by a proposal in flight at
+          // the save or planned after it (or, without an iteration, written after it)
+          if (p.i === undefined ? p.g >= generation : inFlight.has(p.i) || p.i > loaded.state.iteration) owed.add(p, 1)
         }
-        yield* keepCandidates(loaded.state.candidates.length)
-        const counted = loaded.state.metricCalls + loaded.state.lostMetricCalls + owedLeft
-        if (logEmpty) {
-          // a run directory from before the write-ahead budget: its count starts here
-          yield* appendReservation({ base: counted })
-          logEmpty = false
-        } else {
-          lostAtLoad = Math.max(0, onRecord - counted)
-        }
+        yield* candidates.keep(loaded.state.candidates.length)
+        yield* reservations.settle(loaded.state.metricCalls + loaded.state.lostMetricCalls + owed.left())
         return Option.some(loaded.state)
       })
 
-    const load: Effect.Effect<Option.Option<State.GepaState>, PersistenceError> = Effect.gen(function*() {
-      const current = yield* readStateFile(file(FILES.state), migrations, candidateLog)
-      if (current._tag === "ok") {
-        const replayed = yield* journal.resume(current, candidateLog, { fromCurrent: true })
-        return yield* resumeFrom(replayed)
-      }
-      const previous = yield* readStateFile(file(FILES.prev), migrations, candidateLog)
-      if (previous._tag === "ok") {
-        if (current._tag === "corrupt") {
-          const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
-          yield* attempt(file(FILES.state), "move the corrupt state file aside", () => fs.renameSync(file(FILES.state), aside))
-        }
-        const replayed = yield* journal.resume(previous, candidateLog, { fromCurrent: false })
-        return yield* resumeFrom(replayed)
-      }
-      if (current._tag === "missing" && previous._tag === "missing") {
-        // Lines of generation 0 only: the process died before its first save,
-        // and nothing it paid for is counted anywhere, so all of it is owed.
-        // A later generation means saved states were removed on purpose to
-        // start over on a warm cache: then hits are simply free.
-        let everSaved = logSaved
-        for (const list of payments.values()) for (const p of list) if (p.g > 0) everSaved = true
-        if (!everSaved) {
-          for (const list of payments.values()) for (const p of list) addOwed(p, 1)
-          lostAtLoad = Math.max(0, onRecord - owedLeft)
-        } else if (!logEmpty) {
-          // what the removed run paid is not this run's
-          yield* appendReservation({ base: 0 })
-        }
-        yield* keepCandidates(0)
-        yield* journal.startOver
-        return Option.none()
-      }
-      const problems = [
-        current._tag === "corrupt" ? `${FILES.state}: ${current.detail}` : `${FILES.state}: missing`,
-        previous._tag === "corrupt" ? `${FILES.prev}: ${previous.detail}` : `${FILES.prev}: missing`
-      ]
-      return yield* Effect.fail(
-        new PersistenceError({
-          path: current._tag === "corrupt" ? file(FILES.state) : file(FILES.prev),
-          operation: "load",
-          detail: `no readable saved state (${problems.join("; ")}); move the run directory's state files away to start over`
-        })
-      )
+    /**
+     * No saved state. Cache lines of generation 0 only: the process died
+     * before its first save, and nothing it paid for is counted anywhere, so
+     * all of it is owed. A later generation means saved states were removed
+     * on purpose to start over on a warm cache: then hits are simply free.
+     */
+    const startFresh = Effect.gen(function*() {
+      let everSaved = reservationLog.saved
+      for (const p of allPayments(index)) if (p.g > 0) everSaved = true
+      if (!everSaved) for (const p of allPayments(index)) owed.add(p, 1)
+      yield* reservations.settleFresh(owed.left(), everSaved)
+      yield* candidates.keep(0)
+      yield* journal.startOver
+      return Option.none<State.GepaState>()
     })
 
-    // best_candidate.json is rewritten when the best changes, not on every save
-    let lastBest: string | undefined
-    const bestChanged = (state: State.GepaState): boolean => {
-      const best = State.bestIndex(state)
-      const key = `${best}:${State.scoreOf(state)(best)}`
-      if (key === lastBest) return false
-      lastBest = key
-      return true
-    }
-    const writeBest = (state: State.GepaState) =>
-      writeAtomic(root, FILES.best, JSON.stringify({
-        index: State.bestIndex(state),
-        score: State.scoreOf(state)(State.bestIndex(state)),
-        iteration: state.iteration,
-        candidate: state.candidates[State.bestIndex(state)]
-      }, null, 2) + "\n")
+    const load = loadState({
+      root,
+      migrations: options?.migrations ?? {},
+      candidates: () => candidates.log(),
+      resume: (snapshot, fromCurrent) => Effect.flatMap(journal.resume(snapshot, candidates.log(), { fromCurrent }), resumeFrom),
+      fresh: startFresh
+    })
 
-    /** Appends the candidates found since the last save to `candidates.jsonl` (the fd to flush, if any). */
-    const appendCandidates = (state: State.GepaState): number | undefined => {
-      const count = state.candidates.length
-      if (count < written) {
-        // not reached by the engine (candidates are only ever added); kept
-        // so that the file always matches the state that was saved
-        fs.truncateSync(file(FILES.candidates), count === 0 ? 0 : candidateLog.ends[count - 1]!)
-        candidateLog = { lines: candidateLog.lines.slice(0, count), ends: candidateLog.ends.slice(0, count) }
-        written = count
-      }
-      if (count === written) return undefined
-      let offset = written === 0 ? 0 : candidateLog.ends[written - 1]!
-      let chunk = ""
-      for (let i = written; i < count; i++) {
-        const line: CandidateLine = {
-          i,
-          candidate: state.candidates[i],
-          valScores: state.valScores[i],
-          objectiveScores: state.objectiveScores[i]
-        }
-        const text = JSON.stringify(line) + "\n"
-        offset += Buffer.byteLength(text)
-        candidateLog.lines.push(line)
-        candidateLog.ends.push(offset)
-        chunk += text
-      }
-      fs.writeSync(candidateFile.fd, chunk)
-      written = count
-      return candidateFile.fd
-    }
-
+    const best = makeBestFile(root)
     const save = (state: State.GepaState): Effect.Effect<void, PersistenceError> =>
       Effect.gen(function*() {
         // the cache entries and candidates this state relies on reach the
@@ -521,26 +252,16 @@ export const make = <O>(
         // save; the flushes run side by side (off the event loop), so a save
         // waits about one flush for them, not one per file
         const flushes: Array<readonly [string, number]> = []
-        if (cacheDirty && cacheFd !== undefined) flushes.push([file(FILES.cache), cacheFd])
-        cacheDirty = false
-        if (reservationsDirty) flushes.push([file(FILES.reservations), reservations.fd])
-        reservationsDirty = false
-        const candidatesFd = yield* attempt(file(FILES.candidates), "append to", () => appendCandidates(state))
-        if (candidatesFd !== undefined) flushes.push([file(FILES.candidates), candidatesFd])
+        if (cacheDirty.value && Option.isSome(cacheLog)) flushes.push([file(FILES.cache), cacheLog.value.fd])
+        cacheDirty.value = false
+        if (reservations.takeDirty()) flushes.push([file(FILES.reservations), reservationFile.fd])
+        if (yield* candidates.append(state)) flushes.push([file(FILES.candidates), candidates.fd])
         yield* Effect.forEach(flushes, ([name, fd]) => flush(name, fd), { concurrency: "unbounded", discard: true })
         yield* journal.save(state, generation + 1, state.candidates.length)
         generation++
         yield* attempt(file(FILES.state), "save", () => {
-          if (!savedMarked) {
-            // tells a later fresh start on this directory that a state was saved
-            // here (and removed on purpose), not lost before its first save
-            fs.writeSync(reservations.fd, JSON.stringify({ g: generation }) + "\n")
-            savedMarked = true
-          }
-          if (bestChanged(state)) {
-            writeBest(state)
-            fsyncDir(root)
-          }
+          reservations.markSaved(generation)
+          best.writeIfChanged(state)
         })
       })
 
@@ -553,66 +274,239 @@ export const make = <O>(
         }
       })
 
-    // side logs are opened on their first entry: most runs never write one
-    const sideLogs = new Map<LogName, number>()
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const fd of sideLogs.values()) fs.closeSync(fd)
+    const finish = (state: State.GepaState, stopReason: string, stoppedBy: Result.StoppedBy | null = null): Effect.Effect<void, PersistenceError> =>
+      attempt(file(FILES.result), "write", () => {
+        best.write(state)
+        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason, stoppedBy)), null, 2) + "\n")
+        if ((options?.trackBestOutputs ?? true) && Option.isSome(cacheLog)) {
+          writeAtomic(root, FILES.bestOutputs, JSON.stringify(bestOutputs(state, index), null, 2) + "\n")
+        }
+        fsyncDir(root)
+      })
+
+    return {
+      location: root,
+      durable: true,
+      load,
+      save,
+      cache,
+      onEvent,
+      appendLog: yield* openSideLogs(root),
+      stopRequested: Effect.sync(() => fs.existsSync(file(FILES.stop))),
+      finish,
+      reserve: reservations.reserve,
+      unaccounted: Effect.sync(() => ({ lost: reservations.lostAtLoad(), owed: owed.byIteration() }))
+    }
+  })
+
+/**
+ * The run store service (`RunStore.RunStoreService`) over a run directory:
+ * every run opened through it uses (and locks, for the run's scope) the
+ * directory `dir`, so a run resumes from the one before it.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layer = (dir: string, options?: Options): Layer.Layer<RunStoreService> =>
+  Layer.succeed(RunStoreService, { open: <O>() => make<O>(dir, options) })
+
+/**
+ * Checks, creates and locks the run directory for the scope; removes the
+ * stop file of the run that was stopped with it (it would end the resumed
+ * run at once) and the temporary files of a save cut short by a crash.
+ */
+const openRoot = (dir: string): Effect.Effect<string, PersistenceError | ConfigError, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (typeof dir !== "string" || dir.length === 0) {
+      return yield* Effect.fail(new ConfigError({ field: "runDir", detail: "expected a non-empty directory path" }))
+    }
+    const root = path.resolve(dir)
+    yield* attempt(root, "create the run directory", () => {
+      fs.mkdirSync(root, { recursive: true })
+      if (!fs.statSync(root).isDirectory()) throw new Error("exists and is not a directory")
+      fs.accessSync(root, fs.constants.W_OK | fs.constants.R_OK)
+    })
+    yield* Effect.acquireRelease(acquireLock(root), (l) => Effect.sync(() => releaseLock(root, l)))
+    const stop = path.join(root, FILES.stop)
+    yield* attempt(stop, "remove the old stop file", () => fs.rmSync(stop, { force: true }))
+    yield* attempt(root, "clean temporary files", () => {
+      for (const name of fs.readdirSync(root)) {
+        if (name.startsWith(".") && name.includes(".tmp-")) fs.rmSync(path.join(root, name), { force: true })
+      }
+    })
+    return root
+  })
+
+/** Opens an append-only log for the scope: its complete lines (a cut last line is removed) and a descriptor to append to. */
+const openAppend = (file: string) =>
+  Effect.acquireRelease(
+    attempt(file, "open", () => {
+      const text = openLog(file)
+      return { fd: fs.openSync(file, "a"), text }
+    }),
+    ({ fd }) => Effect.sync(() => fs.closeSync(fd))
+  )
+
+/**
+ * `candidates.jsonl`: one line per candidate, appended when a save first
+ * includes it; `keep` cuts lines a lost generation left past the loaded
+ * state's count.
+ */
+const openCandidates = (file: string) =>
+  Effect.gen(function*() {
+    const opened = yield* openAppend(file)
+    let log = parseCandidateLog(opened.text)
+    // candidate lines that belong to the state in use (after load, or saved since)
+    let written = 0
+    const cut = (count: number) => {
+      // a state whose candidates are not in the log (saved whole, as 0.2
+      // did) has its candidates appended by the next save
+      const kept = Math.min(count, log.lines.length)
+      fs.truncateSync(file, kept === 0 ? 0 : log.ends[kept - 1]!)
+      log = { lines: log.lines.slice(0, kept), ends: log.ends.slice(0, kept) }
+      written = kept
+    }
+    return {
+      fd: opened.fd,
+      log: () => log,
+      keep: (count: number) => attempt(file, "truncate", () => cut(count)),
+      /** appends the candidates new since the last save; true when something was written (to flush) */
+      append: (state: State.GepaState) =>
+        attempt(file, "append to", () => {
+          const count = state.candidates.length
+          // not reached by the engine (candidates are only ever added); kept
+          // so that the file always matches the state that was saved
+          if (count < written) cut(count)
+          if (count === written) return false
+          let offset = written === 0 ? 0 : log.ends[written - 1]!
+          let chunk = ""
+          for (let i = written; i < count; i++) {
+            const line: CandidateLine = {
+              i,
+              candidate: state.candidates[i],
+              valScores: state.valScores[i],
+              objectiveScores: state.objectiveScores[i]
+            }
+            const text = JSON.stringify(line) + "\n"
+            offset += Buffer.byteLength(text)
+            log.lines.push(line)
+            log.ends.push(offset)
+            chunk += text
+          }
+          fs.writeSync(opened.fd, chunk)
+          written = count
+          return true
+        })
+    }
+  })
+
+/**
+ * Reads the saved state: the current snapshot with its journal, else the
+ * previous snapshot with both journals (a corrupt current snapshot is moved
+ * aside as `gepa_state.corrupt-<time>.json`), else nothing (`fresh`); fails
+ * when state files are there and none is readable.
+ */
+const loadState = (o: {
+  readonly root: string
+  readonly migrations: Migrations
+  readonly candidates: () => CandidateLog
+  readonly resume: (
+    snapshot: Extract<Decoded, { readonly _tag: "ok" }>,
+    fromCurrent: boolean
+  ) => Effect.Effect<Option.Option<State.GepaState>, PersistenceError>
+  readonly fresh: Effect.Effect<Option.Option<State.GepaState>, PersistenceError>
+}): Effect.Effect<Option.Option<State.GepaState>, PersistenceError> =>
+  Effect.gen(function*() {
+    const file = (name: string) => path.join(o.root, name)
+    const current = yield* readStateFile(file(FILES.state), o.migrations, o.candidates())
+    if (current._tag === "ok") return yield* o.resume(current, true)
+    const previous = yield* readStateFile(file(FILES.prev), o.migrations, o.candidates())
+    if (previous._tag === "ok") {
+      if (current._tag === "corrupt") {
+        const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
+        yield* attempt(file(FILES.state), "move the corrupt state file aside", () => fs.renameSync(file(FILES.state), aside))
+      }
+      return yield* o.resume(previous, false)
+    }
+    if (current._tag === "missing" && previous._tag === "missing") return yield* o.fresh
+    const problems = [
+      current._tag === "corrupt" ? `${FILES.state}: ${current.detail}` : `${FILES.state}: missing`,
+      previous._tag === "corrupt" ? `${FILES.prev}: ${previous.detail}` : `${FILES.prev}: missing`
+    ]
+    return yield* Effect.fail(
+      new PersistenceError({
+        path: current._tag === "corrupt" ? file(FILES.state) : file(FILES.prev),
+        operation: "load",
+        detail: `no readable saved state (${problems.join("; ")}); move the run directory's state files away to start over`
       })
     )
-    const sideLogFile: Record<LogName, string> = { side_info: FILES.sideInfo }
-    const appendLog = (log: LogName, entry: unknown): Effect.Effect<void> =>
+  })
+
+/** `best_candidate.json`: written when the best candidate (or its score) changes, and at the end. */
+const makeBestFile = (root: string) => {
+  let last: string | undefined
+  const write = (state: State.GepaState) => {
+    const best = State.bestIndex(state)
+    writeAtomic(root, FILES.best, JSON.stringify({
+      index: best,
+      score: State.scoreOf(state)(best),
+      iteration: state.iteration,
+      candidate: state.candidates[best]
+    }, null, 2) + "\n")
+  }
+  return {
+    write,
+    writeIfChanged: (state: State.GepaState) => {
+      const best = State.bestIndex(state)
+      const key = `${best}:${State.scoreOf(state)(best)}`
+      if (key === last) return
+      last = key
+      write(state)
+      fsyncDir(root)
+    }
+  }
+}
+
+/** The best candidate's cached outputs on the validation set (`best_outputs.json`). */
+const bestOutputs = <O>(state: State.GepaState, index: CacheIndex<O>) => {
+  const best = State.bestIndex(state)
+  const hash = Candidate.hash(state.candidates[best]!)
+  const outputs: Record<string, { output: unknown; score: number }> = {}
+  // cache keys hold the example's content hash (the id in runs from before 0.2)
+  const print = state.fingerprint?.valset
+  const contentOf = new Map(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]!] as const))
+  for (const id of Object.keys(state.valScores[best] ?? {})) {
+    const hit = index.entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id, contentHash: contentOf.get(id) }))
+    if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }
+  }
+  return { candidate: best, outputs }
+}
+
+/** Side logs (`RunStore.appendLog`), opened on their first entry: most runs never write one. */
+const openSideLogs = (root: string) =>
+  Effect.gen(function*() {
+    const fds = new Map<LogName, number>()
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const fd of fds.values()) fs.closeSync(fd)
+      })
+    )
+    const names: Record<LogName, string> = { side_info: FILES.sideInfo }
+    return (log: LogName, entry: unknown): Effect.Effect<void> =>
       Effect.sync(() => {
         try {
-          let fd = sideLogs.get(log)
+          let fd = fds.get(log)
           if (fd === undefined) {
-            openLog(file(sideLogFile[log]))
-            fd = fs.openSync(file(sideLogFile[log]), "a")
-            sideLogs.set(log, fd)
+            const file = path.join(root, names[log])
+            openLog(file)
+            fd = fs.openSync(file, "a")
+            fds.set(log, fd)
           }
           fs.writeSync(fd, JSON.stringify({ ts: stampNow(), ...(entry as object) }) + "\n")
         } catch {
           // diagnostic, like the event log: a full disk must not fail the run here (save will report it)
         }
       })
-
-    const stopRequested = Effect.sync(() => fs.existsSync(file(FILES.stop)))
-
-    const finish = (state: State.GepaState, stopReason: string, stoppedBy: Result.StoppedBy | null = null): Effect.Effect<void, PersistenceError> =>
-      attempt(file(FILES.result), "write", () => {
-        writeBest(state)
-        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason, stoppedBy)), null, 2) + "\n")
-        if ((options?.trackBestOutputs ?? true) && cacheFd !== undefined) {
-          const best = State.bestIndex(state)
-          const hash = Candidate.hash(state.candidates[best]!)
-          const outputs: Record<string, { output: unknown; score: number }> = {}
-          // cache keys hold the example's content hash (the id in runs from before 0.2)
-          const print = state.fingerprint?.valset
-          const contentOf = new Map(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]!] as const))
-          for (const id of Object.keys(state.valScores[best] ?? {})) {
-            const hit = entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id, contentHash: contentOf.get(id) }))
-            if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }
-          }
-          writeAtomic(root, FILES.bestOutputs, JSON.stringify({ candidate: best, outputs }, null, 2) + "\n")
-        }
-        fsyncDir(root)
-      })
-
-    const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owedBy as ReadonlyMap<number, number> }))
-    const store: RunStore<O> = {
-      location: root,
-      durable: true,
-      load,
-      save,
-      cache: Option.fromNullable(cache),
-      onEvent,
-      appendLog,
-      stopRequested,
-      finish,
-      reserve,
-      unaccounted
-    }
-    return store
   })
 
 /**

@@ -110,6 +110,14 @@ export const writeAtomic = (dir: string, name: string, content: string, keepPrev
   fs.renameSync(tmp, target)
 }
 
+const isFile = (file: string): boolean => {
+  try {
+    return fs.statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
 /** Flushes an appended file's data (and size) to disk, off the event loop. */
 export const flush = (file: string, fd: number): Effect.Effect<void, PersistenceError> =>
   Effect.async<void, PersistenceError>((resume) => {
@@ -546,6 +554,12 @@ export const openJournal = (root: string) =>
     /** Saves generation `g`: one line of changes, or a new snapshot when one is due. */
     const save = (state: State.GepaState, g: number, count: number): Effect.Effect<void, PersistenceError> =>
       Effect.suspend(() => {
+        if (currentOk && !isFile(file(FILES.state))) {
+          // the snapshot was removed or replaced behind the run's back: the
+          // journal alone leads nowhere, so this save writes a snapshot again
+          currentOk = false
+          due = true
+        }
         const change = last === undefined ? undefined : Journal.diff(last, state, CANDIDATE_FIELDS)
         const line: Journal.JournalLine = change === undefined ? { g, n: count } : { g, n: count, c: change }
         const text = JSON.stringify(line) + "\n"
