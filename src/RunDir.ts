@@ -580,6 +580,50 @@ export const readFile = (dir: string, name: FileName): Effect.Effect<Option.Opti
 }
 
 /**
+ * What is at a run directory's path: nothing yet, a directory, or something
+ * else (a file), which cannot hold a run.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const pathKind = (dir: string): Effect.Effect<"missing" | "directory" | "other", PersistenceError> =>
+  attempt(path.resolve(dir), "inspect", () => {
+    try {
+      return fs.statSync(dir).isDirectory() ? "directory" : "other"
+    } catch (e) {
+      if (isCode(e, "ENOENT")) return "missing"
+      throw e
+    }
+  })
+
+/**
+ * Removes a run directory and everything in it (for a run that failed before
+ * it scored anything: nothing in it is worth resuming).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const remove = (dir: string): Effect.Effect<void, PersistenceError> =>
+  attempt(path.resolve(dir), "remove", () => fs.rmSync(dir, { recursive: true, force: true }))
+
+/**
+ * Whether a run directory holds the file `name`.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const exists = (dir: string, name: FileName): Effect.Effect<boolean> =>
+  Effect.sync(() => fs.existsSync(path.join(path.resolve(dir), name)))
+
+/**
+ * Whether a directory holds a saved state (`gepa_state.json`).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const holdsState = (dir: string): Effect.Effect<boolean> => exists(dir, FILES.state)
+
+/**
  * Whether a directory already holds a run (a saved state, a result or the
  * settings of a `gepa` run): starting a new run there would mix two.
  *

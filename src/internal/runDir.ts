@@ -39,7 +39,9 @@ export const FILES = {
   /** the HTML report written by the `gepa` command */
   report: "report.html",
   /** the full side information behind each reflection of `optimizeAnything` (`RunStore.appendLog`) */
-  sideInfo: "side_info.jsonl"
+  sideInfo: "side_info.jsonl",
+  /** the best candidate's scores on the test set, written by the `optimize-anything` command */
+  testScores: "test_scores.json"
 } as const
 
 /** The valid prefix of `candidates.jsonl` and the byte offset after each line. */
