@@ -362,7 +362,7 @@ const openCandidates = (file: string) =>
       // a state whose candidates are not in the log (saved whole, as 0.2
       // did) has its candidates appended by the next save
       const kept = Math.min(count, log.lines.length)
-      fs.truncateSync(file, kept === 0 ? 0 : log.ends[kept - 1]!)
+      fs.truncateSync(file, log.ends[kept - 1] ?? 0)
       log = { lines: log.lines.slice(0, kept), ends: log.ends.slice(0, kept) }
       written = kept
     }
@@ -378,7 +378,7 @@ const openCandidates = (file: string) =>
           // so that the file always matches the state that was saved
           if (count < written) cut(count)
           if (count === written) return false
-          let offset = written === 0 ? 0 : log.ends[written - 1]!
+          let offset = log.ends[written - 1] ?? 0
           let chunk = ""
           for (let i = written; i < count; i++) {
             const line: CandidateLine = {
@@ -470,11 +470,13 @@ const makeBestFile = (root: string) => {
 /** The best candidate's cached outputs on the validation set (`best_outputs.json`). */
 const bestOutputs = <O>(state: State.GepaState, index: CacheIndex<O>) => {
   const best = State.bestIndex(state)
-  const hash = Candidate.hash(state.candidates[best]!)
+  const candidate = state.candidates[best]
   const outputs: Record<string, { output: unknown; score: number }> = {}
+  if (candidate === undefined) return { candidate: best, outputs }
+  const hash = Candidate.hash(candidate)
   // cache keys hold the example's content hash (the id in runs from before 0.2)
   const print = state.fingerprint?.valset
-  const contentOf = new Map(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]!] as const))
+  const contentOf = new Map<string, string | undefined>(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]] as const))
   for (const id of Object.keys(state.valScores[best] ?? {})) {
     const hit = index.entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id, contentHash: contentOf.get(id) }))
     if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }

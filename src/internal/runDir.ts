@@ -475,7 +475,7 @@ export const openJournal = (root: string) =>
     /** Cuts the journal after its first `used` lines. */
     const keep = (used: number) =>
       attempt(file(FILES.journal), "truncate", () => {
-        const bytes = used === 0 ? 0 : log.ends[used - 1]!
+        const bytes = log.ends[used - 1] ?? 0
         fs.ftruncateSync(fd, bytes)
         log = { lines: log.lines.slice(0, used), ends: log.ends.slice(0, used) }
         journalBytes = bytes
