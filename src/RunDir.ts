@@ -71,6 +71,7 @@ import {
   writeAtomic
 } from "./internal/runDir.js"
 import { FILES as files } from "./internal/runDir.js"
+import * as Ledger from "./internal/ledger.js"
 import { makeOwed, makeReservations, parseReservations } from "./internal/runDirBudget.js"
 import { allPayments, type CacheIndex, emptyIndex, makeCache, parseCache } from "./internal/runDirCache.js"
 import * as Result from "./Result.js"
@@ -216,7 +217,7 @@ export const make = <O>(
           if (p.i === undefined ? p.g >= generation : inFlight.has(p.i) || p.i > loaded.state.iteration) owed.add(p, 1)
         }
         yield* candidates.keep(loaded.state.candidates.length)
-        yield* reservations.settle(loaded.state.metricCalls + loaded.state.lostMetricCalls + owed.left())
+        yield* reservations.settle(Ledger.accounted(loaded.state, owed.left()))
         return Option.some(loaded.state)
       })
 

@@ -10,6 +10,7 @@
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import type { PersistenceError } from "../Errors.js"
+import * as Ledger from "./ledger.js"
 import { attempt, flush } from "./runDir.js"
 
 /** One payment of a cache key (one cache line): by which iteration, after which save, and whether the loaded state still owes it. */
@@ -19,23 +20,17 @@ export interface Payment {
   owed: boolean
 }
 
-/** Owed payments not used yet: charged once, by the hit that uses each. */
+/** Owed payments not used yet: charged once, by the hit that uses each (the count is the ledger's owed book). */
 export const makeOwed = () => {
-  let left = 0
-  // per iteration that paid for them (-1: unknown)
-  const byIteration = new Map<number, number>()
+  const book = Ledger.owedBook()
   return {
     /** marks a payment owed (`+1`) or used (`-1`) */
     add: (payment: Payment, delta: 1 | -1) => {
       payment.owed = delta > 0
-      const i = payment.i ?? -1
-      const n = (byIteration.get(i) ?? 0) + delta
-      if (n === 0) byIteration.delete(i)
-      else byIteration.set(i, n)
-      left += delta
+      book.add(payment.i, delta)
     },
-    left: () => left,
-    byIteration: (): ReadonlyMap<number, number> => byIteration
+    left: () => book.total(),
+    byIteration: (): ReadonlyMap<number, number> => book.byIteration
   }
 }
 
@@ -63,8 +58,7 @@ export const parseReservations = (text: string): ReservationLog => {
       continue
     }
     empty = false
-    if (typeof parsed.base === "number") onRecord = parsed.base
-    else if (typeof parsed.n === "number") onRecord += parsed.n
+    onRecord = Ledger.onRecordAfter(onRecord, parsed)
     if (typeof parsed.g === "number" && parsed.g > 0) saved = true
   }
   return { onRecord, saved, empty }
@@ -115,14 +109,14 @@ export const makeReservations = (options: {
           empty = false
           return append({ base: counted })
         }
-        lostAtLoad = Math.max(0, options.log.onRecord - counted)
+        lostAtLoad = Ledger.lostOnRecord(options.log.onRecord, counted)
         return Effect.void
       }),
     /** A fresh start: what the log has on record beyond the owed results is lost; `restart` forgets it (a removed run's). */
     settleFresh: (owed: number, restart: boolean) =>
       Effect.suspend(() => {
         if (!restart) {
-          lostAtLoad = Math.max(0, options.log.onRecord - owed)
+          lostAtLoad = Ledger.lostOnRecord(options.log.onRecord, owed)
           return Effect.void
         }
         return empty ? Effect.void : append({ base: 0 })

@@ -25,6 +25,28 @@ export interface CacheIndex<O> {
    * the same parent on the same example)
    */
   readonly traces: Map<string, Map<number, unknown>>
+  /**
+   * results a later proposal paid for beside an earlier one that paid for the
+   * same pair: the earlier one is the entry every later proposal sees, but a
+   * proposal re-launched after a crash must find its own result again (it
+   * cannot see the earlier one's), or it pays for the pair twice
+   */
+  readonly shadowed: Map<string, Map<number, EvaluationCache.CachedEvaluation<O>>>
+}
+
+/** Makes `entry` the key's entry when it replaces the current one; else keeps it as its payer's own. */
+const keep = <O>(index: CacheIndex<O>, k: string, entry: EvaluationCache.CachedEvaluation<O>): void => {
+  const existing = index.entries.get(k)
+  if (EvaluationCache.replaces(existing, entry)) {
+    index.entries.set(k, entry)
+    // the entry it replaces stays its payer's own
+    if (existing?.iteration !== undefined) keep(index, k, existing)
+    return
+  }
+  if (entry.iteration === undefined || entry.iteration === existing?.iteration) return
+  const own = index.shadowed.get(k)
+  if (own === undefined) index.shadowed.set(k, new Map([[entry.iteration, entry]]))
+  else if (!own.has(entry.iteration)) own.set(entry.iteration, entry)
 }
 
 const addPayment = <O>(index: CacheIndex<O>, k: string, p: Payment) => {
@@ -40,7 +62,7 @@ const addTrace = <O>(index: CacheIndex<O>, k: string, i: number, t: unknown) => 
 }
 
 /** An empty index (a run directory without a persistent cache). */
-export const emptyIndex = <O>(): CacheIndex<O> => ({ entries: new Map(), payments: new Map(), traces: new Map() })
+export const emptyIndex = <O>(): CacheIndex<O> => ({ entries: new Map(), payments: new Map(), traces: new Map(), shadowed: new Map() })
 
 /** Reads `cache.jsonl`'s lines; unreadable lines (a crash mid-append) are skipped. */
 export const parseCache = <O>(text: string): CacheIndex<O> => {
@@ -62,7 +84,7 @@ export const parseCache = <O>(text: string): CacheIndex<O> => {
       objectiveScores: parsed.objectiveScores,
       ...(parsed.i === undefined ? {} : { iteration: parsed.i })
     }
-    if (EvaluationCache.replaces(index.entries.get(k), entry)) index.entries.set(k, entry)
+    keep(index, k, entry)
     addPayment(index, k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
     if (parsed.t !== undefined && parsed.i !== undefined) addTrace(index, k, parsed.i, parsed.t)
   }
@@ -96,7 +118,11 @@ export const makeCache = <O>(options: {
         if (hit === undefined) return Option.none()
         // a result of a proposal the asker runs beside is not served (and
         // an owed payment is not consumed by it)
-        if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) return Option.none()
+        if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) {
+          const own = key.requestedBy === undefined ? undefined : index.shadowed.get(k)?.get(key.requestedBy)
+          if (own === undefined) return Option.none()
+          hit = own
+        }
         if (key.traced === true) {
           // only the trajectory the asking iteration paid for
           const t = key.requestedBy === undefined ? undefined : index.traces.get(k)?.get(key.requestedBy)
@@ -131,7 +157,7 @@ export const makeCache = <O>(options: {
         // written before the entry is visible, so a hit is always on disk too
         fs.writeSync(options.fd, JSON.stringify(line) + "\n")
         const { owed: _, trajectory, ...entry } = value
-        if (EvaluationCache.replaces(index.entries.get(k), entry)) index.entries.set(k, entry)
+        keep(index, k, entry)
         // a new payment; an owed earlier one (a result evaluated again
         // because its trajectory could not be stored) stays owed, never free
         addPayment(index, k, { i: value.iteration, g, owed: false })
