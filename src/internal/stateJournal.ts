@@ -32,6 +32,11 @@ const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null 
 // a key holding `undefined` is absent once written as JSON
 const has = (o: Json, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key) && o[key] !== undefined
 
+// defined, not assigned: a key such as "__proto__" (an example id) stays a key
+const define = (o: Record<string, unknown>, key: string, value: unknown): void => {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
 /**
  * The change from `prev` to `next` (JSON values), or `undefined` when they
  * are equal. `skip` names top-level keys left out (kept elsewhere).
@@ -57,7 +62,7 @@ export const diff = (prev: unknown, next: unknown, skip?: ReadonlySet<string>): 
       if (!has(next, key) || skip?.has(key) === true) continue
       const c = has(prev, key) ? diff(prev[key], next[key]) : { v: next[key] }
       if (c !== undefined) {
-        changed[key] = c
+        define(changed, key, c)
         any = true
       }
     }
@@ -84,8 +89,7 @@ export const apply = (value: unknown, change: Change): unknown => {
     const out: Record<string, unknown> = { ...value }
     for (const key in change.o) {
       const c = change.o[key]
-      // defined, not assigned: a key such as "__proto__" (an example id) stays a key
-      if (c !== undefined) Object.defineProperty(out, key, { value: apply(out[key], c), enumerable: true, writable: true, configurable: true })
+      if (c !== undefined) define(out, key, apply(out[key], c))
     }
     for (const key of change.d ?? []) delete out[key]
     return out
