@@ -2,18 +2,24 @@
  * A run directory: the file implementation of `RunStore`. Everything a run
  * needs to continue after a stop or a crash lives in one directory:
  *
- * - `gepa_state.json`: the state after the last completed iteration, as
+ * - `gepa_state.json`: a snapshot of the state, as
  *   `{ schemaVersion, savedAt, generation, candidateCount, state }`, where
  *   `state` leaves out the per-candidate texts and scores. Replaced
  *   atomically (temp file, fsync, rename), so a reader never sees a partial
- *   file.
+ *   file, and only when the journal would outgrow it (since 0.3).
+ * - `gepa_state.jsonl`: the journal (since 0.3): each save appends one line
+ *   `{ g, n, c }`, the change (`c`) that makes generation `g` from the one
+ *   before, with `n` candidate lines. A load replays it on the snapshot; a
+ *   line cut by a crash is dropped. A save therefore writes what changed,
+ *   not the whole state.
  * - `candidates.jsonl`: each candidate's components and validation scores,
  *   one candidate a line, appended once when the candidate is first saved.
- *   These are the bulk of a long run and never change, so a save writes only
- *   the new ones plus the small `gepa_state.json`; the state file's
- *   `candidateCount` says how many lines belong to it.
- * - `gepa_state.prev.json`: the generation before it, the fallback when the
- *   current file is unreadable (a corrupt current file is kept aside as
+ *   These are the bulk of a long run and never change; the state's
+ *   `candidateCount` (and each journal line's `n`) says how many lines
+ *   belong to it.
+ * - `gepa_state.prev.json` and `gepa_state.prev.jsonl`: the snapshot before
+ *   it and the journal leading from it to the current one, the fallback when
+ *   the current snapshot is unreadable (a corrupt one is kept aside as
  *   `gepa_state.corrupt-<time>.json`).
  * - `cache.jsonl`: the evaluation cache, one entry a line, appended as
  *   evaluations finish; a truncated last line is ignored.
@@ -30,8 +36,8 @@
  * - `side_info.jsonl`: written by `optimizeAnything` only: the full side
  *   information behind each reflection (`RunStore.appendLog`), one
  *   reflection a line.
- * - `best_candidate.json`: the current best candidate, rewritten on every
- *   save; `result.json` (and `best_outputs.json`) when the run finishes.
+ * - `best_candidate.json`: the current best candidate, rewritten when it
+ *   changes; `result.json` (and `best_outputs.json`) when the run finishes.
  * - `gepa.lock`: held while a run uses the directory.
  * - `gepa.stop`: create it to stop the run gracefully after the current
  *   iteration. It is removed when a run opens the directory, so that a

@@ -569,7 +569,7 @@ export const openJournal = (root: string) =>
         const written = last === undefined || due || !previousOk || Journal.shouldSnapshot(snapshotBytes, journalBytes, bytes)
           ? attempt(file(FILES.state), "save", () => snapshot(state, g, count))
           : Effect.zipRight(
-            attempt(file(FILES.journal), "append to", () => {
+            attempt(file(FILES.journal), "save", () => {
               fs.writeSync(fd, text)
               journalBytes += bytes
             }),
