@@ -18,6 +18,7 @@ import type { AdapterContractError, ConfigError, ModelUnrecoverable, Persistence
 import * as EvaluationCache from "../../EvaluationCache.js"
 import { type EvaluationPurpose, GepaEvent } from "../../Event.js"
 import { RunMonitor } from "../../RunMonitor.js"
+import * as RunStoreModule from "../../RunStore.js"
 import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
@@ -70,7 +71,8 @@ export interface Session<D, T, O> {
    * `seal` before a state goes where it may be kept (a save)
    */
   readonly owner: AppendOnly.Owner
-  readonly seal: (state: State.GepaState) => void
+  /** seals a state about to be saved, when the store may keep it */
+  readonly sealSaved: (state: State.GepaState) => void
   /** names the stop condition that fired, in words */
   readonly stopCheck: StopCondition.Explain
   /** a stop asked for by the context's `RunMonitor` (the dashboard's Stop button), with the monitor's name */
@@ -131,7 +133,7 @@ export const valsetOf = <T, O>(outcomes: ReadonlyArray<Outcome<T, O>>): State.Va
  */
 export const make = <D, T, O>(
   r: Resolved<D, T, O>,
-  store: RunStore<O> | undefined,
+  store: RunStore<O>,
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Session<D, T, O>, ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -142,7 +144,7 @@ export const make = <D, T, O>(
       ? config.cache
       // a cache that lives no longer than the run never serves a trajectory
       // (only a proposal re-launched after a crash asks for one)
-      : store?.cache ?? EvaluationCache.memory<O>(undefined, { trajectories: false })
+      : Option.getOrElse(store.cache, () => EvaluationCache.memory<O>(undefined, { trajectories: false }))
 
     const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
     if (config.onEvent !== undefined) {
@@ -152,7 +154,8 @@ export const make = <D, T, O>(
         return Effect.isEffect(out) ? out : Effect.void
       })
     }
-    if (store?.onEvent !== undefined) sinks.push(store.onEvent)
+    // a store that keeps nothing is not a listener (events are built only for listeners)
+    if (store.durable) sinks.push(store.onEvent)
     if (extraEmit !== undefined) sinks.push(extraEmit)
     // a monitor from the context (e.g. the live dashboard) sees every event
     const monitor = yield* Effect.serviceOption(RunMonitor)
@@ -160,13 +163,17 @@ export const make = <D, T, O>(
     const monitorStop: Effect.Effect<string | undefined> = Option.isNone(monitor)
       ? Effect.succeed(undefined)
       : Effect.map(monitor.value.stopRequested, (stop) => (stop ? monitor.value.name : undefined))
-    // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
-    // unless `telemetry: false`; library runs log summaries at debug
     // a state in an event to any of the sinks above may be kept: sealed
     // before it goes (the telemetry observer reads it at once and keeps nothing)
     const owner = AppendOnly.makeOwner()
     const seal = (state: State.GepaState) => AppendOnly.seal(owner, state)
     const kept = sinks.length > 0
+    // a store that keeps nothing (RunStore.none) needs no seal before a save;
+    // any other may keep the state it is given (the memory store does)
+    const keepsSaves = store.durable || store.location !== RunStoreModule.none<O>().location
+    const sealSaved = keepsSaves ? seal : () => {}
+    // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
+    // unless `telemetry: false`; library runs log summaries at debug
     const telemetry = telemetryOptions(config.telemetry)
     if (telemetry !== undefined) sinks.push(yield* Telemetry.observer(telemetry))
     const built = (event: () => GepaEvent): GepaEvent => {
@@ -199,7 +206,8 @@ export const make = <D, T, O>(
       fallbackScore: config.fallbackScore ?? 0,
       // cache keys by example content; the run store's write-ahead budget
       exampleKey: (split, id) => r.exampleKeys[split].get(id) ?? id,
-      reserve: store?.reserve === undefined ? undefined : ((reserve) => (iteration, calls) => reserve({ iteration, calls }))(store.reserve),
+      // write-ahead reservations only where a later process can read them
+      reserve: store.durable ? (iteration, calls) => store.reserve({ iteration, calls }) : undefined,
       reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1),
       pace: makePace()
     }
@@ -273,7 +281,7 @@ export const make = <D, T, O>(
       }))).map((hit) => hit?.score)
     }
 
-    return { r, store, emit, listening, owner, seal, stopCheck, monitorStop, evaluate: evaluateStep, known }
+    return { r, store, emit, listening, owner, sealSaved, stopCheck, monitorStop, evaluate: evaluateStep, known }
   })
 
 /** The best output seen per validation example, if the run tracks them. @internal */
