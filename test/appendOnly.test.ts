@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import { makeTask } from "../bench/task.js"
 import type { GepaEvent } from "../src/Event.js"
+import * as CandidateSelector from "../src/CandidateSelector.js"
 import * as FaultInjection from "../src/FaultInjection.js"
 import * as Gepa from "../src/Gepa.js"
 import type * as State from "../src/State.js"
@@ -89,5 +90,29 @@ describe("the state's arrays grow in place inside a run", () => {
       // later states extend earlier ones
       const last = listened.state
       for (const k of kept) assert.deepStrictEqual(last.trace.slice(0, k.trace), k.state.trace)
+    }))
+
+  it.effect("a run without listeners of the user's appends in place: its states share one trace array", () =>
+    Effect.gen(function*() {
+      const task = makeTask(taskOptions)
+      const seen = new Set<ReadonlyArray<unknown>>()
+      let plans = 0
+      yield* Gepa.optimize({
+        seedCandidate: task.seedCandidate,
+        trainset: task.trainset,
+        valset: task.valset,
+        adapter: task.adapter,
+        reflectionModel: task.reflectionModel,
+        maxMetricCalls: 300,
+        seed: 7,
+        candidateSelector: (state, rng) => {
+          plans++
+          if (state.trace.length > 0) seen.add(state.trace)
+          return CandidateSelector.pareto(state, rng)
+        }
+      })
+      assert.isAbove(plans, 10)
+      // copied once (the first append), then grown in place
+      assert.isAtMost(seen.size, 2)
     }))
 })
