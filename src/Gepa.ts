@@ -14,6 +14,7 @@ import type * as Acceptance from "./Acceptance.js"
 import type { Adapter, AdapterService, ProposingAdapter } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
 import type * as CandidateSelector from "./CandidateSelector.js"
+import type * as ComponentProposer from "./ComponentProposer.js"
 import type * as ComponentSelector from "./ComponentSelector.js"
 import type { DataLoader, DataLoaderError } from "./DataLoader.js"
 import type {
@@ -84,6 +85,17 @@ export interface Config<D, T = unknown, O = unknown> {
   readonly proposer?: Proposer
   /** options of the default reflection prompt */
   readonly reflection?: ReflectionConfig
+  /**
+   * per component, its own proposer, used for that component instead of the
+   * reflection model or `proposer` (since 0.4.0; see `CandidateSchema` for
+   * typed ones)
+   */
+  readonly componentProposers?: Readonly<Record<string, ComponentProposer.TextProposer>>
+  /**
+   * per component, a description of its schema, recorded with the run and
+   * compared on resume (since 0.4.0; set by `CandidateSchema`)
+   */
+  readonly componentSchemas?: Readonly<Record<string, string>>
   /** the strict metric-call budget: examples evaluated, never exceeded */
   readonly maxMetricCalls?: number
   /** stop conditions; the run stops when any of them holds */

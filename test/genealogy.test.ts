@@ -140,8 +140,8 @@ describe("Genealogy", () => {
       for (const [i, j, a] of triples(l.candidates.length)) {
         expect(Merge.hasDesirableComponents(l.candidates, NAMES, a, i, j, l.versions))
           .toBe(Merge.hasDesirableComponents(l.candidates, NAMES, a, i, j))
-        const byVersions = Merge.mergeComponents(input(l, true), i, j, a, new Rng(seed))
-        const byText = Merge.mergeComponents(input(l, false), i, j, a, new Rng(seed))
+        const byVersions = Merge.mergeComponents(input(l, true), i, j, a, Rng.seeded(seed))
+        const byText = Merge.mergeComponents(input(l, false), i, j, a, Rng.seeded(seed))
         expect(byVersions).toEqual(byText)
       }
     }), { numRuns: 200 })
@@ -153,8 +153,8 @@ describe("Genealogy", () => {
       for (const [i, j, a] of triples(l.candidates.length)) {
         expect(Merge.hasDesirableComponents(l.candidates, NAMES, a, i, j, l.versions))
           .toBe(Merge.hasDesirableComponents(truth.candidates, NAMES, a, i, j))
-        const byVersions = Merge.mergeComponents(input(l, true), i, j, a, new Rng(seed))
-        const onIdentities = Merge.mergeComponents(input(truth, false), i, j, a, new Rng(seed))
+        const byVersions = Merge.mergeComponents(input(l, true), i, j, a, Rng.seeded(seed))
+        const onIdentities = Merge.mergeComponents(input(truth, false), i, j, a, Rng.seeded(seed))
         expect(byVersions.sources).toEqual(onIdentities.sources)
       }
     }), { numRuns: 200 })
@@ -174,7 +174,7 @@ describe("Genealogy", () => {
     const versions = Genealogy.derive(NAMES, candidates, parents)
     expect(versions[2]!["a"]).toEqual({ version: 2, origin: 2 })
     const l: Lineage = { candidates, parents, versions, scores: [0, 0.5, 0.6, 0.7] }
-    const merged = Merge.mergeComponents(input(l, true), 2, 3, 0, new Rng(0))
+    const merged = Merge.mergeComponents(input(l, true), 2, 3, 0, Rng.seeded(0))
     expect(merged.candidate).toEqual({ a: "A", b: "b2", c: "c3" })
     expect(merged.sources).toEqual([2, 2, 3])
   })

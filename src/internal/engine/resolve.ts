@@ -308,6 +308,8 @@ const settingsOf = <D, T, O>(
     readonly proposalSelection: Resolved<D, T, O>["proposalSelection"]
   }
 ): Record<string, string> => ({
+  // a component's schema, as `schema.NAME`, so a changed schema is refused on resume
+  ...Object.fromEntries(Object.entries(config.componentSchemas ?? {}).map(([name, d]) => [`schema.${name}`, d])),
   seed: String(config.seed ?? 0),
   minibatchSize: String(resolved.minibatchSize),
   frontierType: config.frontierType ?? "instance",
