@@ -95,7 +95,7 @@ const loaded = new Map<string, Promise<(amount: number) => string>>()
 const codeAt = (repo: string, code: Candidate["code"]) =>
   Effect.tryPromise({
     try: () => {
-      const key = `${code.branch}:${code.entry}`
+      const key = `${repo}:${code.branch}:${code.entry}`
       let module = loaded.get(key)
       if (module === undefined) {
         const source = git(repo, "show", `${code.branch}:${code.entry}`)
