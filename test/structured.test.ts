@@ -7,6 +7,8 @@ import * as CandidateSchema from "../src/CandidateSchema.js"
 import { ComponentProposalFailed } from "../src/ComponentProposer.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
+import * as Report from "../src/Report.js"
+import * as Result from "../src/Result.js"
 import { tmpDir } from "./fixtures/tmp.js"
 
 const Settings = Schema.Struct({ limit: Schema.Int, tags: Schema.Array(Schema.String) })
@@ -68,6 +70,15 @@ describe("structured runs (examples/code-evolution)", () => {
       expect(result.versions[result.bestIndex]).toEqual({ code: { version: 1, origin: 1 }, prompt: { version: 1, origin: 2 } })
       expect(result.bestCandidate.code.branch).toMatch(/^evolve-/)
       expect(result.bestCandidate.prompt).toMatch(/currency code/)
+    }))
+
+  it.effect("the report shows a structured component as indented JSON with its changes path by path", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir("gepa-structured-")
+      const result = yield* Task.run(repoIn(dir), { maxMetricCalls: 200 })
+      const html = Report.render({ result: Result.fromState(result.state, "done"), seedCandidate: result.state.candidates[0] })
+      expect(html).toContain(`<li><code>branch: &quot;main&quot; -&gt; &quot;${result.bestCandidate.code.branch}&quot;</code></li>`)
+      expect(html).toContain(`  &quot;branch&quot;: &quot;${result.bestCandidate.code.branch}&quot;,`)
     }))
 
   it.effect("a resumed structured run ends exactly as an uninterrupted one", () =>
