@@ -75,6 +75,8 @@ export interface CandidateSchema<A> {
   readonly decode: (candidate: Candidate) => Either.Either<A, ComponentInvalid>
   /** the stored text of one component's value, validated */
   readonly encodeComponent: (component: string, value: unknown) => Either.Either<string, ComponentInvalid>
+  /** one component's value from its stored text, validated */
+  readonly decodeComponent: (component: string, stored: string) => Either.Either<unknown, ComponentInvalid>
   /** per component, a description of its schema (recorded with a run, compared on resume) */
   readonly describe: () => Readonly<Record<string, string>>
   /** a phantom marker of the decoded type */
@@ -159,6 +161,7 @@ export const make = <F extends Fields>(fields: F): CandidateSchema<{ readonly [K
       )
     },
     encodeComponent,
+    decodeComponent,
     describe: () => record(names.map((n) => [n, `${text.has(n) ? "text" : "structured"} ${String(fields[n]?.ast)}`] as const)),
     Type: undefined as unknown as A
   }

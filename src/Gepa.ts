@@ -98,6 +98,11 @@ export interface Config<D, T = unknown, O = unknown> {
    * compared on resume (since 0.4.0; set by `CandidateSchema`)
    */
   readonly componentSchemas?: Readonly<Record<string, string>>
+  /**
+   * checks a saved component on resume: why its stored text is not a value
+   * of the component, or `undefined` (since 0.4.0; set by `CandidateSchema`)
+   */
+  readonly validateComponent?: (component: string, stored: string) => string | undefined
   /** the strict metric-call budget: examples evaluated, never exceeded */
   readonly maxMetricCalls?: number
   /** stop conditions; the run stops when any of them holds */
@@ -301,7 +306,7 @@ const chooseStore = <D, T, O>(r: Resolved<D, T, O>) =>
  * @category models
  */
 export interface StructuredConfig<A, D, T = unknown, O = unknown>
-  extends Omit<Config<D, T, O>, "seedCandidate" | "adapter" | "componentProposers" | "componentSchemas">
+  extends Omit<Config<D, T, O>, "seedCandidate" | "adapter" | "componentProposers" | "componentSchemas" | "validateComponent">
 {
   readonly candidateSchema: CandidateSchema.CandidateSchema<A>
   readonly seedCandidate: A

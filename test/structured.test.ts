@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Task from "../examples/code-evolution/task.js"
 import * as CandidateSchema from "../src/CandidateSchema.js"
@@ -120,6 +121,30 @@ describe("structured runs (examples/code-evolution)", () => {
       expect(error._tag).toBe("ResumeConflict")
       expect(error.message).toMatch(/^Cannot resume: "schema\.code" differs from the saved run/)
       expect(error.message).not.toContain("\n")
+    }), 60_000)
+
+  it.effect("saved components are read back through their schema on resume: a bad one is refused, naming it", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir("gepa-structured-")
+      const repo = repoIn(dir)
+      const runDir = path.join(dir, "run")
+      yield* Task.run(repo, { maxMetricCalls: 200, maxIterations: 2, runDir })
+      // hand-edit every saved copy of the evolved branch into a number
+      let edited = 0
+      const walk = (p: string): void => {
+        if (fs.statSync(p).isDirectory()) return fs.readdirSync(p).forEach((f) => walk(path.join(p, f)))
+        const text = fs.readFileSync(p, "utf8")
+        const next = text.replaceAll(`\\"branch\\":\\"evolve-`, `\\"branch\\":7,\\"was\\":\\"evolve-`)
+        if (next !== text) {
+          edited++
+          fs.writeFileSync(p, next)
+        }
+      }
+      walk(runDir)
+      expect(edited).toBeGreaterThan(0)
+      const error = yield* Task.run(repo, { maxMetricCalls: 200, runDir }).pipe(Effect.flip)
+      expect(error._tag).toBe("ResumeConflict")
+      expect(error.message).toMatch(/^Cannot resume: "candidates\[1\]\.code" differs from the saved run \(saved: branch: Expected string, actual 7/)
     }), 60_000)
 
   it.effect("a proposed value failing its schema is a ComponentRejected event and a failed proposal, never adopted", () =>

@@ -44,6 +44,7 @@ export interface TextFields<D, T, O> {
   readonly adapter: Adapter<D, T, O>
   readonly componentProposers: Readonly<Record<string, TextProposer>>
   readonly componentSchemas: Readonly<Record<string, string>>
+  readonly validateComponent: (component: string, stored: string) => string | undefined
 }
 
 /**
@@ -73,7 +74,8 @@ export const toTextFields = <A, D, T, O>(config: TypedFields<A, D, T, O>): Eithe
     seedCandidate: seed.right,
     adapter: toAdapter(shape, config.adapter),
     componentProposers: proposers,
-    componentSchemas: shape.describe()
+    componentSchemas: shape.describe(),
+    validateComponent: (component, stored) => Either.match(shape.decodeComponent(component, stored), { onLeft: (e) => e.reason, onRight: () => undefined })
   })
 }
 

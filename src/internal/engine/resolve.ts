@@ -384,6 +384,16 @@ export const checkResume = (
       if (data !== undefined) return conflict(split, data.saved, data.requested)
     }
   }
+  // a typed run reads every saved component back through its schema
+  const validate = r.config.validateComponent
+  if (validate !== undefined) {
+    for (const [i, candidate] of state.candidates.entries()) {
+      for (const name of state.componentNames) {
+        const problem = validate(name, candidate[name] ?? "")
+        if (problem !== undefined) return conflict(`candidates[${i}].${name}`, problem, "a value its schema accepts")
+      }
+    }
+  }
   const savedVal = new Set<string>()
   for (const scores of state.valScores) for (const id in scores) savedVal.add(id)
   const valSet = new Set(r.valIds)
