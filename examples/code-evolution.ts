@@ -9,7 +9,7 @@
  * the code lineage with the prompt lineage, and the run is stopped after its
  * first step and resumed from its run directory.
  *
- * @since 0.4.0
+ * @since 0.3.0
  */
 import { Effect } from "effect"
 import * as fs from "node:fs"

@@ -12,7 +12,7 @@
  * code never parses or casts. Plain `Record<string, string>` candidates stay
  * the default and need none of this.
  *
- * @since 0.4.0
+ * @since 0.3.0
  */
 import { Effect, Either, ParseResult, Schema, SchemaAST } from "effect"
 import type * as Adapter from "./Adapter.js"
@@ -29,7 +29,7 @@ import type * as Genealogy from "./Genealogy.js"
  * A stored component could not be read with its schema (a run saved with
  * another schema, a hand-edited file), or a value could not be encoded.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category errors
  */
 export class ComponentInvalid extends Schema.TaggedError<ComponentInvalid>()("ComponentInvalid", {
@@ -44,7 +44,7 @@ export class ComponentInvalid extends Schema.TaggedError<ComponentInvalid>()("Co
 /**
  * The schemas of a candidate's components.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type Fields = { readonly [name: string]: Schema.Schema.AnyNoContext }
@@ -53,7 +53,7 @@ export type Fields = { readonly [name: string]: Schema.Schema.AnyNoContext }
  * The kind of a component: stored as text (rewritten by reflection unless it
  * has a proposer) or as canonical JSON (structured).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type ComponentKind = "text" | "structured"
@@ -62,7 +62,7 @@ export type ComponentKind = "text" | "structured"
  * A candidate shape: decode and encode between typed candidates `A` and the
  * stored texts the engine works on.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export interface CandidateSchema<A> {
@@ -86,7 +86,7 @@ export interface CandidateSchema<A> {
 /**
  * The decoded candidate type of a shape.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type Type<S> = S extends CandidateSchema<infer A> ? A : never
@@ -106,7 +106,7 @@ const describeParseError = (error: ParseResult.ParseError): string =>
  * const Code = Schema.Struct({ branch: Schema.String, entry: Schema.String })
  * const shape = CandidateSchema.make({ code: Code, prompt: Schema.String })
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category constructors
  */
 export const make = <F extends Fields>(fields: F): CandidateSchema<{ readonly [K in keyof F]: Schema.Schema.Type<F[K]> }> => {
@@ -171,7 +171,7 @@ export const make = <F extends Fields>(fields: F): CandidateSchema<{ readonly [K
  * A stored component as people read it: a text component as is, a
  * structured one as indented JSON.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category formatting
  */
 export const format = (stored: string): string => {
@@ -189,7 +189,7 @@ export const format = (stored: string): string => {
  * path (`branch: "main" -> "evolve-1"`, `+ tags[2]: "x"`, `- limit: 3`).
  * Texts that are not JSON give one line for the whole value.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category formatting
  */
 export const diff = (before: string, after: string): ReadonlyArray<string> => {
@@ -228,7 +228,7 @@ export const diff = (before: string, after: string): ReadonlyArray<string> => {
  * An adapter over typed candidates: `evaluate` and `makeReflectiveDataset`
  * receive the decoded candidate.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export interface TypedAdapter<A, D, T = unknown, O = unknown> {
@@ -248,7 +248,7 @@ export interface TypedAdapter<A, D, T = unknown, O = unknown> {
 /**
  * What a typed component proposer is given.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export interface ProposalInput<A, K extends keyof A> {
@@ -265,7 +265,7 @@ export interface ProposalInput<A, K extends keyof A> {
  * failure. The value is checked against the component's schema before it is
  * adopted.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type Proposer<A, K extends keyof A> = (input: ProposalInput<A, K>) => Effect.Effect<A[K], ComponentProposalFailed>
@@ -273,7 +273,7 @@ export type Proposer<A, K extends keyof A> = (input: ProposalInput<A, K>) => Eff
 /**
  * Typed proposers, per component (those absent are rewritten by reflection).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type Proposers<A> = { readonly [K in keyof A]?: Proposer<A, K> }
@@ -283,7 +283,7 @@ export type Proposers<A> = { readonly [K in keyof A]?: Proposer<A, K> }
  * proposer, and checks and encodes its value (`ComponentValueRejected` when
  * the value fails the schema).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category combinators
  */
 export const textProposer = <A, K extends keyof A & string>(
@@ -306,7 +306,7 @@ export const textProposer = <A, K extends keyof A & string>(
 /**
  * What a per-example run function returns (see `Adapter.fromExample`).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type ExampleResult<T, O> = Adapter.ExampleResult<T, O>
@@ -316,7 +316,7 @@ export type ExampleResult<T, O> = Adapter.ExampleResult<T, O>
  * candidate; otherwise as `Adapter.fromExample` (the reflective dataset has
  * `Inputs`, `Generated Outputs` and `Feedback` per example).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category constructors
  */
 export const fromExample = <A, D, O, T = never, E = never>(
@@ -360,7 +360,7 @@ export const fromExample = <A, D, O, T = never, E = never>(
 /**
  * The trajectory `fromExample` records (see `Adapter.ExampleTrace`).
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type ExampleTrace<D, T, O> = Adapter.ExampleTrace<D, T, O>
@@ -373,7 +373,7 @@ const toAdapterError = (cause: unknown): AdapterError | ModelUnrecoverable =>
 /**
  * What the result of a typed run has instead of stored texts.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export interface ResultFields<A> {

@@ -10,7 +10,7 @@
  * builds these from typed proposers that return decoded values, and checks
  * each value against its component's schema.
  *
- * @since 0.4.0
+ * @since 0.3.0
  */
 import { Schema } from "effect"
 import type { Effect } from "effect"
@@ -21,7 +21,7 @@ import type { Candidate } from "./Candidate.js"
  * The proposer could not produce a value (its agent failed, it gave up). The
  * proposal fails; the run goes on.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category errors
  */
 export class ComponentProposalFailed extends Schema.TaggedError<ComponentProposalFailed>()("ComponentProposalFailed", {
@@ -38,7 +38,7 @@ export class ComponentProposalFailed extends Schema.TaggedError<ComponentProposa
  * is rejected (a `ComponentRejected` event says why); the value is never
  * adopted.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category errors
  */
 export class ComponentValueRejected extends Schema.TaggedError<ComponentValueRejected>()("ComponentValueRejected", {
@@ -53,7 +53,7 @@ export class ComponentValueRejected extends Schema.TaggedError<ComponentValueRej
 /**
  * What a component proposer is given.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export interface TextProposalInput {
@@ -70,7 +70,7 @@ export interface TextProposalInput {
 /**
  * A component proposer over stored texts: the new text of one component.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type TextProposer = (

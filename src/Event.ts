@@ -73,7 +73,7 @@ export type GepaEvent = Data.TaggedEnum<{
   }
   /**
    * a component proposer's value failed the component's schema (since
-   * 0.4.0): the proposal is rejected and the value never adopted
+   * 0.3.0): the proposal is rejected and the value never adopted
    */
   ComponentRejected: { readonly iteration: number; readonly parent: number; readonly component: string; readonly reason: string }
   ProposalStarted: { readonly iteration: number; readonly parent: number; readonly components: ReadonlyArray<string> }

@@ -8,7 +8,7 @@
  * changes, and a component copied by a merge keeps the identity it had in
  * the parent it was taken from.
  *
- * @since 0.4.0
+ * @since 0.3.0
  */
 import { Schema } from "effect"
 import type { Candidate } from "./Candidate.js"
@@ -16,7 +16,7 @@ import type { Candidate } from "./Candidate.js"
 /**
  * The metadata of one component of one candidate.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export const ComponentVersion = Schema.Struct({
@@ -27,7 +27,7 @@ export const ComponentVersion = Schema.Struct({
 })
 
 /**
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type ComponentVersion = typeof ComponentVersion.Type
@@ -35,13 +35,13 @@ export type ComponentVersion = typeof ComponentVersion.Type
 /**
  * The metadata of every component of one candidate.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export const CandidateVersions = Schema.Record({ key: Schema.String, value: ComponentVersion })
 
 /**
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type CandidateVersions = typeof CandidateVersions.Type
@@ -49,7 +49,7 @@ export type CandidateVersions = typeof CandidateVersions.Type
 /**
  * The seed's metadata: every component at version 0, created by candidate 0.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category constructors
  */
 export const seed = (componentNames: ReadonlyArray<string>): CandidateVersions => {
@@ -71,7 +71,7 @@ const metaOf = (versions: CandidateVersions, name: string): ComponentVersion => 
  *   merge recorded it, otherwise the first parent holding the same value. A
  *   merge copies components, it changes none.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category constructors
  */
 export const child = (options: {
@@ -119,7 +119,7 @@ export const child = (options: {
  * component whose text both parents hold with different origins: then the
  * first parent's is assumed.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category constructors
  */
 export const derive = (
@@ -138,7 +138,7 @@ export const derive = (
  * Whether two candidates hold the same value of `name` by genealogy (same
  * origin), whatever their texts.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category utils
  */
 export const sameValue = (a: CandidateVersions, b: CandidateVersions, name: string): boolean =>

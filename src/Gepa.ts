@@ -89,18 +89,18 @@ export interface Config<D, T = unknown, O = unknown> {
   readonly reflection?: ReflectionConfig
   /**
    * per component, its own proposer, used for that component instead of the
-   * reflection model or `proposer` (since 0.4.0; see `CandidateSchema` for
+   * reflection model or `proposer` (since 0.3.0; see `CandidateSchema` for
    * typed ones)
    */
   readonly componentProposers?: Readonly<Record<string, ComponentProposer.TextProposer>>
   /**
    * per component, a description of its schema, recorded with the run and
-   * compared on resume (since 0.4.0; set by `CandidateSchema`)
+   * compared on resume (since 0.3.0; set by `CandidateSchema`)
    */
   readonly componentSchemas?: Readonly<Record<string, string>>
   /**
    * checks a saved component on resume: why its stored text is not a value
-   * of the component, or `undefined` (since 0.4.0; set by `CandidateSchema`)
+   * of the component, or `undefined` (since 0.3.0; set by `CandidateSchema`)
    */
   readonly validateComponent?: (component: string, stored: string) => string | undefined
   /** the strict metric-call budget: examples evaluated, never exceeded */
@@ -295,14 +295,14 @@ const chooseStore = <D, T, O>(r: Resolved<D, T, O>) =>
  * @category running
  */
 /**
- * The configuration of a run over typed candidates (since 0.4.0): the
+ * The configuration of a run over typed candidates (since 0.3.0): the
  * candidate's shape is `candidateSchema` (see `CandidateSchema.make`), the
  * seed is a typed value, the adapter receives decoded candidates, and
  * `componentProposers` give components (typically the structured ones) a
  * proposer of their own; the others are rewritten by reflection. Every other
  * setting is as in `Config`.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export interface StructuredConfig<A, D, T = unknown, O = unknown>
@@ -318,7 +318,7 @@ export interface StructuredConfig<A, D, T = unknown, O = unknown>
  * The result of a run over typed candidates: decoded candidates, and each
  * component's version and origin per candidate.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category models
  */
 export type StructuredResult<A, O> = Omit<OptimizeResult<O>, "bestCandidate" | "candidates"> & CandidateSchema.ResultFields<A>

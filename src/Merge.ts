@@ -162,7 +162,7 @@ export interface MergeInput {
   readonly scores: ReadonlyArray<number>
   readonly merge: MergeState
   /**
-   * per candidate, its components' versions and origins (since 0.4.0); when
+   * per candidate, its components' versions and origins (since 0.3.0); when
    * present, merges compare components by genealogy instead of by text
    */
   readonly versions?: ReadonlyArray<Genealogy.CandidateVersions> | undefined
@@ -263,7 +263,7 @@ export interface MergeAttempt {
   readonly id1: number
   readonly id2: number
   readonly ancestor: number
-  /** per component (in `componentNames` order), the parent it was taken from (since 0.4.0) */
+  /** per component (in `componentNames` order), the parent it was taken from (since 0.3.0) */
   readonly sources: ReadonlyArray<number>
   /** the merge state with this merge recorded as tried */
   readonly merge: MergeState

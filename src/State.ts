@@ -111,7 +111,7 @@ export const PendingProposal = Schema.Union(
     reserved: Schema.Number,
     /** the last iteration folded when it was planned: the cache results it may use (since 0.3) */
     sees: Schema.optional(Schema.Number),
-    /** per component, the parent it was taken from (since 0.4) */
+    /** per component, the parent it was taken from (since 0.3) */
     sources: Schema.optional(Schema.Array(Schema.Number))
   })
 )
@@ -181,7 +181,7 @@ export const GepaState = Schema.Struct({
   fingerprint: Schema.optional(RunFingerprint),
   /**
    * per candidate, each component's version and origin (absent in states
-   * saved before 0.4: rebuilt from texts and parents, see `versionsOf`)
+   * saved before 0.3: rebuilt from texts and parents, see `versionsOf`)
    */
   versions: Schema.optional(Schema.Array(Genealogy.CandidateVersions))
 })
@@ -335,7 +335,7 @@ export const addCandidate = (
  * Per candidate, each component's version and origin: as recorded, or
  * rebuilt from texts and parents for a state saved without them.
  *
- * @since 0.4.0
+ * @since 0.3.0
  * @category getters
  */
 export const versionsOf = (state: GepaState): ReadonlyArray<Genealogy.CandidateVersions> =>

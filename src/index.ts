@@ -11,11 +11,11 @@ export * as Adapter from "./Adapter.js"
 export * as BatchSampler from "./BatchSampler.js"
 /** @since 0.1.0 */
 export * as Candidate from "./Candidate.js"
-/** @since 0.4.0 */
+/** @since 0.3.0 */
 export * as CandidateSchema from "./CandidateSchema.js"
 /** @since 0.1.0 */
 export * as CandidateSelector from "./CandidateSelector.js"
-/** @since 0.4.0 */
+/** @since 0.3.0 */
 export * as ComponentProposer from "./ComponentProposer.js"
 /** @since 0.1.0 */
 export * as ComponentSelector from "./ComponentSelector.js"
@@ -39,7 +39,7 @@ export * as FaultInjection from "./FaultInjection.js"
 export * as Fingerprint from "./Fingerprint.js"
 /** @since 0.1.0 */
 export * as Frontier from "./Frontier.js"
-/** @since 0.4.0 */
+/** @since 0.3.0 */
 export * as Genealogy from "./Genealogy.js"
 /** @since 0.1.0 */
 export * as Gepa from "./Gepa.js"

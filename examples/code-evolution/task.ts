@@ -10,7 +10,7 @@
  * executes it on a new branch), and the reflection model that rewrites the
  * prompt is simulated too.
  *
- * @since 0.4.0
+ * @since 0.3.0
  */
 import { Effect, Schema } from "effect"
 import { execFileSync } from "node:child_process"
