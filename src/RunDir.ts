@@ -237,6 +237,24 @@ export const make = <O>(
       if (list === undefined) payments.set(k, [p])
       else list.push(p)
     }
+    // results a later proposal paid for beside an earlier one that paid for the
+    // same pair: the earlier one is the entry every later proposal sees, but a
+    // proposal re-launched after a crash must find its own result again (it
+    // cannot see the earlier one's), or it pays for the pair twice
+    const shadowed = new Map<string, Map<number, EvaluationCache.CachedEvaluation<O>>>()
+    const keep = (k: string, entry: EvaluationCache.CachedEvaluation<O>) => {
+      const existing = entries.get(k)
+      if (EvaluationCache.replaces(existing, entry)) {
+        entries.set(k, entry)
+        // the entry it replaces stays its payer's own
+        if (existing?.iteration !== undefined) keep(k, existing)
+        return
+      }
+      if (entry.iteration === undefined || entry.iteration === existing?.iteration) return
+      const own = shadowed.get(k)
+      if (own === undefined) shadowed.set(k, new Map([[entry.iteration, entry]]))
+      else if (!own.has(entry.iteration)) own.set(entry.iteration, entry)
+    }
     const addTrace = (k: string, i: number, t: unknown) => {
       const m = traces.get(k)
       if (m === undefined) traces.set(k, new Map([[i, t]]))
@@ -263,7 +281,7 @@ export const make = <O>(
           objectiveScores: parsed.objectiveScores,
           ...(parsed.i === undefined ? {} : { iteration: parsed.i })
         }
-        if (EvaluationCache.replaces(entries.get(k), entry)) entries.set(k, entry)
+        keep(k, entry)
         addPayment(k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
         if (parsed.t !== undefined && parsed.i !== undefined) addTrace(k, parsed.i, parsed.t)
       }
@@ -338,7 +356,11 @@ export const make = <O>(
           if (hit === undefined) return Option.none()
           // a result of a proposal the asker runs beside is not served (and
           // an owed payment is not consumed by it)
-          if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) return Option.none()
+          if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) {
+            const own = key.requestedBy === undefined ? undefined : shadowed.get(k)?.get(key.requestedBy)
+            if (own === undefined) return Option.none()
+            hit = own
+          }
           if (key.traced === true) {
             // only the trajectory the asking iteration paid for
             const t = key.requestedBy === undefined ? undefined : traces.get(k)?.get(key.requestedBy)
@@ -372,7 +394,7 @@ export const make = <O>(
           // written before the entry is visible, so a hit is always on disk too
           fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
           const { owed: _, trajectory, ...entry } = value
-          if (EvaluationCache.replaces(entries.get(k), entry)) entries.set(k, entry)
+          keep(k, entry)
           // a new payment; an owed earlier one (a result evaluated again
           // because its trajectory could not be stored) stays owed, never free
           addPayment(k, { i: value.iteration, g: generation, owed: false })
