@@ -79,8 +79,6 @@ export interface CandidateSchema<A> {
   readonly decodeComponent: (component: string, stored: string) => Either.Either<unknown, ComponentInvalid>
   /** per component, a description of its schema (recorded with a run, compared on resume) */
   readonly describe: () => Readonly<Record<string, string>>
-  /** a phantom marker of the decoded type */
-  readonly Type: A
 }
 
 /**
@@ -90,6 +88,8 @@ export interface CandidateSchema<A> {
  * @category models
  */
 export type Type<S> = S extends CandidateSchema<infer A> ? A : never
+
+const valueOf = (candidate: object, name: string): unknown => Object.getOwnPropertyDescriptor(candidate, name)?.value
 
 const isTextSchema = (schema: Schema.Schema.AnyNoContext): boolean => SchemaAST.encodedAST(schema.ast)._tag === "StringKeyword"
 
@@ -148,7 +148,7 @@ export const make = <F extends Fields>(fields: F): CandidateSchema<{ readonly [K
     kind: (component) => (text.has(component) ? "text" : "structured"),
     encode: (candidate) =>
       Either.map(
-        Either.all(names.map((n) => Either.map(encodeComponent(n, (candidate as Readonly<Record<string, unknown>>)[n]), (t) => [n, t] as const))),
+        Either.all(names.map((n) => Either.map(encodeComponent(n, valueOf(candidate, n)), (t) => [n, t] as const))),
         record
       ),
     decode: (candidate) => {
@@ -162,8 +162,7 @@ export const make = <F extends Fields>(fields: F): CandidateSchema<{ readonly [K
     },
     encodeComponent,
     decodeComponent,
-    describe: () => record(names.map((n) => [n, `${text.has(n) ? "text" : "structured"} ${String(fields[n]?.ast)}`] as const)),
-    Type: undefined as unknown as A
+    describe: () => record(names.map((n) => [n, `${text.has(n) ? "text" : "structured"} ${String(fields[n]?.ast)}`] as const))
   }
 }
 
