@@ -1,7 +1,9 @@
 /**
  * System-aware merge (crossover) as pure functions: two candidates from
  * different lineages that share an ancestor are combined component by
- * component, keeping what each lineage changed.
+ * component, keeping what each lineage changed. With component versions
+ * (`Genealogy`), "changed" is judged by origin, not by text: exact when two
+ * lineages reach the same text independently.
  *
  * Two reference defects are fixed on purpose:
  * - the cap: `maxInvocations` bounds the number of merge proposals that are
