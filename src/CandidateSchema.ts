@@ -17,6 +17,7 @@
 import { Effect, Either, ParseResult, Schema, SchemaAST } from "effect"
 import type * as Adapter from "./Adapter.js"
 import type { ReflectiveDataset, ReflectiveRecord, TraceCodec } from "./Adapter.js"
+import * as ComponentSelector from "./ComponentSelector.js"
 import type { Candidate } from "./Candidate.js"
 import { ComponentProposalFailed, ComponentValueRejected, type TextProposer } from "./ComponentProposer.js"
 import { AdapterError, ModelUnrecoverable } from "./Errors.js"
@@ -383,3 +384,17 @@ export interface ResultFields<A> {
   /** per candidate, each component's version and origin */
   readonly versions: ReadonlyArray<Genealogy.CandidateVersions>
 }
+
+/**
+ * The code-vs-prompt schedule over a shape's kinds: structured components
+ * take the "code" turns, text components the "prompt" turns (see
+ * `ComponentSelector.codePromptSchedule` for the options).
+ *
+ * @since 0.3.0
+ * @category selectors
+ */
+export const kindSchedule = <A>(
+  shape: CandidateSchema<A>,
+  options?: Omit<ComponentSelector.ScheduleOptions, "isCode">
+): ComponentSelector.ComponentSelector =>
+  ComponentSelector.codePromptSchedule({ ...options, isCode: (component) => shape.kind(component) === "structured" })

@@ -10,6 +10,8 @@ import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
 import * as Report from "../src/Report.js"
 import * as Result from "../src/Result.js"
+import { Rng } from "../src/Rng.js"
+import * as State from "../src/State.js"
 import { tmpDir } from "./fixtures/tmp.js"
 
 const Settings = Schema.Struct({ limit: Schema.Int, tags: Schema.Array(Schema.String) })
@@ -36,6 +38,22 @@ describe("CandidateSchema", () => {
     }
     const notJson = shape.decode({ settings: "{", prompt: "Hi." })
     expect(Either.isLeft(notJson) && notJson.left.message).toMatch(/^component "settings": not JSON/)
+  })
+
+  it("kindSchedule gives structured components the code turns and text components the prompt turns", () => {
+    const selector = CandidateSchema.kindSchedule(shape)
+    const initial = State.initial({
+      seed: 0,
+      seedCandidate: { settings: "{}", prompt: "Hi." },
+      frontierType: "instance",
+      valset: { scores: { x: 0 } },
+      metricCalls: 0
+    })
+    if (Either.isLeft(initial)) throw initial.left
+    const state = initial.right
+    const picked = [1, 2, 3, 4].map((iteration) =>
+      selector({ state, candidateIdx: 0, candidate: state.candidates[0] ?? {}, iteration, rng: Rng.seeded(iteration) }).components[0])
+    expect(picked).toEqual(["settings", "prompt", "settings", "prompt"])
   })
 
   it("diffs structured values path by path and formats them as indented JSON", () => {

@@ -18,7 +18,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import { CandidateSchema, ComponentProposer, ComponentSelector, type Event, Gepa, LanguageModel, StopCondition } from "effect-gepa"
+import { CandidateSchema, ComponentProposer, type Event, Gepa, LanguageModel, StopCondition } from "effect-gepa"
 
 /** The structured component: where the code lives and what last changed it. */
 export const Code = Schema.Struct({
@@ -183,8 +183,8 @@ export const config = (repo: string, options: RunOptions) => ({
   adapter: adapter(repo),
   reflectionModel,
   componentProposers: { code: codeProposer(repo) },
-  // one code change per prompt change
-  componentSelector: ComponentSelector.codePromptSchedule({ isCode: (c) => c === "code" }),
+  // structured components (the code) and text components (the prompt) take turns
+  componentSelector: CandidateSchema.kindSchedule(Shape),
   // a step plans a code and a prompt proposal from the same parent, side by side
   proposalsPerStep: 2,
   proposalSelection: "all" as const,
