@@ -49,6 +49,7 @@ import { ConfigError, PersistenceError } from "./Errors.js"
 import * as EvaluationCache from "./EvaluationCache.js"
 import type { GepaEvent } from "./Event.js"
 import { firstIssue } from "./internal/issue.js"
+import * as Ledger from "./internal/ledger.js"
 import {
   CacheLine,
   acquireLock,
@@ -287,17 +288,11 @@ export const make = <O>(
       }
     }
     let cacheDirty = false
-    // owed entries not used yet (see `unaccounted`)
-    let owedLeft = 0
-    // the same, per iteration that paid for them (-1: unknown)
-    const owedBy = new Map<number, number>()
+    // owed entries not used yet (see `unaccounted`), kept by the ledger
+    const owed = Ledger.owedBook()
     const addOwed = (payment: Payment, delta: number) => {
       payment.owed = delta > 0
-      const i = payment.i ?? -1
-      const n = (owedBy.get(i) ?? 0) + delta
-      if (n === 0) owedBy.delete(i)
-      else owedBy.set(i, n)
-      owedLeft += delta
+      owed.add(payment.i, delta)
     }
 
     // the write-ahead budget: calls on record since the last `base` line
@@ -314,8 +309,7 @@ export const make = <O>(
         continue
       }
       logEmpty = false
-      if (typeof parsed.base === "number") onRecord = parsed.base
-      else if (typeof parsed.n === "number") onRecord += parsed.n
+      onRecord = Ledger.onRecordAfter(onRecord, parsed)
       if (typeof parsed.g === "number" && parsed.g > 0) logSaved = true
     }
     const appendReservation = (line: object, sync = true): Effect.Effect<void, PersistenceError> =>
@@ -370,7 +364,7 @@ export const make = <O>(
           // an owed payment is charged once, by the hit that uses it: the
           // asking iteration's own payment first
           const list = payments.get(k)
-          if (owedLeft > 0 && list !== undefined) {
+          if (owed.total() > 0 && list !== undefined) {
             const own = list.find((p) => p.owed && p.i === key.requestedBy) ?? list.find((p) => p.owed)
             if (own !== undefined) {
               addOwed(own, -1)
@@ -427,13 +421,13 @@ export const make = <O>(
           }
         }
         yield* keepCandidates(loaded.state.candidates.length)
-        const counted = loaded.state.metricCalls + loaded.state.lostMetricCalls + owedLeft
+        const counted = Ledger.accounted(loaded.state, owed.total())
         if (logEmpty) {
           // a run directory from before the write-ahead budget: its count starts here
           yield* appendReservation({ base: counted })
           logEmpty = false
         } else {
-          lostAtLoad = Math.max(0, onRecord - counted)
+          lostAtLoad = Ledger.lostOnRecord(onRecord, counted)
         }
         return Option.some(loaded.state)
       })
@@ -458,7 +452,7 @@ export const make = <O>(
         for (const list of payments.values()) for (const p of list) if (p.g > 0) everSaved = true
         if (!everSaved) {
           for (const list of payments.values()) for (const p of list) addOwed(p, 1)
-          lostAtLoad = Math.max(0, onRecord - owedLeft)
+          lostAtLoad = Ledger.lostOnRecord(onRecord, owed.total())
         } else if (!logEmpty) {
           // what the removed run paid is not this run's
           yield* appendReservation({ base: 0 })
@@ -600,7 +594,7 @@ export const make = <O>(
         fsyncDir(root)
       })
 
-    const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owedBy as ReadonlyMap<number, number> }))
+    const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owed.byIteration }))
     const store: RunStore<O> = { location: root, load, save, cache, onEvent, appendLog, stopRequested, finish, reserve, unaccounted }
     return store
   })
