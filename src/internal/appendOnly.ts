@@ -63,4 +63,5 @@ export const seal = (owner: Owner, state: GepaState): void => {
   o.delete(state.valCoverage)
   o.delete(state.nextComponent)
   o.delete(state.discoveryBudget)
+  if (state.versions !== undefined) o.delete(state.versions)
 }

@@ -127,7 +127,8 @@ export const fold = <D, T, O>(
         parents: result.parents,
         valset: valsetOf(validation.outcomes),
         discoveryBudget,
-        append: AppendOnly.appender(owner)
+        append: AppendOnly.appender(owner),
+        sources: plan._tag === "Merge" ? plan.sources : undefined
       })
       if (Either.isLeft(addedState)) return Either.left(addedState.left)
       const [withChild, index] = addedState.right

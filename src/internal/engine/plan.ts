@@ -65,7 +65,8 @@ const planMerge = (
     componentNames: state.componentNames,
     parents: state.parents,
     scores: state.candidates.map((_, i) => score(i)),
-    merge: state.merge
+    merge: state.merge,
+    versions: State.versionsOf(state)
   }
   const hasOverlap = (i: number, j: number) => {
     let n = 0
@@ -99,7 +100,8 @@ const planMerge = (
     scoresBefore: [before1, before2],
     valIds: storedValIds(r, valIds),
     reserved,
-    sees
+    sees,
+    sources: attempt.sources
   }
   return {
     _tag: "Planned",
