@@ -26,12 +26,13 @@
  */
 import { Duration, Effect, Either, Exit, Fiber, Option, Queue, type Scope } from "effect"
 import type { AdapterService } from "../../Adapter.js"
-import { AllEvaluationsFailed, ProposalsFailed } from "../../Errors.js"
+import { AllEvaluationsFailed, type OptimizeError, ProposalsFailed } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
 import type { ProposalResult } from "../../Proposal.js"
-import type { Config, OptimizeError, OptimizeResult } from "../../Gepa.js"
+import type { Config } from "../../Config.js"
 import type { ReflectionModel } from "../../LanguageModel.js"
 import * as Result from "../../Result.js"
+import type { OptimizeResult } from "../../Result.js"
 import type { RunStore } from "../../RunStore.js"
 import * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
@@ -99,16 +100,16 @@ export const run = <D, T, O>(
       const seedEval = yield* s.evaluate({
         iteration: 0,
         purpose: "seed-validation",
-        candidate: config.seedCandidate,
+        candidate: r.seedCandidate,
         ids: r.valIds,
         captureTraces: false,
         call: "evaluate(seed candidate, valset)"
       })
       if (r.trackBestOutputs) Session.recordBest(best, 0, seedEval.outcomes)
       state = yield* State.initial({
-        seed: config.seed ?? 0,
-        seedCandidate: config.seedCandidate,
-        frontierType: config.frontierType ?? "instance",
+        seed: r.seed,
+        seedCandidate: r.seedCandidate,
+        frontierType: r.frontierType,
         valset: Session.valsetOf(seedEval.outcomes),
         metricCalls: seedEval.spent,
         fingerprint: r.fingerprint

@@ -78,7 +78,7 @@ const proposeTexts = <D, T, O>(
     }
     // a reflection model that can never succeed stops the run at once;
     // other model failures fail this proposal only
-    const proposals = yield* Reflection.proposeAll(s.r.reflectionModel!, parent, dataset, components, s.r.config.reflection ?? {}).pipe(
+    const proposals = yield* Reflection.proposeAll(s.r.reflectionModel!, parent, dataset, components, s.r.reflection).pipe(
       Effect.map(Either.right),
       Effect.catchAll((e) => e._tag === "ModelUnrecoverable" ? Effect.fail(e) : Effect.succeed(Either.left(describeError(e))))
     )

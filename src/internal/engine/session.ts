@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Duration, Effect, Option, type Scope } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import type { Adapter } from "../../Adapter.js"
 import type { Candidate } from "../../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
@@ -92,18 +92,6 @@ export interface Session<D, T, O> {
   ) => ReadonlyArray<number | undefined> | undefined
 }
 
-/**
- * The observer options of the `telemetry` setting: `undefined` when off.
- * The engine's default logs summaries at debug, not info: a library run
- * under Effect's default logger (minimum info) stays quiet.
- *
- * @internal
- */
-export const telemetryOptions = (
-  setting: boolean | Telemetry.ObserverOptions | undefined
-): Telemetry.ObserverOptions | undefined =>
-  setting === false ? undefined : { summaryLevel: "debug", ...(setting === true || setting === undefined ? {} : setting) }
-
 /** Validation results of an evaluation, in the shape the state stores. @internal */
 export const valsetOf = <T, O>(outcomes: ReadonlyArray<Outcome<T, O>>): State.ValsetEvaluation => {
   const scores: Record<string, number> = {}
@@ -128,18 +116,17 @@ export const make = <D, T, O>(
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Session<D, T, O>, ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const config = r.config
-    const cache: EvaluationCache.EvaluationCache<O> | undefined = config.cache === false
+    const cache: EvaluationCache.EvaluationCache<O> | undefined = r.cache === "off"
       ? undefined
-      : typeof config.cache === "object"
-      ? config.cache
+      : r.cache !== "default"
+      ? r.cache
       // a cache that lives no longer than the run never serves a trajectory
       // (only a proposal re-launched after a crash asks for one)
       : store?.cache ?? EvaluationCache.memory<O>(undefined, { trajectories: false })
 
     const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
-    if (config.onEvent !== undefined) {
-      const onEvent = config.onEvent
+    if (r.onEvent !== undefined) {
+      const onEvent = r.onEvent
       sinks.push((event) => {
         const out = onEvent(event)
         return Effect.isEffect(out) ? out : Effect.void
@@ -155,8 +142,7 @@ export const make = <D, T, O>(
       : Effect.map(monitor.value.stopRequested, (stop) => (stop ? monitor.value.name : undefined))
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
     // unless `telemetry: false`; library runs log summaries at debug
-    const telemetry = telemetryOptions(config.telemetry)
-    if (telemetry !== undefined) sinks.push(yield* Telemetry.observer(telemetry))
+    if (r.telemetry !== undefined) sinks.push(yield* Telemetry.observer(r.telemetry))
     const emit: Emit = sinks.length === 0
       ? () => Effect.void
       : sinks.length === 1
@@ -174,16 +160,16 @@ export const make = <D, T, O>(
     const pool: Pool<D, T, O> = {
       adapter: r.adapter as Adapter<D, T, O>,
       withPermit: semaphore.withPermits(1),
-      chunkSize: config.chunkSize ?? 1,
+      chunkSize: r.chunkSize,
       workers: r.maxConcurrency,
-      timeout: config.evaluationTimeout === undefined ? undefined : Duration.decode(config.evaluationTimeout),
-      retry: config.evaluationRetry,
+      timeout: r.evaluationTimeout,
+      retry: r.evaluationRetry,
       cache,
-      fallbackScore: config.fallbackScore ?? 0,
+      fallbackScore: r.fallbackScore,
       // cache keys by example content; the run store's write-ahead budget
       exampleKey: (split, id) => r.exampleKeys[split].get(id) ?? id,
       reserve: store?.reserve === undefined ? undefined : ((reserve) => (iteration, calls) => reserve({ iteration, calls }))(store.reserve),
-      reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1)
+      reserveBlock: r.maxConcurrency * r.chunkSize
     }
     const stopCheck = yield* StopCondition.explain(r.stop)
     const listening = sinks.length > 0

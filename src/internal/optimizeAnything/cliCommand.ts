@@ -11,7 +11,7 @@ import { Duration, Effect, Either, Option } from "effect"
 import * as path from "node:path"
 import { ConfigError } from "../../Errors.js"
 import type { LanguageModel } from "../../LanguageModel.js"
-import type * as OA from "../../OptimizeAnything.js"
+import type * as OA from "./types.js"
 import * as StopCondition from "../../StopCondition.js"
 import { type CommandOptions, runCommand } from "./command.js"
 

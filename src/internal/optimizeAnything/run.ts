@@ -8,17 +8,18 @@
  */
 import { Duration, Effect, Option } from "effect"
 import type { Candidate } from "../../Candidate.js"
+import type { Config as EngineConfig } from "../../Config.js"
 import * as DataLoader from "../../DataLoader.js"
 import { AdapterContractError, ConfigError, ResumeConflict } from "../../Errors.js"
 import { mean } from "../../EvaluationBatch.js"
 import { GepaEvent } from "../../Event.js"
-import * as Gepa from "../../Gepa.js"
 import { type LanguageModel, ReflectionModel } from "../../LanguageModel.js"
-import type * as OA from "../../OptimizeAnything.js"
+import type * as OA from "./types.js"
 import { SeedGenerationFailed } from "./errors.js"
 import type { ReflectionConfig } from "../../Reflection.js"
 import * as RunDir from "../../RunDir.js"
 import type { RunStore } from "../../RunStore.js"
+import * as Engine from "../engine/optimize.js"
 import * as Adapter from "./adapter.js"
 import * as Seed from "./seed.js"
 import { defaultLimits, type EvaluationRecord, type Limits } from "./sideInfo.js"
@@ -290,7 +291,7 @@ export const run = (
       }
     }
 
-    const engineConfig: Gepa.Config<unknown, any, EvaluationRecord> & { readonly adapter: typeof adapter } = {
+    const engineConfig: EngineConfig<unknown, any, EvaluationRecord> & { readonly adapter: typeof adapter } = {
       ...shared,
       seedCandidate: seed,
       trainset: dataset === undefined ? [undefined] : dataset,
@@ -302,8 +303,8 @@ export const run = (
       ...(store === undefined ? {} : { store: Effect.succeed(store) })
     }
     const optimized = model !== undefined
-      ? Gepa.optimize({ ...engineConfig, reflectionModel: model })
-      : Gepa.optimize({ ...engineConfig, proposer: config.proposer! })
+      ? Engine.optimize({ ...engineConfig, reflectionModel: model })
+      : Engine.optimize({ ...engineConfig, proposer: config.proposer! })
     const result = yield* optimized.pipe(
       Effect.catchTag("AdapterContractError", (e) =>
         Effect.fail(
