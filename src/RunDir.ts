@@ -69,7 +69,6 @@ import {
   writeAtomic
 } from "./internal/runDir.js"
 import { FILES as files } from "./internal/runDir.js"
-import { registerPeek } from "./internal/cacheBatch.js"
 import * as Result from "./Result.js"
 import type { LogName, RunStore } from "./RunStore.js"
 import * as State from "./State.js"
@@ -330,7 +329,7 @@ export const make = <O>(
       return appendReservation({ i: r.iteration, n: r.calls, g: generation }, syncEach && r.calls > 0)
     }
 
-    const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : registerPeek<O>({
+    const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : EvaluationCache.withPeek<O>({
       get: (key) =>
         Effect.sync(() => {
           const k = EvaluationCache.keyString(key)

@@ -22,7 +22,6 @@ import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
-import { peekOf } from "../cacheBatch.js"
 import { evaluate, type Evaluation, hashOf, type Meter, type Outcome, type Pool } from "../evaluate.js"
 import type { Resolved } from "./resolve.js"
 
@@ -226,7 +225,7 @@ export const make = <D, T, O>(
       ))
     }
 
-    const peek = cache === undefined ? undefined : peekOf(cache)
+    const peek = cache === undefined ? undefined : EvaluationCache.batchOf(cache)?.peek
     const known: Session<D, T, O>["known"] = (candidate, ids, iteration, visibleUpTo) => {
       if (peek === undefined) return undefined
       const candidateHash = hashOf(candidate)
