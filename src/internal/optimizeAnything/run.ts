@@ -8,7 +8,7 @@
  */
 import { Duration, Effect, Option } from "effect"
 import type { Candidate } from "../../Candidate.js"
-import type { Config as EngineConfig } from "../../Config.js"
+import { type Config as EngineConfig, defaults } from "../../Config.js"
 import * as DataLoader from "../../DataLoader.js"
 import { AdapterContractError, ConfigError, ResumeConflict } from "../../Errors.js"
 import { mean } from "../../EvaluationBatch.js"
@@ -233,7 +233,7 @@ export const run = (
       : runDir !== undefined
       ? yield* RunDir.make<EvaluationRecord>(runDir, {
         cache: config.cache === undefined || config.cache === true,
-        trackBestOutputs: config.trackBestOutputs ?? true
+        trackBestOutputs: config.trackBestOutputs ?? defaults.trackBestOutputs
       })
       : undefined
     // the prompt shows side information cut to the prompt's limits; the run
@@ -319,7 +319,7 @@ export const run = (
       yield* check(ids.length > 0, "testset", "is empty")
       const examples = yield* loader.fetch(ids)
       const score = (candidate: Candidate, index: number) =>
-        evaluateTestSet(raw, adapterOptions, candidate, index, ids, examples, config.maxConcurrency ?? 8, config.fallbackScore ?? 0, config.evaluationRetry)
+        evaluateTestSet(raw, adapterOptions, candidate, index, ids, examples, config.maxConcurrency ?? defaults.maxConcurrency, config.fallbackScore ?? defaults.fallbackScore, config.evaluationRetry)
       // the seed only when asked: a before/after comparison costs a whole
       // test pass, which a user who only wants the best candidate's score
       // should not pay for
