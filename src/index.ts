@@ -15,6 +15,8 @@ export * as Candidate from "./Candidate.js"
 export * as CandidateSelector from "./CandidateSelector.js"
 /** @since 0.1.0 */
 export * as ComponentSelector from "./ComponentSelector.js"
+/** @since 0.3.0 */
+export * as Config from "./Config.js"
 /** @since 0.1.0 */
 export * as DataLoader from "./DataLoader.js"
 /** @since 0.1.0 */

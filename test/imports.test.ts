@@ -155,3 +155,17 @@ describe("the import graph of src/", () => {
     expect(circlesOf(new Map([["/p/S.ts", ["/p/S.ts"]]]))).toEqual([["/p/S.ts", "/p/S.ts"]])
   })
 })
+
+describe("the package's exports", () => {
+  it("are the main entry and each public module of src/, by name: no wildcard, no CLI or engine internals", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { readonly exports: Record<string, unknown> }
+    const faces = fs.readdirSync(src).filter((f) => /^[A-Z]\w*\.ts$/.test(f)).map((f) => f.slice(0, -3)).sort()
+    expect(Object.keys(pkg.exports).sort()).toEqual([".", "./package.json", ...faces.map((f) => `./${f}`)].sort())
+    for (const face of faces) {
+      expect(pkg.exports[`./${face}`]).toEqual({ types: `./dist/src/${face}.d.ts`, default: `./dist/src/${face}.js` })
+    }
+    // what the main entry re-exports is a subpath of its own too
+    const index = fs.readFileSync(path.join(src, "index.ts"), "utf8")
+    for (const m of index.matchAll(/from "\.\/(\w+)\.js"/g)) expect(faces).toContain(m[1])
+  })
+})
