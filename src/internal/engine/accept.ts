@@ -14,6 +14,7 @@ import { GepaEvent } from "../../Event.js"
 import * as Merge from "../../Merge.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as State from "../../State.js"
+import * as Ledger from "../ledger.js"
 import type { Outcome } from "../evaluate.js"
 import type { Finished } from "./propose.js"
 import type { Resolved } from "./resolve.js"
@@ -64,20 +65,22 @@ const remainderVerdict = <T, O>(state: State.GepaState, outcomes: ReadonlyArray<
 const withoutPending = (state: State.GepaState, iteration: number): ReadonlyArray<State.PendingProposal> =>
   state.pending[0]?.iteration === iteration ? state.pending.slice(1) : state.pending.filter((p) => p.iteration !== iteration)
 
-/** The proposal's spending charged to the state, and its plan no longer pending. */
+/**
+ * The proposal's spending charged to the state: its reservation is released
+ * (it leaves `pending`) and what it spent is added.
+ */
 const charge = <T, O>(state: State.GepaState, f: Finished<T, O>): State.GepaState => {
   const { usage } = f
-  return {
+  return Ledger.spend({
     ...state,
     pending: withoutPending(state, f.plan.iteration),
-    metricCalls: state.metricCalls + f.spent,
     reflectionCalls: state.reflectionCalls + usage.calls,
     reflectionUsage: usage.calls === 0 ? state.reflectionUsage : {
       inputTokens: state.reflectionUsage.inputTokens + usage.inputTokens,
       outputTokens: state.reflectionUsage.outputTokens + usage.outputTokens,
       cost: state.reflectionUsage.cost + usage.cost
     }
-  }
+  }, f.spent)
 }
 
 /** The reason the trace gives for what happened to a reflective proposal in flight (not chosen, rebased, superseded). */
@@ -122,7 +125,7 @@ const foldAccepted = <D, T, O>(
   const iteration = entry.iteration
   const discoveryBudget = next.metricCalls
   const validation = f.validation!
-  const charged = { ...next, metricCalls: next.metricCalls + validation.spent }
+  const charged = Ledger.spend(next, validation.spent)
   const addedState = State.addCandidate(charged, {
     candidate: result.candidate,
     parents: result.parents,
@@ -236,7 +239,7 @@ export const fold = <D, T, O>(
   if (result._tag === "Accepted" && plan._tag === "Reflective" && plan.remainder === true && f.validation !== undefined) {
     const verdict = remainderVerdict(state, f.validation.outcomes)
     if (verdict !== undefined) {
-      next = { ...next, metricCalls: next.metricCalls + f.validation.spent }
+      next = Ledger.spend(next, f.validation.spent)
       result = ProposalResult.Rejected(result)
       rebased = { reason: verdict }
     }

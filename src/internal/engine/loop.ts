@@ -36,8 +36,8 @@ import type { OptimizeResult } from "../../Result.js"
 import type { RunStore } from "../../RunStore.js"
 import * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
+import * as Ledger from "../ledger.js"
 import * as Accept from "./accept.js"
-import * as Budget from "./budget.js"
 import * as Plan from "./plan.js"
 import * as Propose from "./propose.js"
 import * as Rebase from "./rebase.js"
@@ -142,7 +142,7 @@ const start = <D, T, O>(
       lost === 0 ? Effect.void : s.emit(() => GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls }))
     if (Option.isSome(loaded)) {
       yield* checkResume(loaded.value, r as unknown as Resolved<unknown, unknown, unknown>)
-      const state = { ...loaded.value, fingerprint: r.fingerprint, lostMetricCalls: loaded.value.lostMetricCalls + lost }
+      const state = Ledger.chargeLost({ ...loaded.value, fingerprint: r.fingerprint }, lost)
       yield* started(true)
       yield* chargeLost(state)
       return state
@@ -165,7 +165,7 @@ const start = <D, T, O>(
       metricCalls: seedEval.spent,
       fingerprint: r.fingerprint
     })
-    const state = { ...initial, lostMetricCalls: lost }
+    const state = Ledger.chargeLost(initial, lost)
     yield* chargeLost(state)
     if (seedEval.failures.evaluated > 0 && seedEval.failures.failed === seedEval.failures.evaluated) {
       return yield* new AllEvaluationsFailed({ iterations: 0, lastError: seedEval.failures.lastError ?? "unknown" })
@@ -221,7 +221,7 @@ const makePipeline = <D, T, O>(
     const launch = (plan: State.PendingProposal) =>
       forkReporting(
         plan.iteration,
-        Propose.propose(s, plan, progress.state.candidates, { paid: 0 }),
+        Propose.propose(s, plan, progress.state.candidates),
         (p) => ({ stage: "proposed" as const, plan, p })
       )
     const startValidation = (plan: State.PendingProposal, p: Proposed) => {
@@ -235,7 +235,7 @@ const makePipeline = <D, T, O>(
       const visibleUpTo = plan.sees === undefined ? undefined : r.foldOrder === "plan" ? Step.stepOf(plan) - 1 : plan.sees
       return forkReporting(
         plan.iteration,
-        Propose.validate(s, plan, p, rebase, { paid: 0 }, visibleUpTo),
+        Propose.validate(s, plan, p, rebase, visibleUpTo),
         (f) => ({ stage: "finished" as const, f })
       )
     }
@@ -406,7 +406,7 @@ const planWhileRoom = <D, T, O>(
   Effect.gen(function*() {
     while (progress.stop === undefined && Step.inFlight(progress.state) < r.parallelProposals) {
       const { owed } = yield* unaccounted
-      const planned = Plan.plan(r, progress.state, Budget.available(Budget.ledger(r.budget, progress.state, owed)), s.listening)
+      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.listening)
       if (planned._tag === "Exhausted") {
         progress.exhausted = { reason: planned.reason, learned: planned.learned === true }
         return
@@ -484,9 +484,7 @@ const finish = <D, T, O>(
         : { kind: progress.exhausted.learned ? "nothingToLearn" : "budget", condition: null })
     // owed results never used were paid for nothing: lost work in the result
     // (the saved state keeps them owed, so that a resume charges them once)
-    let owedLeft = 0
-    for (const n of (yield* unaccounted).owed.values()) owedLeft += n
-    const final = owedLeft === 0 ? state : { ...state, lostMetricCalls: state.lostMetricCalls + owedLeft }
+    const final = Ledger.settle(state, (yield* unaccounted).owed)
     if (store?.finish !== undefined) yield* store.finish(final, reason, by)
     const result = Result.fromState(final, reason, by)
     yield* s.emit(() => GepaEvent.OptimizationEnded({ result }))

@@ -17,7 +17,7 @@ import * as Reflection from "../../Reflection.js"
 import * as Secrets from "../../Secrets.js"
 import type * as State from "../../State.js"
 import { nameOf } from "../../Telemetry.js"
-import type { Meter } from "../evaluate.js"
+import * as Ledger from "../ledger.js"
 import * as Early from "./early.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
@@ -130,8 +130,7 @@ const proposeTexts = <D, T, O>(
 export const reflect = <D, T, O>(
   s: Session<D, T, O>,
   plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
-  parentCandidate: Candidate.Candidate,
-  meter: Meter
+  parentCandidate: Candidate.Candidate
 ): Effect.Effect<
   Proposed,
   AdapterContractError | ModelUnrecoverable | ReflectionUnusable | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>
@@ -163,7 +162,6 @@ export const reflect = <D, T, O>(
       ids,
       captureTraces: true,
       call: `evaluate(candidate ${parent}, minibatch, captureTraces)`,
-      meter,
       visibleUpTo: plan.sees
     })
     const before = parentEval.outcomes.map((o) => o.score)
@@ -250,7 +248,6 @@ export const reflect = <D, T, O>(
         ids: on,
         captureTraces: false,
         call: `evaluate(child of candidate ${parent}, minibatch)`,
-        meter,
         visibleUpTo: plan.sees
       })
     const fields = {
@@ -272,7 +269,7 @@ export const reflect = <D, T, O>(
       if (Early.hopeless(s.r, before, partial, split)) {
         return done(
           ProposalResult.Rejected({ ...fields, subsampleIds: split.open, scoresBefore: split.open.map((id) => before[ids.indexOf(id)]!), scoresAfter: partial }),
-          parentEval.spent + (first?.spent ?? 0),
+          Ledger.sum([parentEval.spent, first?.spent ?? 0]),
           first === undefined ? parentEval.failures : addFailures(parentEval.failures, first.failures),
           usage,
           `rejected after ${split.open.length} of ${ids.length} minibatch examples: perfect scores on the other ${split.solved.length} could not beat the parent`
@@ -283,7 +280,7 @@ export const reflect = <D, T, O>(
       const failed = addFailures(parentEval.failures, first === undefined ? rest.failures : addFailures(first.failures, rest.failures))
       return done(
         s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
-        parentEval.spent + (first?.spent ?? 0) + rest.spent,
+        Ledger.sum([parentEval.spent, first?.spent ?? 0, rest.spent]),
         failed,
         usage
       )
@@ -292,7 +289,7 @@ export const reflect = <D, T, O>(
     const after = childEval.outcomes.map((o) => o.score)
     return done(
       s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
-      parentEval.spent + childEval.spent,
+      Ledger.sum([parentEval.spent, childEval.spent]),
       addFailures(parentEval.failures, childEval.failures),
       usage
     )

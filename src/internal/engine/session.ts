@@ -22,7 +22,7 @@ import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
-import { evaluate, type Evaluation, hashOf, type Meter, type Outcome, type Pool } from "../evaluate.js"
+import { evaluate, type Evaluation, hashOf, type Outcome, type Pool } from "../evaluate.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */
@@ -73,7 +73,6 @@ export interface Session<D, T, O> {
     readonly ids: ReadonlyArray<string>
     readonly captureTraces: boolean
     readonly call: string
-    readonly meter?: Meter | undefined
     /** cached results paid for by iterations after this one (other than `iteration`) are not served */
     readonly visibleUpTo?: number | undefined
   }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable>
@@ -181,7 +180,6 @@ export const make = <D, T, O>(
         split: train ? "train" : "val",
         captureTraces: o.captureTraces,
         call: o.call,
-        meter: o.meter,
         iteration: o.iteration,
         visibleUpTo: o.visibleUpTo
       }).pipe(

@@ -20,6 +20,7 @@ import type { ReflectionConfig } from "../../Reflection.js"
 import * as RunDir from "../../RunDir.js"
 import type { RunStore } from "../../RunStore.js"
 import * as Engine from "../engine/optimize.js"
+import * as Ledger from "../ledger.js"
 import * as Adapter from "./adapter.js"
 import * as Seed from "./seed.js"
 import { defaultLimits, type EvaluationRecord, type Limits } from "./sideInfo.js"
@@ -289,7 +290,8 @@ const testPass = (
       size: ids.length,
       seed: result.bestIndex === 0 ? bestScore : seedScore,
       best: bestScore,
-      metricCalls: ids.length * (seedScore === undefined ? 1 : 2)
+      // one call per example scored, in each pass over the test set
+      metricCalls: Ledger.sum([bestScore.scores.length, seedScore?.scores.length ?? 0])
     }
   })
 
