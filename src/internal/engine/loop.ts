@@ -38,6 +38,7 @@ import * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Ledger from "../ledger.js"
 import * as Accept from "./accept.js"
+import * as Pipeline from "./pipeline.js"
 import * as Plan from "./plan.js"
 import * as Propose from "./propose.js"
 import * as Rebase from "./rebase.js"
@@ -45,12 +46,6 @@ import type { Proposed } from "./reflect.js"
 import { adoptSaved, checkResume, type Resolved, resolve } from "./resolve.js"
 import * as Session from "./session.js"
 import * as Step from "./step.js"
-
-type Message<T, O> =
-  | { readonly stage: "proposed"; readonly plan: State.PendingProposal; readonly p: Proposed }
-  | { readonly stage: "finished"; readonly f: Propose.Finished<T, O> }
-  | { readonly stage: "deadline" }
-type Done<T, O> = readonly [iteration: number, exit: Exit.Exit<Message<T, O>, OptimizeError>]
 
 type Best<O> = Map<string, { candidate: number; output: O; score: number }>
 
@@ -121,7 +116,7 @@ export const run = <D, T, O>(
       exhausted: undefined,
       failure: undefined
     }
-    const pipeline = yield* makePipeline(ctx, progress)
+    const pipeline = yield* Pipeline.make(r, s, progress)
     // proposals an interrupted run had in flight start again as planned
     for (const plan of progress.state.pending) yield* pipeline.launch(plan)
     yield* pipeline.armDeadline
@@ -176,165 +171,12 @@ const start = <D, T, O>(
     return state
   })
 
-/** The proposals in flight, and the order their results are folded in. */
-interface Pipeline<T, O> {
-  /** starts a planned proposal (its first stage: propose and judge) */
-  readonly launch: (plan: State.PendingProposal) => Effect.Effect<void>
-  /** a deadline (StopCondition.timeout) ends the run even while it waits on calls in flight */
-  readonly armDeadline: Effect.Effect<void>
-  readonly deadlinePassed: () => boolean
-  /** the next result to fold, if one is ready: the oldest plan's in plan order, any in completion order */
-  readonly nextToFold: Effect.Effect<Propose.Finished<T, O> | undefined>
-  /** waits for a stage to finish and files its result; `false` when the deadline passed */
-  readonly receive: Effect.Effect<boolean, OptimizeError>
-  /** removes a folded result */
-  readonly folded: (iteration: number) => void
-  /** interrupts everything in flight (a pause) */
-  readonly interruptAll: Effect.Effect<void>
-}
-
-const makePipeline = <D, T, O>(
-  { r, s }: Run<D, T, O>,
-  progress: Progress
-): Effect.Effect<Pipeline<T, O>, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const done = yield* Queue.unbounded<Done<T, O>>()
-    /** stage 1 results waiting for their fold turn */
-    const proposed = new Map<number, Proposed>()
-    /** results ready to fold */
-    const finished = new Map<number, Propose.Finished<T, O>>()
-    const validating = new Set<number>()
-    /** steps whose selection was made (their accepted children are validating or ready) */
-    const selected = new Set<number>()
-    // interrupted with the run (the set closes with the run's scope), or at once by a pause
-    const fibers = yield* FiberSet.make()
-    let deadlinePassed = false
-    const forkReporting = <A>(iteration: number, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) =>
-      Effect.asVoid(FiberSet.run(
-        fibers,
-        effect.pipe(
-          Effect.map(wrap),
-          Effect.exit,
-          Effect.flatMap((exit) => Queue.offer(done, [iteration, exit] as const))
-        )
-      ))
-    const launch = (plan: State.PendingProposal) =>
-      forkReporting(
-        plan.iteration,
-        Propose.propose(s, plan, progress.state.candidates),
-        (p) => ({ stage: "proposed" as const, plan, p })
-      )
-    const startValidation = (plan: State.PendingProposal, p: Proposed) => {
-      const state = progress.state
-      const decision = plan._tag === "Reflective" && r.parallelProposals > 1
-        ? Rebase.decide(state, plan.base, plan.parent, (p.result as Extract<ProposalResult, { _tag: "Accepted" }>).candidate)
-        : undefined
-      const rebase = decision === undefined ? undefined : { ...decision, ontoCandidate: state.candidates[decision.onto]! }
-      validating.add(plan.iteration)
-      // in plan order every earlier step is folded when a step validates: their results are final
-      const visibleUpTo = plan.sees === undefined ? undefined : r.foldOrder === "plan" ? Step.stepOf(plan) - 1 : plan.sees
-      return forkReporting(
-        plan.iteration,
-        Propose.validate(s, plan, p, rebase, visibleUpTo),
-        (f) => ({ stage: "finished" as const, f })
-      )
-    }
-    /**
-     * A step of several proposals, once all of them are judged: its selection
-     * rule picks the children to validate; the others are ready at once.
-     */
-    const selectStep = (step: number): Effect.Effect<boolean> => {
-      const members = progress.state.pending.filter((p) => p._tag === "Reflective" && p.step === step)
-      if (members.some((m) => !proposed.has(m.iteration))) return Effect.succeed(false)
-      const results = members.map((plan) => ({ plan, p: proposed.get(plan.iteration)! }))
-      for (const m of members) proposed.delete(m.iteration)
-      selected.add(step)
-      const chosen = Step.select<T, O>(results, r.proposalSelection)
-      return Effect.as(
-        Effect.forEach(results, ({ plan, p }) => {
-          const verdict = chosen.get(plan.iteration)
-          if (verdict === undefined) return startValidation(plan, p)
-          finished.set(plan.iteration, verdict)
-          return Effect.void
-        }, { discard: true }),
-        true
-      )
-    }
-    /**
-     * Moves the proposal at its fold turn along: a judged child that was not
-     * accepted is ready at once; an accepted one starts its validation (after
-     * a rebase decision made on the state as it is now).
-     */
-    const turn = (plan: State.PendingProposal): Effect.Effect<Propose.Finished<T, O> | undefined> => {
-      const step = plan._tag === "Reflective" ? plan.step : undefined
-      if (step !== undefined) {
-        // the members of a step fold in plan order, after its selection, and
-        // only once all of them are ready: a step folds as a whole
-        const whole = () =>
-          progress.state.pending.every((p) => p._tag !== "Reflective" || p.step !== step || finished.has(p.iteration))
-            ? finished.get(plan.iteration)
-            : undefined
-        if (selected.has(step)) return Effect.succeed(whole())
-        return Effect.map(selectStep(step), (done) => (done ? whole() : undefined))
-      }
-      const ready = finished.get(plan.iteration)
-      if (ready !== undefined) return Effect.succeed(ready)
-      const p = proposed.get(plan.iteration)
-      if (p === undefined || validating.has(plan.iteration)) return Effect.succeed(undefined)
-      proposed.delete(plan.iteration)
-      if (p.result._tag !== "Accepted") return Effect.succeed({ ...p, plan, validation: undefined })
-      return Effect.as(startValidation(plan, p), undefined)
-    }
-    /** Whether a plan waits for an earlier member of its step to fold (members fold in plan order). */
-    const waitsForStep = (plan: State.PendingProposal) =>
-      plan._tag === "Reflective" && plan.step !== undefined &&
-      progress.state.pending.some((p) => p._tag === "Reflective" && p.step === plan.step && p.iteration < plan.iteration)
-    const nextToFold = Effect.suspend(() =>
-      r.foldOrder === "plan"
-        ? turn(progress.state.pending[0]!)
-        : Effect.reduce(progress.state.pending, undefined as Propose.Finished<T, O> | undefined, (found, plan) =>
-          found !== undefined || waitsForStep(plan) ? Effect.succeed(found) : turn(plan))
-    )
-    const receive = Effect.gen(function*() {
-      const [iteration, exit] = yield* Queue.take(done)
-      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
-      const message = exit.value
-      if (message.stage === "deadline") return false
-      if (message.stage === "proposed") proposed.set(iteration, message.p)
-      else {
-        validating.delete(iteration)
-        finished.set(iteration, message.f)
-      }
-      return true
-    })
-    const interruptAfter = r.stop.interruptAfter
-    const armDeadline = interruptAfter === undefined ? Effect.void : Effect.asVoid(Effect.fork(
-      Effect.sleep(interruptAfter).pipe(
-        Effect.zipRight(Effect.sync(() => {
-          deadlinePassed = true
-        })),
-        Effect.zipRight(Queue.offer(done, [-1, Exit.succeed({ stage: "deadline" as const })] as const))
-      )
-    ))
-    return {
-      launch,
-      armDeadline,
-      deadlinePassed: () => deadlinePassed,
-      nextToFold,
-      receive,
-      folded: (iteration) => {
-        finished.delete(iteration)
-      },
-      interruptAll: FiberSet.clear(fibers)
-    }
-  })
-
 /**
  * The pipeline, until a stop or until nothing is left in flight:
  * between steps, check the stops and plan while the window has room; then
  * fold the next result, waiting for one when none is ready.
  */
-const drive = <D, T, O>(ctx: Run<D, T, O>, pipeline: Pipeline<T, O>, progress: Progress): Effect.Effect<void, OptimizeError> =>
+const drive = <D, T, O>(ctx: Run<D, T, O>, pipeline: Pipeline.Pipeline<T, O>, progress: Progress): Effect.Effect<void, OptimizeError> =>
   Effect.gen(function*() {
     for (;;) {
       // the rest of a step being folded is ready: it folds before anything else
@@ -366,7 +208,7 @@ const drive = <D, T, O>(ctx: Run<D, T, O>, pipeline: Pipeline<T, O>, progress: P
  */
 const pauseRequested = <D, T, O>(
   { r, store }: Run<D, T, O>,
-  pipeline: Pipeline<T, O>,
+  pipeline: Pipeline.Pipeline<T, O>,
   progress: Progress
 ): Effect.Effect<boolean, OptimizeError> =>
   Effect.gen(function*() {
@@ -400,7 +242,7 @@ const checkStops = <D, T, O>({ s }: Run<D, T, O>, progress: Progress): Effect.Ef
 /** Plans (and launches) steps while the window has room and nothing stops the run. */
 const planWhileRoom = <D, T, O>(
   { emitAll, r, s, unaccounted }: Run<D, T, O>,
-  pipeline: Pipeline<T, O>,
+  pipeline: Pipeline.Pipeline<T, O>,
   progress: Progress
 ): Effect.Effect<void, OptimizeError> =>
   Effect.gen(function*() {
@@ -427,7 +269,7 @@ const planWhileRoom = <D, T, O>(
  */
 const nextResult = <D, T, O>(
   { save }: Run<D, T, O>,
-  pipeline: Pipeline<T, O>,
+  pipeline: Pipeline.Pipeline<T, O>,
   progress: Progress
 ): Effect.Effect<Propose.Finished<T, O> | undefined, OptimizeError> =>
   Effect.gen(function*() {
@@ -449,7 +291,7 @@ const nextResult = <D, T, O>(
 /** Folds one finished proposal into the state; failures in a row past the limit end the run (see `drive`). */
 const fold = <D, T, O>(
   { best, emitAll, r, s }: Run<D, T, O>,
-  pipeline: Pipeline<T, O>,
+  pipeline: Pipeline.Pipeline<T, O>,
   progress: Progress,
   next: Propose.Finished<T, O>
 ): Effect.Effect<void, OptimizeError> =>
