@@ -24,13 +24,12 @@
  *
  * @internal
  */
-import { Duration, Effect, Either, Exit, FiberSet, Option, Queue, type Scope } from "effect"
+import { Duration, Effect, Either, Option, type Scope } from "effect"
 import type { AdapterService } from "../../Adapter.js"
 import type { Config } from "../../Config.js"
 import { AllEvaluationsFailed, type OptimizeError, ProposalsFailed } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
 import type { ReflectionModel } from "../../LanguageModel.js"
-import type { ProposalResult } from "../../Proposal.js"
 import * as Result from "../../Result.js"
 import type { OptimizeResult } from "../../Result.js"
 import type { RunStore } from "../../RunStore.js"
@@ -41,9 +40,8 @@ import * as Accept from "./accept.js"
 import * as Pipeline from "./pipeline.js"
 import * as Plan from "./plan.js"
 import * as Propose from "./propose.js"
-import * as Rebase from "./rebase.js"
-import type { Proposed } from "./reflect.js"
-import { adoptSaved, checkResume, type Resolved, resolve } from "./resolve.js"
+import { type Resolved, resolve } from "./resolve.js"
+import { adoptSaved, checkResume } from "./resume.js"
 import * as Session from "./session.js"
 import * as Step from "./step.js"
 
