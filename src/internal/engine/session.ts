@@ -104,7 +104,7 @@ export const valsetOf = <T, O>(outcomes: ReadonlyArray<Outcome<T, O>>): State.Va
 /**
  * Builds the session. `extraEmit` receives events in addition to the
  * config's `onEvent` (used by `Gepa.stream`); `store` is chosen by the
- * composition root (`Gepa.ts`), not here.
+ * composition root (`optimize.ts`), not here.
  *
  * @internal
  */
