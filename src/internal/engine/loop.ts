@@ -51,7 +51,7 @@ type Best<O> = Map<string, { candidate: number; output: O; score: number }>
 interface Run<D, T, O> {
   readonly r: Resolved<D, T, O>
   readonly s: Session.Session<D, T, O>
-  readonly store: RunStore<O> | undefined
+  readonly store: RunStore<O>
   readonly best: Best<O>
   readonly save: (state: State.GepaState) => Effect.Effect<void, OptimizeError>
   readonly emitAll: (events: ReadonlyArray<GepaEvent>) => Effect.Effect<void>
@@ -83,13 +83,13 @@ interface Progress {
  */
 export const run = <D, T, O>(
   config: Config<D, T, O>,
-  makeStore: ((r: Resolved<D, T, O>) => Effect.Effect<RunStore<O> | undefined, OptimizeError, Scope.Scope>) | undefined,
+  makeStore: (r: Resolved<D, T, O>) => Effect.Effect<RunStore<O>, OptimizeError, Scope.Scope>,
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel | Scope.Scope> =>
   Effect.gen(function*() {
     const requested = yield* resolve(config)
-    const store = makeStore === undefined ? undefined : yield* makeStore(requested)
-    const loaded = store === undefined ? Option.none<State.GepaState>() : yield* store.load
+    const store = yield* makeStore(requested)
+    const loaded = yield* store.load
     // a resumed run keeps the saved pipeline depth unless one is given: the depth changes the schedule
     const r = Option.isSome(loaded) ? adoptSaved(requested, loaded.value) : requested
     const s = yield* Session.make(r, store, extraEmit)
@@ -100,12 +100,10 @@ export const run = <D, T, O>(
       best: new Map(),
       emitAll: (events) => events.length === 0 ? Effect.void : Effect.forEach(events, (e) => s.emit(() => e), { discard: true }),
       save: (state) =>
-        store === undefined
-          ? Effect.void
-          : Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location }))),
-      unaccounted: store?.unaccounted === undefined
-        ? Effect.succeed({ lost: 0, owed: new Map<number, number>() as ReadonlyMap<number, number> })
-        : store.unaccounted
+        store.durable
+          ? Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
+          : store.save(state),
+      unaccounted: store.unaccounted
     }
     const progress: Progress = {
       state: yield* start(ctx, loaded),
@@ -215,7 +213,7 @@ const pauseRequested = <D, T, O>(
         reason: `reached the time limit of ${Duration.format(r.stop.interruptAfter ?? 0)} (proposals in flight paused)`,
         by: { kind: "deadline", condition: null }
       }
-      : store?.stopRequested !== undefined && (yield* store.stopRequested)
+      : (yield* store.stopRequested)
       ? { reason: "stopped by request (stop file)", by: { kind: "stopFile", condition: null } }
       : undefined
     if (paused === undefined) return false
@@ -325,7 +323,7 @@ const finish = <D, T, O>(
     // owed results never used were paid for nothing: lost work in the result
     // (the saved state keeps them owed, so that a resume charges them once)
     const final = Ledger.settle(state, (yield* unaccounted).owed)
-    if (store?.finish !== undefined) yield* store.finish(final, reason, by)
+    yield* store.finish(final, reason, by)
     const result = Result.fromState(final, reason, by)
     yield* s.emit(() => GepaEvent.OptimizationEnded({ result }))
     const outputs: Record<string, { candidate: number; output: O }> = {}

@@ -14,12 +14,14 @@ import type { GepaEvent } from "../../Event.js"
 import type { ReflectionModel } from "../../LanguageModel.js"
 import type { OptimizeResult } from "../../Result.js"
 import * as RunDir from "../../RunDir.js"
+import { none as noStore, RunStoreService } from "../../RunStore.js"
 import { engineScheduler } from "../scheduler.js"
 import * as loop from "./loop.js"
 import type { Resolved } from "./resolve.js"
 
 /**
- * The choice of persistence: the caller's store, a run directory, or none.
+ * The choice of persistence: the caller's store, a run directory, the
+ * context's `RunStoreService`, or none.
  * The engine itself knows only `RunStore`.
  */
 const chooseStore = <D, T, O>(r: Resolved<D, T, O>) =>
@@ -31,7 +33,9 @@ const chooseStore = <D, T, O>(r: Resolved<D, T, O>) =>
       cache: r.cache === "default",
       trackBestOutputs: r.trackBestOutputs
     })
-    : Effect.succeed(undefined)
+    // a run store service from the context (e.g. `RunStore.layerMemory` in tests), else nothing is kept
+    : Effect.flatMap(Effect.serviceOption(RunStoreService), (service) =>
+      service._tag === "Some" ? service.value.open<O>() : Effect.succeed(noStore<O>()))
 
 /**
  * The run's log context: every log line of the run (the engine's, the

@@ -18,7 +18,7 @@ import type * as OA from "./types.js"
 import { SeedGenerationFailed } from "./errors.js"
 import type { ReflectionConfig } from "../../Reflection.js"
 import * as RunDir from "../../RunDir.js"
-import type { RunStore } from "../../RunStore.js"
+import { none as noStore, type RunStore, RunStoreService } from "../../RunStore.js"
 import * as Engine from "../engine/optimize.js"
 import * as Ledger from "../ledger.js"
 import * as Adapter from "./adapter.js"
@@ -213,7 +213,11 @@ const openStore = (config: OA.Config<any, any, any, any>) =>
       cache: config.cache === undefined || config.cache === true,
       trackBestOutputs: config.trackBestOutputs ?? defaults.trackBestOutputs
     })
-    : Effect.succeed(undefined)
+    // a run store service from the context (e.g. `RunStore.layerMemory` in tests), else nothing is kept
+    : Effect.flatMap(
+      Effect.serviceOption(RunStoreService),
+      (service) => service._tag === "Some" ? service.value.open<EvaluationRecord>() : Effect.succeed(noStore<EvaluationRecord>())
+    )
 
 /**
  * The seed: the one given, the one a seedless run generated before (from
@@ -222,7 +226,7 @@ const openStore = (config: OA.Config<any, any, any, any>) =>
 const settleSeed = (
   config: OA.Config<any, any, any, any>,
   checked: Checked,
-  store: RunStore<EvaluationRecord> | undefined,
+  store: RunStore<EvaluationRecord>,
   emit: (event: GepaEvent) => Effect.Effect<void, PersistenceError>
 ): Effect.Effect<
   { readonly seed: Candidate; readonly seedGeneration: OA.SeedGeneration | undefined },
@@ -233,7 +237,7 @@ const settleSeed = (
     if (!checked.seedless) {
       return { seed: typeof seedCandidate === "string" ? { [TEXT]: seedCandidate } : (seedCandidate as Candidate), seedGeneration: undefined }
     }
-    const saved = store === undefined ? Option.none() : yield* store.load
+    const saved = yield* store.load
     if (Option.isSome(saved)) {
       const first = saved.value.candidates[0] ?? {}
       const names = Object.keys(first)
@@ -340,13 +344,12 @@ export const run = (
       }
     }
 
-    const store: RunStore<EvaluationRecord> | undefined = yield* openStore(config)
+    const store: RunStore<EvaluationRecord> = yield* openStore(config)
     // the prompt shows side information cut to the prompt's limits; the run
     // directory keeps it as stored, one reflection a line
-    const appendLog = store?.appendLog
     const adapter = Adapter.make(raw, {
       ...adapterOptions,
-      keep: appendLog === undefined ? undefined : (entry) => appendLog("side_info", entry)
+      keep: store.durable ? (entry) => store.appendLog("side_info", entry) : undefined
     })
     const emit = (event: GepaEvent) =>
       Effect.gen(function*() {
@@ -354,7 +357,7 @@ export const run = (
           const out = config.onEvent(event)
           if (Effect.isEffect(out)) yield* out
         }
-        if (store?.onEvent !== undefined) yield* store.onEvent(event)
+        if (store.durable) yield* store.onEvent(event)
       })
     const { seed, seedGeneration } = yield* settleSeed(config, checked, store, emit)
 
@@ -367,7 +370,7 @@ export const run = (
       reflection: reflectionOf(config),
       // one problem: a minibatch is that problem
       ...(mode === "single-task" && config.minibatchSize === undefined ? { minibatchSize: 1 } : {}),
-      ...(store === undefined ? {} : { store: Effect.succeed(store) })
+      store: Effect.succeed(store)
     }
     const optimized = model !== undefined
       ? Engine.optimize({ ...engineConfig, reflectionModel: model })
