@@ -19,8 +19,7 @@ import {
   LlmTransportError,
   type Usage
 } from "../LanguageModel.js"
-import type { Price } from "../OpenAiLanguageModel.js"
-import { type AttemptFailure, oneLine, parseRetryAfter, systemCodeOf } from "./modelCall.js"
+import { type AttemptFailure, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./modelCall.js"
 
 /** See `OpenAiLanguageModel.retryAfterMillis`. */
 export const retryAfterMillis = (

@@ -77,7 +77,7 @@ const proposeTexts = <D, T, O>(
   ModelUnrecoverable | ReflectionUnusable
 > =>
   Effect.gen(function*() {
-    const own = s.r.config.componentProposers ?? {}
+    const own = s.r.componentProposers
     const mine = components.filter((c) => own[c] !== undefined)
     const rest = mine.length === 0 ? components : components.filter((c) => own[c] === undefined)
     const texts: Record<string, string> = {}
@@ -123,7 +123,7 @@ const reflectTexts = <D, T, O>(
     }
     // a reflection model that can never succeed stops the run at once;
     // other model failures fail this proposal only
-    const proposals = yield* Reflection.proposeAll(s.r.reflectionModel!, parent, dataset, components, s.r.config.reflection ?? {}).pipe(
+    const proposals = yield* Reflection.proposeAll(s.r.reflectionModel!, parent, dataset, components, s.r.reflection).pipe(
       Effect.map(Either.right),
       Effect.catchAll((e) => e._tag === "ModelUnrecoverable" ? Effect.fail(e) : Effect.succeed(Either.left(describeError(e))))
     )
