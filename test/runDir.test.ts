@@ -490,25 +490,35 @@ describe("RunDir crash safety", () => {
         const toy = yield* Toy.makeAdapter()
         return yield* Gepa.optimize(crashConfig(instrument(toy.adapter, (line) => baselineLog.push(line)), budget, iterations))
       })
-      const allowed = new Map<string, number>()
-      for (const line of baselineLog) allowed.set(line, (allowed.get(line) ?? 0) + 1)
+      // the cache key of a log line: the candidate and the example's content, whatever the split
+      const keyOf = (line: string) => {
+        const [hash, exampleId] = line.split("\t")
+        const example = [...crashTrainset, ...crashValset].find((e) => e.id === Number(exampleId))!
+        return `${hash}\u0000${Fingerprint.exampleHash(example)}`
+      }
+      const countKeys = (lines: ReadonlyArray<string>) => {
+        const m = new Map<string, number>()
+        for (const l of lines) m.set(keyOf(l), (m.get(keyOf(l)) ?? 0) + 1)
+        return m
+      }
       const runOne = async (seed: number) => {
         const dir = tmpDir()
         const next = delays(seed)
         const accepted: Array<Candidate.Candidate> = []
         let kills = 0
-        // per restart: the log lines written before it, and the cache keys on disk at that point
-        const restarts: Array<{ readonly logLines: number; readonly cached: ReadonlySet<string> }> = []
+        // per restart: the log lines written before it, and the complete cache lines per key on disk then
+        const restarts: Array<{ readonly logLines: number; readonly cached: ReadonlyMap<string, number> }> = []
         const readLog = () =>
           fs.existsSync(path.join(dir, "evals.log")) ? fs.readFileSync(path.join(dir, "evals.log"), "utf8").split("\n").filter((l) => l.length > 0) : []
         for (let attempt = 0; attempt < 10; attempt++) {
           const { completed } = await runChild(dir, kills < 2 ? next() : undefined)
           if (!completed) {
             kills++
-            const cached = new Set<string>()
+            const cached = new Map<string, number>()
             for (const line of fs.readFileSync(path.join(dir, "cache.jsonl"), "utf8").split("\n")) {
               try {
-                cached.add((JSON.parse(line) as { k: string }).k)
+                const k = (JSON.parse(line) as { k: string }).k
+                cached.set(k, (cached.get(k) ?? 0) + 1)
               } catch {
                 // a line cut by the kill
               }
@@ -528,24 +538,27 @@ describe("RunDir crash safety", () => {
           if (completed) break
         }
         // an evaluation cut short by a kill is lost and legitimately redone; one whose result reached
-        // cache.jsonl must never run again (those with traces are not served from the cache by design)
+        // cache.jsonl must never run again (those with traces are not served from the cache by design:
+        // this run stores no trajectories). A pair the uninterrupted run pays for n times without traces
+        // (proposals side by side may each pay for it) may be paid so between a restart and the next
+        // kill only n times less the untraced calls of it completed before the restart: the pair's
+        // cache lines less its traced calls before the restart (each completed call wrote one line)
         const log = readLog()
-        // (proposals side by side may each pay for the same pair, in the uninterrupted run too:
-        // its count is the allowance)
+        const untracedOf = (lines: ReadonlyArray<string>) => lines.filter((l) => l.endsWith("\tN"))
+        const tracedOf = (lines: ReadonlyArray<string>) => lines.filter((l) => l.endsWith("\tT"))
+        const allowedUntraced = countKeys(untracedOf(baselineLog))
         const repeated: Array<string> = []
-        const seen = new Map<string, number>()
-        for (const line of log) seen.set(line, (seen.get(line) ?? 0) + 1)
-        for (const { logLines, cached } of restarts) {
-          for (const line of log.slice(logLines)) {
-            if (seen.get(line)! <= (allowed.get(line) ?? 0)) continue
-            const [hash, exampleId, traces] = line.split("\t")
-            if (traces !== "N") continue
-            // the cache keys an example by its content, whatever split it is evaluated in
-            const example = [...crashTrainset, ...crashValset].find((e) => e.id === Number(exampleId))!
-            const key = `${hash}\u0000${Fingerprint.exampleHash(example)}`
-            if (cached.has(key)) repeated.push(line)
+        restarts.forEach(({ cached, logLines }, r) => {
+          const window = log.slice(logLines, restarts[r + 1]?.logLines ?? log.length)
+          const tracedBefore = countKeys(tracedOf(log.slice(0, logLines)))
+          for (const [key, calls] of countKeys(untracedOf(window))) {
+            const completed = Math.max(0, (cached.get(key) ?? 0) - (tracedBefore.get(key) ?? 0))
+            if (completed > 0 && calls > (allowedUntraced.get(key) ?? 0) - completed) {
+              repeated.push(`${window.find((l) => keyOf(l) === key && l.endsWith("\tN"))} after the restart at ${logLines}: ` +
+                `${calls} calls, ${completed} completed before, ${allowedUntraced.get(key) ?? 0} uninterrupted`)
+            }
           }
-        }
+        })
         const result = JSON.parse(fs.readFileSync(path.join(dir, "result.json"), "utf8")) as Gepa.OptimizeResult<string>
         const untraced = log.filter((l) => l.endsWith("\tN"))
         const redone = untraced.length - new Set(untraced).size
