@@ -20,7 +20,7 @@ export default tseslint.config(
     rules: {
       // the compiler checks unused locals (noUnusedLocals); parameters are often named for the reader
       "no-unused-vars": "off",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true }],
       // Effect's generators often yield nothing (Effect.gen for a lazy value)
       "require-yield": "off",
       "no-fallthrough": "off",
@@ -35,6 +35,10 @@ export default tseslint.config(
         {
           config: {
             indentWidth: 2,
+            "module.sortImportDeclarations": "maintain",
+            "module.sortExportDeclarations": "maintain",
+            "importDeclaration.sortNamedImports": "maintain",
+            "exportDeclaration.sortNamedExports": "maintain",
             lineWidth: 160,
             semiColons: "asi",
             quoteStyle: "alwaysDouble",
@@ -45,5 +49,17 @@ export default tseslint.config(
         }
       ]
     }
+  },
+  {
+    // plain JavaScript runs on Node (the TypeScript files are checked by the compiler instead)
+    files: ["**/*.mjs", "**/*.js"],
+    languageOptions: {
+      globals: { process: "readonly", console: "readonly", URL: "readonly", Buffer: "readonly", setTimeout: "readonly", clearTimeout: "readonly" }
+    }
+  },
+  {
+    // tests strip the terminal's escape codes from captured output
+    files: ["test/**"],
+    rules: { "no-control-regex": "off" }
   }
 )

@@ -345,6 +345,8 @@ export function fromExample<D, O, T, E>(
  * @since 0.2.0
  * @category models
  */
+// T is unused here but kept so the options read like Adapter<D, T, O>
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- see above
 export interface FromPromiseOptions<D, T, O> {
   /** renders an example for the reflective dataset's `Inputs` (default: the example) */
   readonly describeInput?: (example: D) => unknown

@@ -147,7 +147,10 @@ type Labels = ReadonlyArray<MetricLabel.MetricLabel>
 // Metrics with their tags fixed once. `Metric.tagged` builds a new key (and
 // hashes it) on every update; these find their hook at once, which matters
 // for the task model's calls and the run's events.
+// one map for metrics of every key type (counters, histograms, gauges): Metric is invariant in them
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 const fixedTags = new Map<string, Metric.Metric<any, any, any>>()
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any key type, as Metric.tagged accepts
 const tagged = <Type extends MetricKeyType.MetricKeyType<any, any>>(
   key: MetricKey.MetricKey<Type>,
   tags: ReadonlyArray<readonly [string, string]>

@@ -200,7 +200,7 @@ describe("optimizeAnything: seedless start", () => {
       const result = yield* OptimizeAnything.optimizeAnything({
         objective: "Write a greeting that ends with an exclamation mark.",
         background: "Greetings are short.",
-        evaluator: (text, ex: { lang: string }) => Effect.succeed(text.endsWith("!") ? 1 : 0),
+        evaluator: (text, _ex: { lang: string }) => Effect.succeed(text.endsWith("!") ? 1 : 0),
         dataset: [{ lang: "en" }, { lang: "fr" }],
         reflectionModel: model,
         maxMetricCalls: 8,

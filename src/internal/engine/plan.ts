@@ -215,7 +215,8 @@ export const plan = <D, T, O>(
   for (let i = 0; i < size; i++) {
     const it = iteration + i
     const parent = sameParent ?? r.selectCandidate(current, rng)
-    let [ids, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
+    const [drawn, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
+    let ids = drawn
     const selection = r.selectComponents({
       state: { ...current, sampler },
       candidateIdx: parent,

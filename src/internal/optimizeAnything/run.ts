@@ -109,6 +109,8 @@ const steering = (objective: string | undefined, background: string | undefined,
  * The reflection options: our template unless the user gave one, and the
  * objective and background ahead of the user's own additional instructions.
  */
+// reads only fields whose types do not depend on the type parameters
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 const reflectionOf = (config: OA.Config<any, any, any, any>): ReflectionConfig => {
   const user = config.reflection ?? {}
   const extra = steering(config.objective, config.background, user.additionalInstructions)
@@ -130,6 +132,7 @@ const evaluateTestSet = (
   examples: ReadonlyArray<unknown>,
   concurrency: number,
   fallback: number,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the retry option's type does not depend on them
   retry: OA.Config<any, any>["evaluationRetry"]
 ): Effect.Effect<OA.TestScore> =>
   Effect.forEach(examples, (example) => {
@@ -147,6 +150,8 @@ const evaluateTestSet = (
 
 /** @internal */
 export const run = (
+  // internal: the public optimizeAnything keeps the types; the run reads every value as unknown
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
   config: OA.Config<any, any, any, any>
 ): Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError, unknown> =>
   Effect.gen(function*() {
@@ -290,6 +295,7 @@ export const run = (
       }
     }
 
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- trajectories are whatever the evaluator attached
     const engineConfig: Gepa.Config<unknown, any, EvaluationRecord> & { readonly adapter: typeof adapter } = {
       ...shared,
       seedCandidate: seed,
