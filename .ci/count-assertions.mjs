@@ -17,9 +17,10 @@ const roots = args.filter((a) => !a.startsWith("--"))
 const walk = (dir) =>
   readdirSync(dir).flatMap((name) => {
     const path = join(dir, name)
-    if (statSync(path).isDirectory()) return walk(path)
-    return /\.(m|c)?tsx?$/.test(name) && !name.endsWith(".d.ts") ? [path] : []
+    return statSync(path).isDirectory() ? walk(path) : isSource(name) ? [path] : []
   })
+const isSource = (name) => /\.(m|c)?tsx?$/.test(name) && !name.endsWith(".d.ts")
+const filesOf = (root) => statSync(root).isDirectory() ? walk(root) : [root]
 
 const isConst = (type) =>
   ts.isTypeReferenceNode(type) && ts.isIdentifier(type.typeName) && type.typeName.text === "const"
@@ -27,7 +28,7 @@ const isConst = (type) =>
 let casts = 0
 let nonNull = 0
 const rows = []
-for (const file of (roots.length > 0 ? roots : ["src"]).flatMap(walk).sort()) {
+for (const file of (roots.length > 0 ? roots : ["src"]).flatMap(filesOf).sort()) {
   const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
   let c = 0
   let n = 0
