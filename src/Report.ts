@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import type { Candidate } from "./Candidate.js"
+import { at } from "./internal/invariant.js"
 import * as LineageLayout from "./internal/lineageLayout.js"
 import type { GepaResult } from "./Result.js"
 import { formatScore, lineage } from "./Result.js"
@@ -96,7 +97,7 @@ export const diffLines = (a: string, b: string): ReadonlyArray<DiffLine> => {
   ) tail++
 
   const out: Array<DiffLine> = []
-  for (let i = 0; i < head; i++) out.push({ op: "same", line: left[i]! })
+  for (const line of left.slice(0, head)) out.push({ op: "same", line })
 
   const x = left.slice(head, left.length - tail)
   const y = right.slice(head, right.length - tail)
@@ -113,30 +114,32 @@ export const diffLines = (a: string, b: string): ReadonlyArray<DiffLine> => {
     for (let i = n - 1; i >= 0; i--) {
       for (let j = m - 1; j >= 0; j--) {
         lcs[i * w + j] = x[i] === y[j]
-          ? lcs[(i + 1) * w + j + 1]! + 1
-          : Math.max(lcs[(i + 1) * w + j]!, lcs[i * w + j + 1]!)
+          ? at(lcs, (i + 1) * w + j + 1) + 1
+          : Math.max(at(lcs, (i + 1) * w + j), at(lcs, i * w + j + 1))
       }
     }
     let i = 0
     let j = 0
     while (i < n && j < m) {
-      if (x[i] === y[j]) {
-        out.push({ op: "same", line: x[i]! })
+      const del = at(x, i)
+      const add = at(y, j)
+      if (del === add) {
+        out.push({ op: "same", line: del })
         i++
         j++
-      } else if (lcs[(i + 1) * w + j]! >= lcs[i * w + j + 1]!) {
-        out.push({ op: "del", line: x[i]! })
+      } else if (at(lcs, (i + 1) * w + j) >= at(lcs, i * w + j + 1)) {
+        out.push({ op: "del", line: del })
         i++
       } else {
-        out.push({ op: "add", line: y[j]! })
+        out.push({ op: "add", line: add })
         j++
       }
     }
-    for (; i < n; i++) out.push({ op: "del", line: x[i]! })
-    for (; j < m; j++) out.push({ op: "add", line: y[j]! })
+    for (const line of x.slice(i)) out.push({ op: "del", line })
+    for (const line of y.slice(j)) out.push({ op: "add", line })
   }
 
-  for (let i = left.length - tail; i < left.length; i++) out.push({ op: "same", line: left[i]! })
+  for (const line of left.slice(left.length - tail)) out.push({ op: "same", line })
   return out
 }
 
@@ -179,7 +182,10 @@ const validParents = (result: GepaResult, i: number): ReadonlyArray<number> =>
 const frontCounts = (result: GepaResult): ReadonlyArray<number> => {
   const counts = result.candidates.map(() => 0)
   for (const programs of Object.values(result.perInstanceBest)) {
-    for (const p of programs) if (p >= 0 && p < counts.length) counts[p]!++
+    for (const p of programs) {
+      const count = counts[p]
+      if (count !== undefined) counts[p] = count + 1
+    }
   }
   return counts
 }
@@ -196,7 +202,7 @@ const ESCAPES: Readonly<Record<string, string>> = {
   "'": "&#39;"
 }
 
-const esc = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
+const esc = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c)
 
 // one score format across the summary, show and the report (Result.formatScore)
 const fmtScore = formatScore
@@ -298,12 +304,11 @@ const svgOpen = (id: string, label: string): string =>
 
 // A step path: the best score holds until the next improvement, then jumps.
 const stepPath = (points: ReadonlyArray<CurvePoint>, f: Frame, xEnd: number): string => {
-  if (points.length === 0) return ""
-  let d = `M${px(f.x(points[0]!.metricCalls))} ${px(f.y(points[0]!.bestScore))}`
-  for (let k = 1; k < points.length; k++) {
-    d += ` H${px(f.x(points[k]!.metricCalls))} V${px(f.y(points[k]!.bestScore))}`
-  }
-  d += ` H${px(f.x(Math.max(xEnd, points[points.length - 1]!.metricCalls)))}`
+  const [first, ...rest] = points
+  if (first === undefined) return ""
+  let d = `M${px(f.x(first.metricCalls))} ${px(f.y(first.bestScore))}`
+  for (const point of rest) d += ` H${px(f.x(point.metricCalls))} V${px(f.y(point.bestScore))}`
+  d += ` H${px(f.x(Math.max(xEnd, (rest.at(-1) ?? first).metricCalls)))}`
   return d
 }
 
@@ -435,8 +440,8 @@ const lineageSection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
   }
   const width = Math.max(1, placed.columns) * SLOT + 2 * PAD
   const height = Math.max(1, placed.rows) * ROW + 2 * PAD
-  const cx = (i: number) => PAD + placed.nodes[i]!.column * SLOT + SLOT / 2
-  const top = (i: number) => PAD + placed.nodes[i]!.depth * ROW + (ROW - NODE_H) / 2
+  const cx = (i: number) => PAD + at(placed.nodes, i).column * SLOT + SLOT / 2
+  const top = (i: number) => PAD + at(placed.nodes, i).depth * ROW + (ROW - NODE_H) / 2
 
   const edges: Array<string> = []
   const nodes: Array<string> = []
@@ -455,9 +460,10 @@ const lineageSection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
     const classes = ["node", kind]
     if (i === result.bestIndex) classes.push("best")
     if (onBestPath.has(i)) classes.push("on-path")
-    const changed = ps[0] === undefined
+    const parent = ps[0]
+    const changed = parent === undefined
       ? []
-      : Object.keys(result.candidates[i] ?? {}).filter((k) => result.candidates[ps[0]!]?.[k] !== result.candidates[i]?.[k])
+      : Object.keys(result.candidates[i] ?? {}).filter((k) => result.candidates[parent]?.[k] !== result.candidates[i]?.[k])
     const iteration = foundAt.get(i)
     const about = [
       `#${i} ${kind}${ps.length > 0 ? ` of ${ps.map((p) => `#${p}`).join(" + ")}` : ""}`,
