@@ -54,6 +54,7 @@ import {
   TaskModel,
   type Usage
 } from "./LanguageModel.js"
+import { isRecord } from "./internal/fields.js"
 import * as internal from "./internal/modelCall.js"
 import * as Secrets from "./Secrets.js"
 import { instrumentModel, type ModelRole } from "./Telemetry.js"
@@ -142,9 +143,9 @@ const errorObjectOf = (body: string | undefined): Readonly<Record<string, unknow
   if (body === undefined || body.trim() === "") return undefined
   try {
     const parsed: unknown = JSON.parse(body)
-    if (typeof parsed !== "object" || parsed === null) return undefined
-    const inner = (parsed as { readonly error?: unknown }).error
-    return (typeof inner === "object" && inner !== null ? inner : parsed) as Readonly<Record<string, unknown>>
+    if (!isRecord(parsed)) return undefined
+    const inner = parsed["error"]
+    return isRecord(inner) ? inner : parsed
   } catch {
     return undefined
   }

@@ -31,6 +31,7 @@ import * as Adapters from "./Adapter.js"
 import type { DataLoader } from "./DataLoader.js"
 import { ConfigError } from "./Errors.js"
 import * as config from "./internal/cluster/config.js"
+import { field } from "./internal/fields.js"
 import * as protocol from "./internal/cluster/protocol.js"
 import * as storage from "./internal/cluster/storage.js"
 
@@ -109,7 +110,7 @@ export const define = <D, T, O, E = never>(options: {
  * @category guards
  */
 export const isDefinition = (u: unknown): u is Definition<unknown, unknown, unknown, unknown> =>
-  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "ClusterEvaluation"
+  field(u, "_tag") === "ClusterEvaluation"
 
 /**
  * The evaluator entity. Its one RPC, `Evaluate`, is persisted and keyed by

@@ -73,7 +73,7 @@ export const runnerConfig: Config.Config<
   })
 
 const describe = (e: unknown): string =>
-  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+  typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
 /**
  * What a runner has done since it started, for its status line.

@@ -38,6 +38,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { GepaEvent } from "./Event.js"
 import { follow } from "./internal/dashboard/follow.js"
+import { field } from "./internal/fields.js"
 import * as Model from "./internal/dashboard/model.js"
 import { serve } from "./internal/dashboard/server.js"
 import { scrubber } from "./LanguageModel.js"
@@ -147,11 +148,10 @@ const check = (options: Options | undefined): Effect.Effect<void, DashboardError
   return Effect.void
 }
 
-const listenError = (host: string, port: number) => (e: unknown) =>
-  new DashboardError({
-    what: `listen on ${host}:${port}`,
-    detail: String((e as { cause?: unknown })?.cause instanceof Error ? (e as { cause: Error }).cause.message : e)
-  })
+const listenError = (host: string, port: number) => (e: unknown) => {
+  const cause = field(e, "cause")
+  return new DashboardError({ what: `listen on ${host}:${port}`, detail: String(cause instanceof Error ? cause.message : e) })
+}
 
 /**
  * Serves the live page for the effect it is provided to. Every run started

@@ -49,7 +49,8 @@ export const stableStringify = (value: unknown): string => {
       case "symbol":
         return "#symbol"
     }
-    if (v === null) return "null"
+    // (undefined was written above; testing it again narrows `v` to an object)
+    if (v === null || v === undefined) return "null"
     const back = seen.indexOf(v)
     if (back >= 0) return `#ref${back}`
     seen.push(v)
@@ -62,9 +63,9 @@ export const stableStringify = (value: unknown): string => {
       }
       if (v instanceof Set) return `#set[${[...v].map(go).sort().join(",")}]`
       if (ArrayBuffer.isView(v)) return `#bytes[${Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength)).join(",")}]`
-      const obj = v as Record<string, unknown>
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort()
-      return `{${keys.map((k) => `${JSON.stringify(k)}:${go(obj[k])}`).join(",")}}`
+      const entries: Array<[string, unknown]> = Object.entries(v).filter(([, x]) => x !== undefined)
+      entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${go(x)}`).join(",")}}`
     } finally {
       seen.pop()
     }

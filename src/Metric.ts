@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { Effect, Either } from "effect"
+import { field } from "./internal/fields.js"
 
 /**
  * A score (higher is better, typically in [0, 1]) with optional feedback.
@@ -185,7 +186,8 @@ export const parseJson = (output: string): Either.Either<unknown, string> => {
   for (const candidate of attempts) {
     if (candidate === "") continue
     try {
-      return Either.right(JSON.parse(candidate) as unknown)
+      const value: unknown = JSON.parse(candidate)
+      return Either.right(value)
     } catch (e) {
       if (firstError === "the output is empty") firstError = e instanceof Error ? e.message : String(e)
     }
@@ -196,7 +198,7 @@ export const parseJson = (output: string): Either.Either<unknown, string> => {
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_k, v: unknown) =>
     v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v) ?? "undefined"
 
 const pathSegments = (path: string | ReadonlyArray<string | number>): ReadonlyArray<string | number> =>
@@ -237,7 +239,7 @@ export const jsonField = <D>(
         }. Output: ${quote(output.trim())}.`
       }
     }
-    value = (value as Record<string, unknown>)[key]
+    value = field(value, key)
   }
   const want = expected(example)
   const equal = options?.ignoreCase === true && typeof want === "string" && typeof value === "string"

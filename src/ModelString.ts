@@ -35,6 +35,7 @@ import type * as AiLm from "@effect/ai/LanguageModel"
 import { ConfigProvider, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { ConfigError } from "./Errors.js"
 import { type LanguageModel, ReflectionModel, TaskModel } from "./LanguageModel.js"
+import { field } from "./internal/fields.js"
 import * as modelConfig from "./internal/modelConfig.js"
 import * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
 import { instrumentModel } from "./Telemetry.js"
@@ -170,10 +171,10 @@ const defaultImporter = (specifier: string): Promise<unknown> => import(specifie
  */
 export const geminiBaseURL = "https://generativelanguage.googleapis.com/v1beta/openai"
 
-const isMissing = (error: unknown): boolean =>
-  typeof error === "object" && error !== null &&
-  ((error as { readonly code?: unknown }).code === "ERR_MODULE_NOT_FOUND" ||
-    (error as { readonly code?: unknown }).code === "MODULE_NOT_FOUND")
+const isMissing = (error: unknown): boolean => {
+  const code = field(error, "code")
+  return code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND"
+}
 
 const anthropicPackage = "@effect/ai-anthropic"
 

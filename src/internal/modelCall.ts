@@ -8,6 +8,7 @@
 import { Cause, Clock, Duration, Effect, FiberRef, HashSet, Logger, Option, Schedule, ScheduleDecision, SynchronizedRef } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import { ConfigError } from "../Errors.js"
+import { field } from "./fields.js"
 import * as Secrets from "../Secrets.js"
 import type { LlmError, Usage } from "../LanguageModel.js"
 
@@ -42,9 +43,9 @@ export const makeReachability = () => {
       reached = true
     },
     mark: (failure: AttemptFailure): AttemptFailure => {
-      const code = (failure.error as { readonly code?: unknown }).code
+      const code = field(failure.error, "code")
       // an HTTP status means the server answered
-      if ((failure.error as { readonly status?: unknown }).status !== undefined) reached = true
+      if (field(failure.error, "status") !== undefined) reached = true
       return !reached && failure.error._tag === "LlmTransportError" && typeof code === "string" && unreachableCodes.has(code)
         ? { ...failure, unreached: true }
         : failure
@@ -370,10 +371,10 @@ export const endpointOf = (url: string): string | undefined => {
 export const systemCodeOf = (error: unknown): string | undefined => {
   let current: unknown = error
   for (let depth = 0; depth < 6 && typeof current === "object" && current !== null; depth++) {
-    const code = (current as { readonly code?: unknown }).code
+    const code = field(current, "code")
     if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code
-    const nested = (current as { readonly errors?: unknown }).errors
-    current = Array.isArray(nested) && nested.length > 0 ? nested[0] : (current as { readonly cause?: unknown }).cause
+    const nested = field(current, "errors")
+    current = Array.isArray(nested) && nested.length > 0 ? nested[0] : field(current, "cause")
   }
   return undefined
 }

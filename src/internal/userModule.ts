@@ -9,6 +9,7 @@
  * @internal
  */
 import { pathToFileURL } from "node:url"
+import { field } from "./fields.js"
 
 const isTypeScript = (file: string): boolean => /\.[cm]?tsx?$/i.test(file)
 
@@ -21,16 +22,20 @@ const isTypeScript = (file: string): boolean => /\.[cm]?tsx?$/i.test(file)
  */
 export const importUserModule = async (file: string, options?: { readonly sameGraphFirst?: boolean }): Promise<unknown> => {
   const url = pathToFileURL(file).href
-  if (!isTypeScript(file)) return import(url) as Promise<unknown>
+  if (!isTypeScript(file)) return importUrl(url)
   if (options?.sameGraphFirst === true) {
     try {
-      return await (import(url) as Promise<unknown>)
+      return await importUrl(url)
     } catch (e) {
-      if ((e as { readonly code?: unknown } | null)?.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw e
+      if (field(e, "code") !== "ERR_UNKNOWN_FILE_EXTENSION") throw e
     }
   }
   const tsx = await import("tsx/esm/api").catch((e: unknown) => {
     throw new Error(`loading a TypeScript module needs the "tsx" package (npm install tsx): ${e instanceof Error ? e.message : String(e)}`)
   })
-  return tsx.tsImport(url, { parentURL: import.meta.url }) as Promise<unknown>
+  const loaded: Promise<unknown> = tsx.tsImport(url, { parentURL: import.meta.url })
+  return loaded
 }
+
+// a module's namespace, of no known shape until its exports are checked
+const importUrl = (url: string): Promise<unknown> => import(url)

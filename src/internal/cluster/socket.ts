@@ -16,7 +16,7 @@ import { ConfigError } from "../../Errors.js"
 import * as storage from "./storage.js"
 
 const describe = (e: unknown): string =>
-  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+  typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
 /** @internal */
 export const layer = (options: {
