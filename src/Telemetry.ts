@@ -15,6 +15,7 @@ import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Me
 
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
+import { isRecord } from "./internal/fields.js"
 import * as modelCall from "./internal/modelCall.js"
 import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"
 
@@ -606,16 +607,16 @@ export const annotationsOf = (
   best?: { readonly score: number; readonly candidate: number } | undefined
 ): Record<string, string | number | boolean> => {
   const out: Record<string, string | number | boolean> = { event: event._tag }
-  const e = event as unknown as Readonly<Record<string, unknown>>
+  // the fields that some kinds of event have, read by name (an event is always an object)
+  const e: Readonly<Record<string, unknown>> = isRecord(event) ? event : {}
   const put = (key: string, value: unknown) => {
-    if (typeof value === "number" ? Number.isFinite(value) : typeof value === "string" || typeof value === "boolean") {
-      out[key] = value as string | number | boolean
-    }
+    if ((typeof value === "number" && Number.isFinite(value)) || typeof value === "string" || typeof value === "boolean") out[key] = value
   }
   put("iteration", e["iteration"])
   put("candidate", e["candidate"])
   put("parent", e["parent"])
-  if (Array.isArray(e["parents"])) put("parent", (e["parents"] as ReadonlyArray<number>).join(","))
+  const parents = e["parents"]
+  if (Array.isArray(parents)) put("parent", parents.join(","))
   put("score", e["score"])
   put("metricCalls", e["metricCalls"])
   put("purpose", e["purpose"])

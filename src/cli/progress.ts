@@ -74,15 +74,26 @@ export const make = (options: ProgressOptions): Progress => {
   if (options.quiet === true) return { onEvent: () => {}, stop: () => {} }
   const now = options.now ?? Date.now
   const interval = options.intervalMillis ?? 15_000
-  const figures = {
+  const figures: {
+    started: number
+    resumed: boolean
+    metricCalls: number
+    startCalls: number | undefined
+    budget: number | undefined
+    iteration: number
+    startIteration: number
+    best: number | undefined
+    candidates: number
+    lastLine: number
+  } = {
     started: now(),
     resumed: false,
     metricCalls: 0,
-    startCalls: undefined as number | undefined,
+    startCalls: undefined,
     budget: options.maxMetricCalls,
     iteration: 0,
     startIteration: 0,
-    best: undefined as number | undefined,
+    best: undefined,
     candidates: 1,
     lastLine: now()
   }

@@ -209,7 +209,7 @@ const respell = (json: Record<string, unknown>, file: string): Either.Either<Rea
   for (const role of ["taskModel", "reflectionModel"]) {
     const spec = json[role]
     if (spec === null || typeof spec !== "object" || Array.isArray(spec) || !("baseURL" in spec)) continue
-    const { baseURL, ...rest } = spec as Record<string, unknown>
+    const { baseURL, ...rest } = spec
     if ("baseUrl" in rest) return Either.left(inputError(`${file}: "${role}" has both "baseUrl" and "baseURL"; keep "baseUrl"`))
     json[role] = { ...rest, baseUrl: baseURL }
     warnings.push(`${file}: "${role}.baseURL" is spelled "${role}.baseUrl" in a config file; read as such`)
@@ -240,7 +240,7 @@ export const parseConfig = (
   if (json === null || typeof json !== "object" || Array.isArray(json)) {
     return Either.left(inputError(`${file}: expected a JSON object with the run's settings`))
   }
-  const respelled = { ...(json as Record<string, unknown>) }
+  const respelled: Record<string, unknown> = { ...json }
   const warnings = respell(respelled, file)
   if (Either.isLeft(warnings)) return Either.left(warnings.left)
   const decoded = decodeConfigFile(respelled)
@@ -249,7 +249,10 @@ export const parseConfig = (
     const unknown = /^unknown field "([^"]*)"/.exec(problem)
     let hint = ""
     if (unknown !== null) {
-      const [parent, field] = unknown[1]!.includes(".") ? unknown[1]!.split(".", 2) as [string, string] : [undefined, unknown[1]!]
+      const name = unknown[1] ?? ""
+      // "taskModel.baseUrll": the field of a model spec
+      const [head, tail] = name.split(".", 2)
+      const [parent, field] = tail === undefined ? [undefined, name] : [head, tail]
       const known = parent === undefined ? knownFields : Object.keys(ModelSpec.fields)
       const guess = didYouMean(field, known, (k) => `"${parent === undefined ? k : `${parent}.${k}`}"`)
       hint = guess !== "" ? guess : ` (known: ${known.join(", ")})`

@@ -25,6 +25,7 @@ import {
   truncateString
 } from "./sideInfo.js"
 import * as Secrets from "../../Secrets.js"
+import { field, isRecord } from "../fields.js"
 
 /** @internal */
 export interface Options {
@@ -140,6 +141,7 @@ const settle = <A, E, R>(effect: Effect.Effect<A, E, R>, capture: boolean): Effe
         ? Effect.succeed([Either.right(exit.value), lines])
         : Cause.isInterruptedOnly(exit.cause)
         // interruption is the run's, not the evaluator's failure: pass it on
+        // (an interruption-only cause holds no error of the evaluator's, so no E)
         ? Effect.failCause(exit.cause as Cause.Cause<never>)
         : Effect.succeed([Either.left(exit.cause), lines]))
   })
@@ -150,9 +152,10 @@ const describeError = (e: unknown): string => {
     // wrappers such as UnknownException (Effect.try) carry the real error as their cause
     return e.cause === undefined || e.cause === e ? own : `${own} (cause: ${describeError(e.cause)})`
   }
-  const tagged = e as { readonly _tag?: unknown; readonly message?: unknown }
-  if (e !== null && typeof e === "object" && typeof tagged.message === "string") {
-    return typeof tagged._tag === "string" ? `${tagged._tag}: ${tagged.message}` : tagged.message
+  const message = field(e, "message")
+  if (typeof message === "string") {
+    const tag = field(e, "_tag")
+    return typeof tag === "string" ? `${tag}: ${message}` : message
   }
   return text(e)
 }
@@ -165,7 +168,7 @@ const describeFailure = (cause: Cause.Cause<unknown>): string => {
 
 const isScores = (u: unknown): u is ObjectiveScores =>
   u !== null && typeof u === "object" && !Array.isArray(u) &&
-  Object.values(u as Record<string, unknown>).every((v) => typeof v === "number")
+  Object.values(u).every((v) => typeof v === "number")
 
 /**
  * The record of an evaluator's result, or why the result is malformed.
@@ -178,25 +181,22 @@ export const toRecord = (
   limits: Limits
 ): Either.Either<EvaluationRecord, string> => {
   if (typeof value === "number") return Either.right({ score: value, sideInfo: undefined, logs })
-  if (value !== null && typeof value === "object" && typeof (value as { score?: unknown }).score === "number") {
-    const r = value as {
-      readonly score: number
-      readonly sideInfo?: unknown
-      readonly scores?: unknown
-      readonly componentSideInfo?: unknown
+  const score = field(value, "score")
+  if (typeof score === "number") {
+    const scores = field(value, "scores")
+    if (scores !== undefined && !isScores(scores)) {
+      return Either.left(`scores must be a record of numbers, got ${truncateString(text(scores), 200)}`)
     }
-    if (r.scores !== undefined && !isScores(r.scores)) {
-      return Either.left(`scores must be a record of numbers, got ${truncateString(text(r.scores), 200)}`)
-    }
-    const perComponent = r.componentSideInfo
+    const perComponent = field(value, "componentSideInfo")
     if (perComponent !== undefined && (perComponent === null || typeof perComponent !== "object" || Array.isArray(perComponent))) {
       return Either.left(`componentSideInfo must be a record keyed by component name, got ${truncateString(text(perComponent), 200)}`)
     }
-    const sideInfo = r.sideInfo === undefined ? undefined : budget(toJsonLike(r.sideInfo), limits)
-    const componentSideInfo = perComponent === undefined
-      ? undefined
-      : budget(toJsonLike(perComponent), limits) as Readonly<Record<string, unknown>>
-    return Either.right({ score: r.score, sideInfo, scores: r.scores, logs, ...(componentSideInfo === undefined ? {} : { componentSideInfo }) })
+    const rawSideInfo = field(value, "sideInfo")
+    const sideInfo = rawSideInfo === undefined ? undefined : budget(toJsonLike(rawSideInfo), limits)
+    // a record stays a record through toJsonLike and budget
+    const shrunk = perComponent === undefined ? undefined : budget(toJsonLike(perComponent), limits)
+    const componentSideInfo = isRecord(shrunk) ? shrunk : undefined
+    return Either.right({ score, sideInfo, scores, logs, ...(componentSideInfo === undefined ? {} : { componentSideInfo }) })
   }
   return Either.left(`expected a number or { score, sideInfo?, scores?, componentSideInfo? }, got ${truncateString(text(value), 200)}`)
 }
