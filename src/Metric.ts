@@ -7,6 +7,7 @@
  */
 import { Effect, Either } from "effect"
 import { field } from "./internal/fields.js"
+import { at } from "./internal/invariant.js"
 
 /**
  * A score (higher is better, typically in [0, 1]) with optional feedback.
@@ -82,6 +83,11 @@ const quote = (text: string): string =>
 const asList = (value: string | ReadonlyArray<string>): ReadonlyArray<string> =>
   typeof value === "string" ? [value] : value
 
+const oneOf = (xs: ReadonlyArray<string>): string => {
+  const [only] = xs
+  return only !== undefined && xs.length === 1 ? quote(only) : `one of ${xs.map(quote).join(", ")}`
+}
+
 /**
  * Score 1 when the output equals the expected answer (or one of several
  * accepted answers), else 0.
@@ -98,10 +104,7 @@ export const exactMatch = <D>(
   const got = normalize(output, options)
   const hit = accepted.find((a) => normalize(a, options) === got)
   if (hit !== undefined) return { score: 1, feedback: `Correct: the output is ${quote(hit)} as expected.` }
-  const wanted = accepted.length === 1
-    ? quote(accepted[0]!)
-    : `one of ${accepted.map(quote).join(", ")}`
-  return { score: 0, feedback: `Expected ${wanted} but got ${quote(output.trim())}.` }
+  return { score: 0, feedback: `Expected ${oneOf(accepted)} but got ${quote(output.trim())}.` }
 }
 
 /**
@@ -123,12 +126,13 @@ export const contains = <D>(
   const found = wanted.filter((w) => text.includes(normalize(w, options)))
   const missing = wanted.filter((w) => !found.includes(w))
   if (options?.mode === "any") {
-    return found.length > 0
-      ? { score: 1, feedback: `Correct: the output contains ${quote(found[0]!)}.` }
+    const first = found[0]
+    return first !== undefined
+      ? { score: 1, feedback: `Correct: the output contains ${quote(first)}.` }
       : {
         score: 0,
         feedback: `Expected the output to contain ${
-          wanted.length === 1 ? quote(wanted[0]!) : `one of ${wanted.map(quote).join(", ")}`
+          oneOf(wanted)
         } but got ${quote(output.trim())}.`
       }
   }
@@ -176,7 +180,7 @@ export const regex = <D>(
 export const parseJson = (output: string): Either.Either<unknown, string> => {
   const attempts: Array<string> = [output.trim()]
   const block = /^ {0,3}(`{3,}|~{3,})[^\n]*\n([\s\S]*?)\n {0,3}\1[ \t]*$/m.exec(output)
-  if (block !== null) attempts.push(block[2]!.trim())
+  if (block !== null) attempts.push(at(block, 2).trim())
   for (const [open, close] of [["{", "}"], ["[", "]"]] as const) {
     const start = output.indexOf(open)
     const end = output.lastIndexOf(close)

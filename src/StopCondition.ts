@@ -329,7 +329,7 @@ export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition 
   const deadlines = conditions.flatMap((c) => (c.interruptAfter === undefined ? [] : [c.interruptAfter]))
   const caps = conditions.flatMap((c) => (c.maxIterations === undefined ? [] : [c.maxIterations]))
   return {
-    name: conditions.length === 1 ? conditions[0]!.name : `any(${conditions.map((c) => c.name).join(", ")})`,
+    name: conditions.length === 1 && conditions[0] !== undefined ? conditions[0].name : `any(${conditions.map((c) => c.name).join(", ")})`,
     budget: budgets.length === 0 ? undefined : Math.min(...budgets),
     maxIterations: caps.length === 0 ? undefined : Math.min(...caps),
     interruptAfter: deadlines.length === 0 ? undefined : deadlines.reduce(Duration.min),
@@ -341,6 +341,12 @@ export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition 
   }
 }
 
+// capped only when every condition is, by the largest cap
+const largestCap = (conditions: ReadonlyArray<StopCondition>): number | undefined => {
+  const caps = conditions.flatMap((c) => (c.maxIterations === undefined ? [] : [c.maxIterations]))
+  return caps.length > 0 && caps.length === conditions.length ? Math.max(...caps) : undefined
+}
+
 /**
  * Stops when all of the conditions do.
  *
@@ -350,10 +356,7 @@ export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition 
 export const all = (...conditions: ReadonlyArray<StopCondition>): StopCondition => ({
   name: `all(${conditions.map((c) => c.name).join(", ")})`,
   describe: (s) => conditions.map((c) => describe(c, s)).join(", and "),
-  // capped only when every condition is, by the largest cap
-  maxIterations: conditions.length > 0 && conditions.every((c) => c.maxIterations !== undefined)
-    ? Math.max(...conditions.map((c) => c.maxIterations!))
-    : undefined,
+  maxIterations: largestCap(conditions),
   make: Effect.map(Effect.forEach(conditions, (c) => c.make), (checks) => (s: Snapshot) =>
     Effect.reduce(checks, conditions.length > 0, (acc, check) => (acc ? check(s) : Effect.succeed(false))))
 })

@@ -92,7 +92,8 @@ export const missingPackages = (
  * @category getters
  */
 export const missingPackagesLine = (missing: ReadonlyArray<string>): string => {
-  const names = missing.length === 1 ? missing[0]! : `${missing.slice(0, -1).join(", ")} and ${missing.at(-1)!}`
+  const last = missing.at(-1) ?? ""
+  const names = missing.length <= 1 ? last : `${missing.slice(0, -1).join(", ")} and ${last}`
   return `gepa: the gepa command needs ${names}, ${missing.length === 1 ? "which is" : "which are"} not installed; ` +
     `install with: ${installCommand(commandPackages)}`
 }

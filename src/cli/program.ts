@@ -12,6 +12,7 @@ import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
 import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions } from "./options.js"
 import { didYouMean } from "./suggest.js"
+import { at } from "../internal/invariant.js"
 import type { Environment, RunFailure } from "./run.js"
 import * as Secrets from "../Secrets.js"
 
@@ -50,7 +51,8 @@ export const unknownArgument = (arg: string, args: ReadonlyArray<string>): strin
     }
     return `gepa ${command}: unexpected argument ${JSON.stringify(arg)}`
   }
-  const name = arg.replace(/^-+/, "").split("=")[0]!
+  const body = arg.replace(/^-+/, "")
+  const name = body.includes("=") ? body.slice(0, body.indexOf("=")) : body
   const doc = flagDocs.find((d) => d.flag === name)
   if (own !== undefined && doc !== undefined && !own.includes(name)) {
     return command === "resume"
@@ -68,21 +70,22 @@ export const unknownArgument = (arg: string, args: ReadonlyArray<string>): strin
 const nameTheFlag = (text: string, argv: ReadonlyArray<string>): string => {
   const typed = /^'(.*)' is not an? (integer|float|date|boolean)$/.exec(text)
   if (typed !== null) {
-    const at = argv.indexOf(typed[1]!)
-    const flag = at > 0 && argv[at - 1]!.startsWith("--") ? argv[at - 1] : undefined
+    const pos = argv.indexOf(at(typed, 1))
+    const before = argv[pos - 1]
+    const flag = pos > 0 && before?.startsWith("--") === true ? before : undefined
     const expected = typed[2] === "integer" ? "an integer" : typed[2] === "float" ? "a number" : `a ${typed[2]}`
     return flag === undefined ? text : `${flag}: expected ${expected}, got ${JSON.stringify(typed[1])}`
   }
   const choice = /^Expected one of the following cases: (.*)$/.exec(text)
   if (choice !== null) {
-    const cases = choice[1]!.split(", ")
+    const cases = at(choice, 1).split(", ")
     const isChoiceFlag = (arg: string | undefined) => flagDocs.some((d) => `--${d.flag}` === arg && d.arg?.includes("|") === true)
-    const at = argv.findIndex((arg, i) => i > 0 && isChoiceFlag(argv[i - 1]) && !cases.includes(arg))
-    return at < 0 ? text : `${argv[at - 1]}: expected ${cases.join(" or ")}, got ${JSON.stringify(argv[at])}`
+    const pos = argv.findIndex((arg, i) => i > 0 && isChoiceFlag(argv[i - 1]) && !cases.includes(arg))
+    return pos < 0 ? text : `${argv[pos - 1]}: expected ${cases.join(" or ")}, got ${JSON.stringify(argv[pos])}`
   }
   // a flag given without its value, or one the command does not take
   const unknown = /^Received unknown argument: '([^']+)'$/.exec(text)
-  if (unknown !== null) return unknownArgument(unknown[1]!, argv)
+  if (unknown !== null) return unknownArgument(at(unknown, 1), argv)
   const subcommand = /^Invalid subcommand for gepa - use one of '(.*)'$/.exec(text)
   if (subcommand !== null) return unknownArgument(argv[0] ?? "", [argv[0] ?? ""])
   return text
@@ -165,7 +168,7 @@ export const takeLogLevel = (
   let level: LogLevel.LogLevel = LogLevel.Warning
   let format: typeof logFormats[number] = "text"
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
+    const arg = at(argv, i)
     if (arg === "--") {
       rest.push(...argv.slice(i))
       break
