@@ -270,6 +270,12 @@ export interface FromExampleOptions<D, T, O> {
   readonly proposeNewTexts?: Adapter<D, ExampleTrace<D, T, O>, O>["proposeNewTexts"]
 }
 
+// the values when every one is defined
+const allDefined = <A>(values: ReadonlyArray<A | undefined>): Array<A> | undefined => {
+  const defined = values.flatMap((v) => (v === undefined ? [] : [v]))
+  return defined.length === values.length ? defined : undefined
+}
+
 const exampleAdapter = <D, T, O>(
   run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, AdapterError | ModelUnrecoverable>,
   options: FromExampleOptions<D, T, O> | undefined
@@ -290,9 +296,7 @@ const exampleAdapter = <D, T, O>(
             trajectory: r.trajectory
           }))
           : undefined,
-        objectiveScores: results.every(([, r]) => r.objectiveScores !== undefined)
-          ? results.map(([, r]) => r.objectiveScores!)
-          : undefined
+        objectiveScores: allDefined(results.map(([, r]) => r.objectiveScores))
       }))
     ),
   makeReflectiveDataset: (_candidate, evaluation, components) =>

@@ -31,9 +31,9 @@ export type Candidate = typeof Candidate.Type
  */
 export const hash = (candidate: Candidate): string => {
   const h = createHash("sha256")
-  for (const name of Object.keys(candidate).sort()) {
+  for (const [name, text] of Object.entries(candidate).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     // length-prefixed so that no two different candidates serialize alike
-    h.update(`${name.length}:${name}${candidate[name]!.length}:${candidate[name]}`)
+    h.update(`${name.length}:${name}${text.length}:${text}`)
   }
   return h.digest("hex").slice(0, 32)
 }

@@ -18,6 +18,7 @@
  */
 import { Schema } from "effect"
 import { createHash } from "node:crypto"
+import { at } from "./internal/invariant.js"
 
 /**
  * A stable serialization of a value: object keys sorted, `undefined`
@@ -136,21 +137,21 @@ export const compareData = (
   const n = Math.min(saved.ids.length, requested.ids.length)
   for (let i = 0; i < n; i++) {
     if (saved.ids[i] !== requested.ids[i] || saved.hashes[i] !== requested.hashes[i]) {
-      const id = saved.ids[i]!
-      const at = requested.ids.indexOf(id)
-      if (at >= 0 && requested.hashes[at] === saved.hashes[i]) {
+      const id = at(saved.ids, i)
+      const pos = requested.ids.indexOf(id)
+      if (pos >= 0 && requested.hashes[pos] === saved.hashes[i]) {
         return {
           saved: `example "${id}" at position ${i}`,
-          requested: `the same examples in a different order (example "${id}" at position ${at}); reordered data is refused`
+          requested: `the same examples in a different order (example "${id}" at position ${pos}); reordered data is refused`
         }
       }
-      return at < 0
+      return pos < 0
         ? { saved: `example "${id}" at position ${i}`, requested: `no example with id "${id}" (position ${i} is "${requested.ids[i]}")` }
-        : { saved: `example "${id}" with content ${saved.hashes[i]}`, requested: `example "${id}" with different content (${requested.hashes[at]})` }
+        : { saved: `example "${id}" with content ${saved.hashes[i]}`, requested: `example "${id}" with different content (${requested.hashes[pos]})` }
     }
   }
   if (saved.ids.length !== requested.ids.length) {
-    const extra = saved.ids.length > requested.ids.length ? saved.ids[n]! : requested.ids[n]!
+    const extra = saved.ids.length > requested.ids.length ? at(saved.ids, n) : at(requested.ids, n)
     return {
       saved: `${saved.ids.length} examples`,
       requested: `${requested.ids.length} examples (first difference: example "${extra}" at position ${n})`
@@ -170,9 +171,9 @@ export const compareSettings = (
   saved: Readonly<Record<string, string>>,
   requested: Readonly<Record<string, string>>
 ): { readonly field: string; readonly saved: string; readonly requested: string } | undefined => {
-  for (const field of Object.keys(requested).sort()) {
+  for (const [field, r] of Object.entries(requested).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const s = saved[field]
-    if (s !== undefined && s !== requested[field]) return { field, saved: s, requested: requested[field]! }
+    if (s !== undefined && s !== r) return { field, saved: s, requested: r }
   }
   return undefined
 }

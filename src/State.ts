@@ -198,8 +198,8 @@ export interface ValsetEvaluation {
 const average = (scores: Readonly<Record<string, number>>): readonly [number, number] => {
   let sum = 0
   let n = 0
-  for (const key in scores) {
-    sum += scores[key]!
+  for (const value of Object.values(scores)) {
+    sum += value
     n++
   }
   return [n === 0 ? 0 : sum / n, n]
@@ -317,7 +317,7 @@ export const addCandidate = (
  * @category getters
  */
 export const scoreOf = (state: GepaState) => (program: number): number =>
-  state.valCoverage[program]! > 0 ? state.valAverages[program]! : -Infinity
+  (state.valCoverage[program] ?? 0) > 0 ? state.valAverages[program] ?? -Infinity : -Infinity
 
 /**
  * The best candidate: highest mean validation score, then more coverage,
@@ -332,7 +332,7 @@ export const bestIndex = (state: GepaState): number => {
   for (let i = 1; i < state.candidates.length; i++) {
     const s = score(i)
     const b = score(best)
-    if (s > b || (s === b && state.valCoverage[i]! > state.valCoverage[best]!)) best = i
+    if (s > b || (s === b && (state.valCoverage[i] ?? 0) > (state.valCoverage[best] ?? 0))) best = i
   }
   return best
 }

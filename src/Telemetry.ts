@@ -561,8 +561,14 @@ export const observer = (
         case "IterationEnded": {
           const averages = event.state.valAverages
           let top = -1
-          for (let i = 0; i < averages.length; i++) if (top < 0 || averages[i]! > averages[top]!) top = i
-          if (top >= 0) improve(averages[top]!, top, labels)
+          let topScore = -Infinity
+          averages.forEach((score, i) => {
+            if (top < 0 || score > topScore) {
+              top = i
+              topScore = score
+            }
+          })
+          if (top >= 0) improve(topScore, top, labels)
           if (metrics) iterations.unsafeUpdate(1, labels)
           return
         }

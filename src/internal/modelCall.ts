@@ -339,7 +339,8 @@ export const makeRateLimiter = (
       SynchronizedRef.modifyEffect(ref, (starts) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const recent = starts.filter((t) => t > now - intervalMillis)
-          const slot = recent.length < requests ? now : recent[recent.length - requests]! + intervalMillis
+          const nth = recent.at(-requests)
+          const slot = recent.length < requests || nth === undefined ? now : nth + intervalMillis
           return [slot - now, [...recent, slot]] as const
         })),
       (wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)

@@ -211,9 +211,10 @@ export const reflectiveRecord = (
   } else if (info !== undefined && info !== null && info !== "") {
     out["Side info"] = info
   }
-  const own = options.component === undefined ? undefined : trace.record.componentSideInfo
-  if (own !== undefined && Object.prototype.hasOwnProperty.call(own, options.component!)) {
-    setOwn(out, `About "${options.component}"`, budget(own[options.component!], shown))
+  const component = options.component
+  const own = component === undefined ? undefined : trace.record.componentSideInfo
+  if (component !== undefined && own !== undefined && Object.prototype.hasOwnProperty.call(own, component)) {
+    setOwn(out, `About "${component}"`, budget(own[component], shown))
   }
   if (trace.record.logs.length > 0) {
     out["Logs"] = truncateString(trace.record.logs.join("\n"), shown.maxStringLength)
