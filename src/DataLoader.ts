@@ -82,4 +82,7 @@ export const fromArray = <D>(
  * @category constructors
  */
 export const ensure = <D>(data: ReadonlyArray<D> | DataLoader<D>, name: string): DataLoader<D> =>
-  Array.isArray(data) ? fromArray(data as ReadonlyArray<D>, { name }) : (data as DataLoader<D>)
+  isLoader(data) ? data : fromArray(data, { name })
+
+// (Array.isArray does not narrow a ReadonlyArray out of a union)
+const isLoader = <D>(data: ReadonlyArray<D> | DataLoader<D>): data is DataLoader<D> => !Array.isArray(data)

@@ -308,7 +308,7 @@ const ModelNameId: unique symbol = Symbol.for("effect-gepa/Telemetry/modelName")
  * @category model instrumentation
  */
 export const nameOf = (model: LanguageModel): string | undefined => {
-  const name = (model as { readonly [ModelNameId]?: unknown })[ModelNameId]
+  const name = ModelNameId in model ? model[ModelNameId] : undefined
   return typeof name === "string" ? name : undefined
 }
 
@@ -400,7 +400,8 @@ export const instrumentModel = (
           return Effect.void
         }))
     }).pipe(Effect.withSpan("gepa.model", spanOptions))
-  return { complete, [InstrumentedId]: true, [ModelNameId]: options.model } as LanguageModel
+  const instrumented: LanguageModel = Object.assign({ complete }, { [InstrumentedId]: true, [ModelNameId]: options.model })
+  return instrumented
 }
 
 // ---------------------------------------------------------------------------

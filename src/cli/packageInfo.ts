@@ -10,12 +10,15 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { field } from "../internal/fields.js"
 
 interface PackageJson {
   readonly name: string
   readonly version: string
   readonly peerDependencies?: Readonly<Record<string, string>>
 }
+
+const isPackageJson = (u: unknown): u is PackageJson => typeof field(u, "name") === "string" && typeof field(u, "version") === "string"
 
 // The CLI runs from src/cli (tsx) or dist/src/cli (the build): the package
 // is the nearest folder upwards whose package.json is this package's.
@@ -24,8 +27,8 @@ const findPackage = (): PackageJson => {
   for (;;) {
     const file = path.join(dir, "package.json")
     if (fs.existsSync(file)) {
-      const json = JSON.parse(fs.readFileSync(file, "utf8")) as PackageJson
-      if (json.name === "effect-gepa") return json
+      const json: unknown = JSON.parse(fs.readFileSync(file, "utf8"))
+      if (isPackageJson(json) && json.name === "effect-gepa") return json
     }
     const parent = path.dirname(dir)
     if (parent === dir) throw new Error("effect-gepa: package.json not found above the CLI")

@@ -22,7 +22,8 @@ const oneLine = (text: string) => Secrets.scrub(text.replace(ansi, "").replace(/
 
 const flagDocs: ReadonlyArray<FlagDoc> = Object.values(docs)
 
-const docFlag = (key: string): string | undefined => (docs as Record<string, FlagDoc>)[key]?.flag
+const docsByKey: ReadonlyMap<string, FlagDoc> = new Map(Object.entries(docs))
+const docFlag = (key: string): string | undefined => docsByKey.get(key)?.flag
 
 // the flags of each command built from docs.ts (anything and runner have their own)
 const commandFlags: Record<string, ReadonlyArray<string>> = {
