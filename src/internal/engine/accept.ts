@@ -15,6 +15,7 @@ import * as Merge from "../../Merge.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as State from "../../State.js"
 import type { Outcome } from "../evaluate.js"
+import { at, defined } from "../invariant.js"
 import type { Finished } from "./propose.js"
 import type { Resolved } from "./resolve.js"
 import { valsetOf } from "./session.js"
@@ -44,7 +45,7 @@ const spentOn = (usage: Finished<unknown, unknown>["usage"]) => (usage.calls ===
  */
 const remainderVerdict = <T, O>(state: State.GepaState, outcomes: ReadonlyArray<Outcome<T, O>>): string | undefined => {
   const best = State.bestIndex(state)
-  const theirs = state.valScores[best]!
+  const theirs = at(state.valScores, best)
   let mine = 0
   let other = 0
   let n = 0
@@ -73,7 +74,7 @@ export const fold = <D, T, O>(
 ): Either.Either<Folded<T, O>, MissingObjectiveScores> => {
   const { plan, usage } = f
   const iteration = plan.iteration
-  const parent = f.result.parents[0]!
+  const parent = at(f.result.parents, 0)
   const events: Array<GepaEvent> = []
   let next: State.GepaState = {
     ...state,
@@ -116,7 +117,7 @@ export const fold = <D, T, O>(
   switch (result._tag) {
     case "Accepted": {
       const discoveryBudget = next.metricCalls
-      const validation = f.validation!
+      const validation = defined(f.validation, "the validation of an accepted proposal")
       next = { ...next, metricCalls: next.metricCalls + validation.spent }
       const addedState = State.addCandidate(next, {
         candidate: result.candidate,
@@ -149,9 +150,10 @@ export const fold = <D, T, O>(
       added = { index, outcomes: validation.outcomes }
       if (listening) {
         let joined = 0
-        for (const key in next.fronts.instance.programs) if (next.fronts.instance.programs[key]!.includes(index)) joined++
+        for (const programs of Object.values(next.fronts.instance.programs)) if (programs.includes(index)) joined++
+        const score = at(next.valAverages, index)
         events.push(
-          GepaEvent.ValsetEvaluated({ iteration, candidate: index, score: next.valAverages[index]!, coverage: next.valCoverage[index]! }),
+          GepaEvent.ValsetEvaluated({ iteration, candidate: index, score, coverage: at(next.valCoverage, index) }),
           GepaEvent.ParetoFrontUpdated({ iteration, candidate: index, frontsJoined: joined })
         )
         if (isMerge) events.push(GepaEvent.MergeAccepted({ iteration, candidate: index, parents: result.parents }))
@@ -159,7 +161,7 @@ export const fold = <D, T, O>(
           iteration,
           candidate: index,
           parents: result.parents,
-          score: next.valAverages[index]!,
+          score,
           components: result.candidate
         }))
         if (!isMerge) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "accepted", ...spentOn(usage) }))
@@ -186,7 +188,8 @@ export const fold = <D, T, O>(
         }]
       }
       if (listening) {
-        if (isMerge) events.push(GepaEvent.MergeRejected({ iteration, parents: result.parents, reason: reason! }))
+        // (a merge, and only a merge, has a reason)
+        if (reason !== undefined) events.push(GepaEvent.MergeRejected({ iteration, parents: result.parents, reason }))
         else {
           events.push(
             GepaEvent.CandidateRejected({

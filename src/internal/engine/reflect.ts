@@ -18,6 +18,7 @@ import * as Secrets from "../../Secrets.js"
 import type * as State from "../../State.js"
 import { nameOf } from "../../Telemetry.js"
 import type { Meter } from "../evaluate.js"
+import { at, defined } from "../invariant.js"
 import * as Early from "./early.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
@@ -78,7 +79,9 @@ const proposeTexts = <D, T, O>(
     }
     // a reflection model that can never succeed stops the run at once;
     // other model failures fail this proposal only
-    const proposals = yield* Reflection.proposeAll(s.r.reflectionModel!, parent, dataset, components, s.r.config.reflection ?? {}).pipe(
+    // the run's settings require a reflection model when there is no proposer
+    const model = defined(s.r.reflectionModel, "the reflection model")
+    const proposals = yield* Reflection.proposeAll(model, parent, dataset, components, s.r.config.reflection ?? {}).pipe(
       Effect.map(Either.right),
       Effect.catchAll((e) => e._tag === "ModelUnrecoverable" ? Effect.fail(e) : Effect.succeed(Either.left(describeError(e))))
     )
@@ -109,7 +112,7 @@ const proposeTexts = <D, T, O>(
         const start = Secrets.scrub(p.completion.text).replace(/\s+/g, " ").trim()
         return yield* Effect.fail(
           new ReflectionUnusable({
-            model: nameOf(s.r.reflectionModel!) ?? p.completion.model ?? "unnamed",
+            model: nameOf(model) ?? p.completion.model ?? "unnamed",
             component: p.component,
             answers,
             reason: p.reason,
@@ -214,7 +217,7 @@ export const reflect = <D, T, O>(
       GepaEvent.ReflectiveDatasetBuilt({
         iteration,
         components,
-        records: components.reduce((n, c) => n + dataset[c]!.length, 0),
+        records: components.reduce((n, c) => n + (dataset[c]?.length ?? 0), 0),
         // the feedback the reflection model reads (the live dashboard shows it)
         dataset
       })
@@ -271,7 +274,7 @@ export const reflect = <D, T, O>(
       const partial = first?.outcomes.map((o) => o.score) ?? []
       if (Early.hopeless(s.r, before, partial, split)) {
         return done(
-          ProposalResult.Rejected({ ...fields, subsampleIds: split.open, scoresBefore: split.open.map((id) => before[ids.indexOf(id)]!), scoresAfter: partial }),
+          ProposalResult.Rejected({ ...fields, subsampleIds: split.open, scoresBefore: split.open.map((id) => at(before, ids.indexOf(id))), scoresAfter: partial }),
           parentEval.spent + (first?.spent ?? 0),
           first === undefined ? parentEval.failures : addFailures(parentEval.failures, first.failures),
           usage,
