@@ -17,7 +17,8 @@
  *   and trace, for the default on every seed and budget, for the other
  *   strategies on 3 seeds at budget 500.
  *
- * Options: `--quick` (fewer seeds, one budget), `--only quality|latency|determinism`.
+ * Options: `--quick` (fewer seeds, one budget), `--only quality|latency|determinism`,
+ * `--budgets 500,1000` (the quality budgets).
  */
 import { Effect } from "effect"
 import * as fs from "node:fs/promises"
@@ -270,7 +271,8 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const chosen = pick >= 0 ? strategies.filter((s) => argv[pick + 1]!.split(";").includes(s.label)) : strategies
   const log = (line: string) => console.error(`[bench concurrency] ${line}`)
   const seeds = Array.from({ length: quick ? 2 : 10 }, (_, i) => i)
-  const budgets = quick ? [500] : [500, 1000, 2000]
+  const budgetsAt = argv.indexOf("--budgets")
+  const budgets = budgetsAt >= 0 ? argv[budgetsAt + 1]!.split(",").map(Number) : quick ? [500] : [500, 1000, 2000]
   const q = only === undefined || only === "quality" ? await quality(chosen, budgets, seeds, log) : []
   const seedsAt = argv.indexOf("--seeds")
   const latencySeeds = quick ? [0] : seedsAt >= 0 ? seeds.slice(0, Number(argv[seedsAt + 1])) : seeds

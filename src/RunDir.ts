@@ -49,6 +49,7 @@ import { ConfigError, PersistenceError } from "./Errors.js"
 import * as EvaluationCache from "./EvaluationCache.js"
 import type { GepaEvent } from "./Event.js"
 import { firstIssue } from "./internal/issue.js"
+import * as Ledger from "./internal/ledger.js"
 import {
   CacheLine,
   acquireLock,
@@ -237,6 +238,24 @@ export const make = <O>(
       if (list === undefined) payments.set(k, [p])
       else list.push(p)
     }
+    // results a later proposal paid for beside an earlier one that paid for the
+    // same pair: the earlier one is the entry every later proposal sees, but a
+    // proposal re-launched after a crash must find its own result again (it
+    // cannot see the earlier one's), or it pays for the pair twice
+    const shadowed = new Map<string, Map<number, EvaluationCache.CachedEvaluation<O>>>()
+    const keep = (k: string, entry: EvaluationCache.CachedEvaluation<O>) => {
+      const existing = entries.get(k)
+      if (EvaluationCache.replaces(existing, entry)) {
+        entries.set(k, entry)
+        // the entry it replaces stays its payer's own
+        if (existing?.iteration !== undefined) keep(k, existing)
+        return
+      }
+      if (entry.iteration === undefined || entry.iteration === existing?.iteration) return
+      const own = shadowed.get(k)
+      if (own === undefined) shadowed.set(k, new Map([[entry.iteration, entry]]))
+      else if (!own.has(entry.iteration)) own.set(entry.iteration, entry)
+    }
     const addTrace = (k: string, i: number, t: unknown) => {
       const m = traces.get(k)
       if (m === undefined) traces.set(k, new Map([[i, t]]))
@@ -263,23 +282,17 @@ export const make = <O>(
           objectiveScores: parsed.objectiveScores,
           ...(parsed.i === undefined ? {} : { iteration: parsed.i })
         }
-        if (EvaluationCache.replaces(entries.get(k), entry)) entries.set(k, entry)
+        keep(k, entry)
         addPayment(k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
         if (parsed.t !== undefined && parsed.i !== undefined) addTrace(k, parsed.i, parsed.t)
       }
     }
     let cacheDirty = false
-    // owed entries not used yet (see `unaccounted`)
-    let owedLeft = 0
-    // the same, per iteration that paid for them (-1: unknown)
-    const owedBy = new Map<number, number>()
+    // owed entries not used yet (see `unaccounted`), kept by the ledger
+    const owed = Ledger.owedBook()
     const addOwed = (payment: Payment, delta: number) => {
       payment.owed = delta > 0
-      const i = payment.i ?? -1
-      const n = (owedBy.get(i) ?? 0) + delta
-      if (n === 0) owedBy.delete(i)
-      else owedBy.set(i, n)
-      owedLeft += delta
+      owed.add(payment.i, delta)
     }
 
     // the write-ahead budget: calls on record since the last `base` line
@@ -296,8 +309,7 @@ export const make = <O>(
         continue
       }
       logEmpty = false
-      if (typeof parsed.base === "number") onRecord = parsed.base
-      else if (typeof parsed.n === "number") onRecord += parsed.n
+      onRecord = Ledger.onRecordAfter(onRecord, parsed)
       if (typeof parsed.g === "number" && parsed.g > 0) logSaved = true
     }
     const appendReservation = (line: object, sync = true): Effect.Effect<void, PersistenceError> =>
@@ -338,7 +350,11 @@ export const make = <O>(
           if (hit === undefined) return Option.none()
           // a result of a proposal the asker runs beside is not served (and
           // an owed payment is not consumed by it)
-          if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) return Option.none()
+          if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) {
+            const own = key.requestedBy === undefined ? undefined : shadowed.get(k)?.get(key.requestedBy)
+            if (own === undefined) return Option.none()
+            hit = own
+          }
           if (key.traced === true) {
             // only the trajectory the asking iteration paid for
             const t = key.requestedBy === undefined ? undefined : traces.get(k)?.get(key.requestedBy)
@@ -348,7 +364,7 @@ export const make = <O>(
           // an owed payment is charged once, by the hit that uses it: the
           // asking iteration's own payment first
           const list = payments.get(k)
-          if (owedLeft > 0 && list !== undefined) {
+          if (owed.total() > 0 && list !== undefined) {
             const own = list.find((p) => p.owed && p.i === key.requestedBy) ?? list.find((p) => p.owed)
             if (own !== undefined) {
               addOwed(own, -1)
@@ -372,7 +388,7 @@ export const make = <O>(
           // written before the entry is visible, so a hit is always on disk too
           fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
           const { owed: _, trajectory, ...entry } = value
-          if (EvaluationCache.replaces(entries.get(k), entry)) entries.set(k, entry)
+          keep(k, entry)
           // a new payment; an owed earlier one (a result evaluated again
           // because its trajectory could not be stored) stays owed, never free
           addPayment(k, { i: value.iteration, g: generation, owed: false })
@@ -405,13 +421,13 @@ export const make = <O>(
           }
         }
         yield* keepCandidates(loaded.state.candidates.length)
-        const counted = loaded.state.metricCalls + loaded.state.lostMetricCalls + owedLeft
+        const counted = Ledger.accounted(loaded.state, owed.total())
         if (logEmpty) {
           // a run directory from before the write-ahead budget: its count starts here
           yield* appendReservation({ base: counted })
           logEmpty = false
         } else {
-          lostAtLoad = Math.max(0, onRecord - counted)
+          lostAtLoad = Ledger.lostOnRecord(onRecord, counted)
         }
         return Option.some(loaded.state)
       })
@@ -436,7 +452,7 @@ export const make = <O>(
         for (const list of payments.values()) for (const p of list) if (p.g > 0) everSaved = true
         if (!everSaved) {
           for (const list of payments.values()) for (const p of list) addOwed(p, 1)
-          lostAtLoad = Math.max(0, onRecord - owedLeft)
+          lostAtLoad = Ledger.lostOnRecord(onRecord, owed.total())
         } else if (!logEmpty) {
           // what the removed run paid is not this run's
           yield* appendReservation({ base: 0 })
@@ -578,7 +594,7 @@ export const make = <O>(
         fsyncDir(root)
       })
 
-    const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owedBy as ReadonlyMap<number, number> }))
+    const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owed.byIteration }))
     const store: RunStore<O> = { location: root, load, save, cache, onEvent, appendLog, stopRequested, finish, reserve, unaccounted }
     return store
   })

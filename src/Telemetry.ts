@@ -16,6 +16,7 @@ import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Me
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
 import { isRecord } from "./internal/fields.js"
+import * as Ledger from "./internal/ledger.js"
 import * as modelCall from "./internal/modelCall.js"
 import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"
 
@@ -481,7 +482,8 @@ export const observer = (
     const logs = options.logs ?? true
     const spans = options.spanAttributes ?? true
     const summaryLevel = levelOf[options.summaryLevel ?? "info"]
-    let counted: number | undefined = 0
+    // the run's running total of metric calls, followed as the ledger reports it
+    const calls = Ledger.follower()
     let best: { score: number; candidate: number } | undefined
     const started = new Map<string, Array<number>>()
 
@@ -489,13 +491,7 @@ export const observer = (
     // fiber (its metric labels, clock, span and log level): the observer
     // sees every event of the run, so it must cost little per event.
     const countTo = (total: number, labels: Labels): void => {
-      if (counted === undefined) {
-        // a resumed run: what the saved state already spent is not ours
-        counted = total
-        return
-      }
-      const delta = total - counted
-      counted = Math.max(counted, total)
+      const delta = calls.to(total)
       if (delta > 0 && metrics) metricCalls.unsafeUpdate(delta, labels)
     }
     const improve = (score: number, candidate: number, labels: Labels): void => {
@@ -514,8 +510,7 @@ export const observer = (
     const update = (event: GepaEvent, fiber: Fiber.RuntimeFiber<unknown, unknown>, labels: Labels): void => {
       switch (event._tag) {
         case "OptimizationStarted":
-          counted = event.resumed ? undefined : 0
-          return
+          return calls.start(event.resumed)
         case "IterationStarted":
           return countTo(event.metricCalls, labels)
         case "BudgetUpdated":

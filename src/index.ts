@@ -39,6 +39,8 @@ export * as Frontier from "./Frontier.js"
 export * as Gepa from "./Gepa.js"
 /** @since 0.1.0 */
 export * as LanguageModel from "./LanguageModel.js"
+/** @since 0.3.0 */
+export * as Ledger from "./Ledger.js"
 /** @since 0.1.0 */
 export * as Merge from "./Merge.js"
 /** @since 0.1.0 */

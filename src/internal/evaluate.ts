@@ -24,6 +24,7 @@ import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
 import { type CacheKey, type CachedEvaluation, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
 import { batched } from "./cacheBatch.js"
+import * as Ledger from "./ledger.js"
 import * as Secrets from "../Secrets.js"
 
 /** @internal */
@@ -67,25 +68,10 @@ export interface Request {
   readonly captureTraces: boolean
   /** a short description of the call, used in contract errors */
   readonly call: string
-  /**
-   * counts metric calls as they are paid: an adapter call's examples when the
-   * call starts, owed cache hits when they are found. A proposal interrupted
-   * midway is charged what its meter shows.
-   */
-  readonly meter?: Meter | undefined
   /** the iteration (proposal) paying for it, recorded with cached results */
   readonly iteration?: number | undefined
   /** only results paid for by iterations up to this one (or `iteration`) are served: see `CacheKey.visibleUpTo` */
   readonly visibleUpTo?: number | undefined
-}
-
-/**
- * A running count of metric calls paid, owned by one proposal.
- *
- * @internal
- */
-export interface Meter {
-  paid: number
 }
 
 /** @internal */
@@ -195,7 +181,7 @@ export const evaluate = <D, T, O>(
   AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable
 > =>
   Effect.gen(function*() {
-    const { ids, split, meter } = request
+    const { ids, split } = request
     const cache = pool.cache
     const codec = pool.adapter.traceCodec
     // a traced evaluation is served from the cache only to the iteration that
@@ -249,7 +235,6 @@ export const evaluate = <D, T, O>(
         toRun.push(i)
       }
     }
-    if (meter !== undefined) meter.paid += owedHits
     const examples = toRun.length === 0
       ? []
       : yield* (request.loader.fetch(toRun.map((i) => ids[i]!)) as Effect.Effect<ReadonlyArray<D>, DataLoaderError>)
@@ -263,20 +248,13 @@ export const evaluate = <D, T, O>(
     // per evaluation, and a crash is charged at most the block's calls that
     // had not started. An evaluation that ends early (a pause, an
     // unrecoverable failure) gives back what it reserved and never started.
-    let started = 0
-    // calls let through to start (a chunk is admitted before its call starts)
-    let admitted = 0
-    let reservedCalls = 0
     const reserve = pool.reserve !== undefined && toRun.length > 0 ? pool.reserve : undefined
-    const block = Math.max(pool.reserveBlock ?? 1, Math.ceil(toRun.length / 2))
+    const record = Ledger.writeAhead(toRun.length, Math.max(pool.reserveBlock ?? 1, Math.ceil(toRun.length / 2)))
     const reserveFor = (calls: number): Effect.Effect<void, PersistenceError> =>
       Effect.suspend(() => {
-        admitted += calls
-        if (reserve === undefined || admitted <= reservedCalls) return Effect.void
-        const more = Math.min(toRun.length - reservedCalls, Math.max(block, admitted - reservedCalls))
-        // counted before the append, so that chunks starting meanwhile see it
-        reservedCalls += more
-        return reserve(request.iteration ?? 0, more)
+        // a chunk is admitted before its call starts
+        const more = record.admit(calls)
+        return reserve === undefined || more === 0 ? Effect.void : reserve(request.iteration ?? 0, more)
       })
 
     let fatal: ModelUnrecoverable | undefined
@@ -373,8 +351,7 @@ export const evaluate = <D, T, O>(
       }
       const start = Effect.suspend(() => {
         // paid once the call starts (retries of the same examples are not new metric calls)
-        started += to - from
-        if (meter !== undefined) meter.paid += to - from
+        record.start(to - from)
         return Effect.matchEffect(call, { onFailure, onSuccess })
       })
       return Effect.suspend(() => {
@@ -406,12 +383,14 @@ export const evaluate = <D, T, O>(
       )
       const workers = Math.min(chunkCount, pool.workers)
       const runAll = workers === 1 ? worker : Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
-      yield* reserve === undefined ? runAll : Effect.onExit(runAll, () =>
-        started < reservedCalls ? Effect.ignore(reserve(request.iteration ?? 0, started - reservedCalls)) : Effect.void)
+      yield* reserve === undefined ? runAll : Effect.onExit(runAll, () => {
+        const unused = record.unused()
+        return unused > 0 ? Effect.ignore(reserve(request.iteration ?? 0, -unused)) : Effect.void
+      })
     }
     // a repeated id: same outcome as its first occurrence
     for (let i = 0; i < ids.length; i++) if (outcomes[i] === undefined) outcomes[i] = outcomes[firstOf.get(ids[i]!)!]!
-    return { outcomes, spent: toRun.length + owedHits }
+    return { outcomes, spent: Ledger.charge(toRun.length, owedHits) }
   })
 
 /** One read for all keys when the cache can do it, one per key otherwise. */

@@ -14,6 +14,7 @@ import { GepaEvent } from "../../Event.js"
 import * as Merge from "../../Merge.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as State from "../../State.js"
+import * as Ledger from "../ledger.js"
 import type { Outcome } from "../evaluate.js"
 import { at, defined } from "../invariant.js"
 import type { Finished } from "./propose.js"
@@ -76,17 +77,17 @@ export const fold = <D, T, O>(
   const iteration = plan.iteration
   const parent = at(f.result.parents, 0)
   const events: Array<GepaEvent> = []
-  let next: State.GepaState = {
+  // the proposal's reservation is released (it leaves `pending`) and what it spent is added
+  let next: State.GepaState = Ledger.spend({
     ...state,
     pending: withoutPending(state, iteration),
-    metricCalls: state.metricCalls + f.spent,
     reflectionCalls: state.reflectionCalls + usage.calls,
     reflectionUsage: usage.calls === 0 ? state.reflectionUsage : {
       inputTokens: state.reflectionUsage.inputTokens + usage.inputTokens,
       outputTokens: state.reflectionUsage.outputTokens + usage.outputTokens,
       cost: state.reflectionUsage.cost + usage.cost
     }
-  }
+  }, f.spent)
   let rebased: { readonly reason?: string } = plan._tag !== "Reflective"
     ? {}
     : f.unselected !== undefined
@@ -105,7 +106,7 @@ export const fold = <D, T, O>(
   if (result._tag === "Accepted" && plan._tag === "Reflective" && plan.remainder === true && f.validation !== undefined) {
     const verdict = remainderVerdict(state, f.validation.outcomes)
     if (verdict !== undefined) {
-      next = { ...next, metricCalls: next.metricCalls + f.validation.spent }
+      next = Ledger.spend(next, f.validation.spent)
       result = ProposalResult.Rejected(result)
       rebased = { reason: verdict }
     }
@@ -118,7 +119,7 @@ export const fold = <D, T, O>(
     case "Accepted": {
       const discoveryBudget = next.metricCalls
       const validation = defined(f.validation, "the validation of an accepted proposal")
-      next = { ...next, metricCalls: next.metricCalls + validation.spent }
+      next = Ledger.spend(next, validation.spent)
       const addedState = State.addCandidate(next, {
         candidate: result.candidate,
         parents: result.parents,

@@ -36,7 +36,7 @@ import type { RunStore } from "../../RunStore.js"
 import * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Accept from "./accept.js"
-import * as Budget from "./budget.js"
+import * as Ledger from "../ledger.js"
 import * as Plan from "./plan.js"
 import * as Propose from "./propose.js"
 import * as Rebase from "./rebase.js"
@@ -91,7 +91,7 @@ export const run = <D, T, O>(
     )
     if (Option.isSome(loaded)) {
       yield* checkResume(loaded.value, r as unknown as Resolved<unknown, unknown, unknown>)
-      state = { ...loaded.value, fingerprint: r.fingerprint, lostMetricCalls: loaded.value.lostMetricCalls + lost }
+      state = Ledger.chargeLost({ ...loaded.value, fingerprint: r.fingerprint }, lost)
       yield* started(true)
       yield* chargeLost
     } else {
@@ -113,7 +113,7 @@ export const run = <D, T, O>(
         metricCalls: seedEval.spent,
         fingerprint: r.fingerprint
       })
-      state = { ...state, lostMetricCalls: lost }
+      state = Ledger.chargeLost(state, lost)
       yield* chargeLost
       if (seedEval.failures.evaluated > 0 && seedEval.failures.failed === seedEval.failures.evaluated) {
         return yield* new AllEvaluationsFailed({ iterations: 0, lastError: seedEval.failures.lastError ?? "unknown" })
@@ -148,7 +148,7 @@ export const run = <D, T, O>(
           })
       )
     const launch = (plan: State.PendingProposal) =>
-      forkReporting(plan.iteration, Propose.propose(s, plan, state.candidates, { paid: 0 }), (p) => ({ stage: "proposed" as const, plan, p }))
+      forkReporting(plan.iteration, Propose.propose(s, plan, state.candidates), (p) => ({ stage: "proposed" as const, plan, p }))
     /** steps whose selection was made (their accepted children are validating or ready) */
     const selected = new Set<number>()
     const startValidation = (plan: State.PendingProposal, p: Proposed) => {
@@ -161,7 +161,7 @@ export const run = <D, T, O>(
       const visibleUpTo = plan.sees === undefined ? undefined : r.foldOrder === "plan" ? Step.stepOf(plan) - 1 : plan.sees
       return forkReporting(
         plan.iteration,
-        Propose.validate(s, plan, p, rebase, { paid: 0 }, visibleUpTo),
+        Propose.validate(s, plan, p, rebase, visibleUpTo),
         (f) => ({ stage: "finished" as const, f })
       )
     }
@@ -292,7 +292,7 @@ export const run = <D, T, O>(
       // plan while the window has room
       while (between && stopReason === undefined && Step.inFlight(state) < r.parallelProposals) {
         const { owed } = yield* unaccounted
-        const planned = Plan.plan(r, state, Budget.available(Budget.ledger(r.budget, state, owed)), s.listening)
+        const planned = Plan.plan(r, state, Ledger.available(Ledger.balance(r.budget, state, owed)), s.listening)
         if (planned._tag === "Exhausted") {
           exhausted = planned.reason
           learned = planned.learned === true
@@ -352,9 +352,7 @@ export const run = <D, T, O>(
         : { kind: learned ? "nothingToLearn" : "budget", condition: null })
     // owed results never used were paid for nothing: lost work in the result
     // (the saved state keeps them owed, so that a resume charges them once)
-    let owedLeft = 0
-    for (const n of (yield* unaccounted).owed.values()) owedLeft += n
-    const final = owedLeft === 0 ? state : { ...state, lostMetricCalls: state.lostMetricCalls + owedLeft }
+    const final = Ledger.settle(state, (yield* unaccounted).owed)
     if (store?.finish !== undefined) yield* store.finish(final, reason, by)
     const result = Result.fromState(final, reason, by)
     yield* s.emit(() => GepaEvent.OptimizationEnded({ result }))

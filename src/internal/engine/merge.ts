@@ -9,7 +9,6 @@
 import { Effect } from "effect"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
-import type { Meter } from "../evaluate.js"
 import type { Proposed } from "./reflect.js"
 import { noUsage } from "./reflect.js"
 import type { Session } from "./session.js"
@@ -17,8 +16,7 @@ import type { Session } from "./session.js"
 /** @internal */
 export const merge = <D, T, O>(
   s: Session<D, T, O>,
-  plan: Extract<State.PendingProposal, { readonly _tag: "Merge" }>,
-  meter: Meter
+  plan: Extract<State.PendingProposal, { readonly _tag: "Merge" }>
 ): Effect.Effect<Proposed, Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
   Effect.map(
     s.evaluate({
@@ -28,7 +26,6 @@ export const merge = <D, T, O>(
       ids: plan.ids,
       captureTraces: false,
       call: "evaluate(merged candidate, valset subsample)",
-      meter,
       visibleUpTo: plan.sees
     }),
     (ev): Proposed => {

@@ -21,7 +21,7 @@ import * as Pareto from "../../Pareto.js"
 import { Rng } from "../../Rng.js"
 import * as State from "../../State.js"
 import { at, defined } from "../invariant.js"
-import * as Budget from "./budget.js"
+import * as Ledger from "../ledger.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */
@@ -83,7 +83,7 @@ const planMerge = <D, T, O>(
   const tried: State.GepaState = { ...state, merge: attempt.merge }
   if (ids.length === 0) return tried
   const valIds = r.policy(tried, r.valIds, rng)
-  const reserved = Budget.mergeCost(ids, Budget.distinct(valIds))
+  const reserved = Ledger.mergeCost(ids, Ledger.distinct(valIds))
   if (reserved > available) return tried
   let before1 = 0
   let before2 = 0
@@ -229,19 +229,16 @@ export const plan = <D, T, O>(
       rng
     })
     let valIds = r.policy(current, r.valIds, rng)
-    const cost = (mb: number, val: number) => {
-      const vals = [...validationCosts, val].sort((a, b) => b - a).slice(0, Math.min(keep, validationCosts.length + 1))
-      return minibatchCost + factor * mb + vals.reduce((a, b) => a + b, 0)
-    }
-    let reserved = cost(Budget.distinct(ids), Budget.distinct(valIds))
+    const cost = (mb: number, val: number) => Ledger.stepCost(minibatchCost + factor * mb, [...validationCosts, val], keep)
+    let reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
     let remainder = false
     if (reserved > available) {
       // only the step's first proposal shrinks: later ones are simply not planned
       if (i > 0) break
       const left = available - minibatchCost
-      const fullVal = Budget.distinct(valIds)
+      const fullVal = Ledger.distinct(valIds)
       const minVal = minimumRemainderValidation(fullVal)
-      const mb = Math.min(Budget.distinct(ids), Math.floor((left - Math.min(fullVal, minVal)) / factor))
+      const mb = Math.min(Ledger.distinct(ids), Math.floor((left - Math.min(fullVal, minVal)) / factor))
       if (mb < 1) {
         const needed = factor + minVal
         exhausted = {
@@ -253,14 +250,14 @@ export const plan = <D, T, O>(
         }
         break
       }
-      if (mb < Budget.distinct(ids)) ids = [...new Set(ids)].slice(0, mb)
+      if (mb < Ledger.distinct(ids)) ids = [...new Set(ids)].slice(0, mb)
       const val = Math.min(fullVal, left - factor * mb)
       if (val < fullVal) {
         const chosen = new Set(rng.sample([...new Set(valIds)], val))
         valIds = r.valIds.filter((id) => chosen.has(id))
         remainder = true
       }
-      reserved = cost(Budget.distinct(ids), Budget.distinct(valIds))
+      reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
     }
     const pointer = selection.nextPointer
     const nextComponent = pointer === undefined ? current.nextComponent : current.nextComponent.map((v, j) => (j === parent ? pointer : v))
@@ -273,13 +270,13 @@ export const plan = <D, T, O>(
       valIds: storedValIds(r, valIds),
       base: current.candidates.length,
       // the step's worst case so far, less what its earlier proposals reserved
-      reserved: reserved - plans.reduce((n, p) => n + p.reserved, 0),
+      reserved: Ledger.unreservedOf(reserved, plans),
       ...(r.proposalsPerStep > 1 ? { step: iteration } : {}),
       ...(remainder ? { remainder } : {}),
       sees
     }
-    minibatchCost += factor * Budget.distinct(ids)
-    validationCosts.push(Budget.distinct(valIds))
+    minibatchCost += factor * Ledger.distinct(ids)
+    validationCosts.push(Ledger.distinct(valIds))
     current = { ...current, iteration: it, sampler, nextComponent, pending: [...current.pending, planned] }
     committedRng = rng.snapshot()
     plans.push(planned)

@@ -18,7 +18,7 @@ import { Effect } from "effect"
 import type * as Candidate from "../../Candidate.js"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
-import type { Meter } from "../evaluate.js"
+import * as Ledger from "../ledger.js"
 import { merge } from "./merge.js"
 import { validationIds } from "./plan.js"
 import type { Rebase } from "./rebase.js"
@@ -42,9 +42,8 @@ export interface Finished<T, O> extends Proposed {
 export const propose = <D, T, O>(
   s: Session<D, T, O>,
   plan: State.PendingProposal,
-  candidates: ReadonlyArray<Candidate.Candidate>,
-  meter: Meter
-) => plan._tag === "Reflective" ? reflect(s, plan, candidates[plan.parent]!, meter) : merge(s, plan, meter)
+  candidates: ReadonlyArray<Candidate.Candidate>
+) => plan._tag === "Reflective" ? reflect(s, plan, candidates[plan.parent]!) : merge(s, plan)
 
 /**
  * Stage 2, for an accepted child: optionally the rebase judgment, then the
@@ -57,7 +56,6 @@ export const validate = <D, T, O>(
   plan: State.PendingProposal,
   proposed: Proposed,
   rebase: (Rebase & { readonly ontoCandidate: Candidate.Candidate }) | undefined,
-  meter: Meter,
   /** cached results this stage may use: see `CacheKey.visibleUpTo` */
   visibleUpTo: number | undefined
 ): Effect.Effect<Finished<T, O>, Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
@@ -81,7 +79,6 @@ export const validate = <D, T, O>(
           ids,
           captureTraces: false,
           call: `evaluate(candidate ${rebase.onto}, minibatch)`,
-          meter,
           visibleUpTo
         }),
         s.evaluate({
@@ -91,11 +88,10 @@ export const validate = <D, T, O>(
           ids,
           captureTraces: false,
           call: `evaluate(child rebased on candidate ${rebase.onto}, minibatch)`,
-          meter,
           visibleUpTo
         })
       ], { concurrency: 2 })
-      spent += before.spent + after.spent
+      spent = Ledger.sum([spent, before.spent, after.spent])
       failures = addFailures(failures, addFailures(before.failures, after.failures))
       const fields = {
         ...accepted,
@@ -125,7 +121,6 @@ export const validate = <D, T, O>(
       ids: validationIds(s.r, plan),
       captureTraces: false,
       call: plan._tag === "Merge" ? "evaluate(merged candidate, valset)" : "evaluate(new candidate, valset)",
-      meter,
       visibleUpTo
     })
     return { ...proposed, result, spent, failures, plan, validation, rebasedOnto: rebase?.replayed === true ? rebase.onto : undefined }

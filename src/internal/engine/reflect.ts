@@ -17,8 +17,8 @@ import * as Reflection from "../../Reflection.js"
 import * as Secrets from "../../Secrets.js"
 import type * as State from "../../State.js"
 import { nameOf } from "../../Telemetry.js"
-import type { Meter } from "../evaluate.js"
 import { at, defined } from "../invariant.js"
+import * as Ledger from "../ledger.js"
 import * as Early from "./early.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
@@ -133,8 +133,7 @@ const proposeTexts = <D, T, O>(
 export const reflect = <D, T, O>(
   s: Session<D, T, O>,
   plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
-  parentCandidate: Candidate.Candidate,
-  meter: Meter
+  parentCandidate: Candidate.Candidate
 ): Effect.Effect<
   Proposed,
   AdapterContractError | ModelUnrecoverable | ReflectionUnusable | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>
@@ -166,7 +165,6 @@ export const reflect = <D, T, O>(
       ids,
       captureTraces: true,
       call: `evaluate(candidate ${parent}, minibatch, captureTraces)`,
-      meter,
       visibleUpTo: plan.sees
     })
     const before = parentEval.outcomes.map((o) => o.score)
@@ -253,7 +251,6 @@ export const reflect = <D, T, O>(
         ids: on,
         captureTraces: false,
         call: `evaluate(child of candidate ${parent}, minibatch)`,
-        meter,
         visibleUpTo: plan.sees
       })
     const fields = {
@@ -275,7 +272,7 @@ export const reflect = <D, T, O>(
       if (Early.hopeless(s.r, before, partial, split)) {
         return done(
           ProposalResult.Rejected({ ...fields, subsampleIds: split.open, scoresBefore: split.open.map((id) => at(before, ids.indexOf(id))), scoresAfter: partial }),
-          parentEval.spent + (first?.spent ?? 0),
+          Ledger.sum([parentEval.spent, first?.spent ?? 0]),
           first === undefined ? parentEval.failures : addFailures(parentEval.failures, first.failures),
           usage,
           `rejected after ${split.open.length} of ${ids.length} minibatch examples: perfect scores on the other ${split.solved.length} could not beat the parent`
@@ -286,7 +283,7 @@ export const reflect = <D, T, O>(
       const failed = addFailures(parentEval.failures, first === undefined ? rest.failures : addFailures(first.failures, rest.failures))
       return done(
         s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
-        parentEval.spent + (first?.spent ?? 0) + rest.spent,
+        Ledger.sum([parentEval.spent, first?.spent ?? 0, rest.spent]),
         failed,
         usage
       )
@@ -295,7 +292,7 @@ export const reflect = <D, T, O>(
     const after = childEval.outcomes.map((o) => o.score)
     return done(
       s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
-      parentEval.spent + childEval.spent,
+      Ledger.sum([parentEval.spent, childEval.spent]),
       addFailures(parentEval.failures, childEval.failures),
       usage
     )

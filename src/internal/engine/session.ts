@@ -23,7 +23,7 @@ import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
 import { peekOf } from "../cacheBatch.js"
-import { evaluate, type Evaluation, hashOf, type Meter, type Outcome, type Pool } from "../evaluate.js"
+import { evaluate, type Evaluation, hashOf, type Outcome, type Pool } from "../evaluate.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */
@@ -74,7 +74,6 @@ export interface Session<D, T, O> {
     readonly ids: ReadonlyArray<string>
     readonly captureTraces: boolean
     readonly call: string
-    readonly meter?: Meter | undefined
     /** cached results paid for by iterations after this one (other than `iteration`) are not served */
     readonly visibleUpTo?: number | undefined
   }) => Effect.Effect<Evaluated<T, O>, AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable>
@@ -196,7 +195,6 @@ export const make = <D, T, O>(
         split: train ? "train" : "val",
         captureTraces: o.captureTraces,
         call: o.call,
-        meter: o.meter,
         iteration: o.iteration,
         visibleUpTo: o.visibleUpTo
       }).pipe(

@@ -15,6 +15,7 @@ import { GepaEvent } from "../../Event.js"
 import * as Gepa from "../../Gepa.js"
 import { type LanguageModel, ReflectionModel } from "../../LanguageModel.js"
 import type * as OA from "../../OptimizeAnything.js"
+import * as Ledger from "../ledger.js"
 import { SeedGenerationFailed } from "./errors.js"
 import type { ReflectionConfig } from "../../Reflection.js"
 import * as RunDir from "../../RunDir.js"
@@ -337,7 +338,8 @@ export const run = (
         size: ids.length,
         seed: result.bestIndex === 0 ? bestScore : seedScore,
         best: bestScore,
-        metricCalls: ids.length * (seedScore === undefined ? 1 : 2)
+        // one call per example scored, in each pass over the test set
+        metricCalls: Ledger.sum([bestScore.scores.length, seedScore?.scores.length ?? 0])
       }
     }
 
