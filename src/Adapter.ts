@@ -116,6 +116,7 @@ export const jsonTraces = <T>(): TraceCodec<T> => ({
     if (stableStringify(json) !== stableStringify(t)) throw new Error("the trajectory is not a JSON value")
     return json
   },
+  // what encode returned: a JSON value equal to the trajectory (checked there)
   decode: (u) => u as T
 })
 

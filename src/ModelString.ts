@@ -255,6 +255,7 @@ const viaAnthropic = (spec: Spec, options: Options, field: string) =>
       ...(options.maxOutputTokens === undefined ? {} : { max_tokens: options.maxOutputTokens }),
       ...(options.temperature === undefined ? {} : { temperature: options.temperature })
     }
+    // the provider's layers are typed loosely (see providerModule); together they give a LanguageModel
     const modelLayer = provider.model(spec.model, config).pipe(
       Layer.provide(provider.client({ apiKey, ...(baseURL === undefined ? {} : { apiUrl: baseURL }) })),
       Layer.provide(Fetch.layer)

@@ -282,6 +282,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
     const reachability = makeReachability()
 
     const attempt = (prompt: Prompt): Effect.Effect<Completion, wire.AttemptFailure> => {
+      // the user's extra body fields (config.body) are passed through unchecked, as the SDK does
       const request = Object.assign(
         {},
         config.body,

@@ -48,6 +48,9 @@ export const withUi = (
   runDir: string
 ) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CliInputError, Exclude<R, Dashboard.Dashboard>> => {
+  // without --ui nothing provides a Dashboard, and the run needs none (it finds
+  // a dashboard through the optional RunMonitor); TypeScript cannot tell that
+  // Exclude<R, Dashboard> is then all of R
   if (!flags.ui) return effect as Effect.Effect<A, E, Exclude<R, Dashboard.Dashboard>>
   const layer = Dashboard.layer(optionsOf(flags, `GEPA run ${path.basename(runDir)}`)).pipe(
     Layer.tap((context) =>
@@ -57,6 +60,7 @@ export const withUi = (
     ),
     Layer.mapError((e) => inputError(e.message))
   )
+  // (Effect.provide's type does not subtract a layer's output from a generic R)
   return Effect.provide(effect, layer) as Effect.Effect<A, E | CliInputError, Exclude<R, Dashboard.Dashboard>>
 }
 
