@@ -38,7 +38,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { GepaEvent } from "./Event.js"
 import { follow } from "./internal/dashboard/follow.js"
-import { field } from "./internal/fields.js"
+import { field, isRecord } from "./internal/fields.js"
 import * as Model from "./internal/dashboard/model.js"
 import { serve } from "./internal/dashboard/server.js"
 import { scrubber } from "./LanguageModel.js"
@@ -183,7 +183,10 @@ export const layer = (options?: Options): Layer.Layer<Dashboard | RunMonitor, Da
       name: "dashboard",
       onEvent: (event: GepaEvent) =>
         // O(1) on the engine's fiber: the server's own fiber does the rest
-        Effect.sync(() => model.event(event as unknown as Model.EventLike, Date.now())),
+        // (an event is always an object: isRecord only lets the model read its fields by name)
+        Effect.sync(() => {
+          if (isRecord(event)) model.event(event, Date.now())
+        }),
       stopRequested: Ref.get(stopped)
     }
     return Context.make(Dashboard, { ...served }).pipe(Context.add(RunMonitor, monitor))

@@ -169,7 +169,7 @@ export const command = <E>(env: CliEnvironment<E>) =>
     Effect.gen(function*() {
       const values: Record<string, string | boolean | undefined> = {}
       for (const [key, value] of Object.entries(given)) {
-        values[key] = Option.isOption(value) ? Option.getOrUndefined(value as Option.Option<string>) : (value as boolean)
+        values[key] = Option.isOption(value) ? Option.getOrUndefined(value) : value
       }
       const { model, options } = yield* fromFlags(values, env.now?.() ?? new Date())
       const reflectionModel = yield* env.makeReflectionModel(model)
