@@ -181,11 +181,13 @@ export const reflect = <D, T, O>(
       yield* s.emit(() => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: "all minibatch scores are perfect" }))
       return done(ProposalResult.Skipped({ kind, parents: [parent], reason: "all minibatch scores are perfect" }), parentEval.spent, parentEval.failures)
     }
+    const objectiveScores = ok.flatMap((o) => (o.objectiveScores === undefined ? [] : [o.objectiveScores]))
     const batch = {
       outputs: ok.map((o) => Option.getOrThrow(o.output)),
       scores: ok.map((o) => o.score),
       trajectories: ok.map((o) => Option.getOrThrow(o.trajectory)),
-      objectiveScores: ok.every((o) => o.objectiveScores !== undefined) ? ok.map((o) => o.objectiveScores!) : undefined
+      // only when every example has them
+      objectiveScores: objectiveScores.length === ok.length ? objectiveScores : undefined
     }
     const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(parentCandidate, batch, components))
     if (Either.isLeft(built)) {

@@ -156,16 +156,17 @@ export const make = <D, T, O>(
     // unless `telemetry: false`; library runs log summaries at debug
     const telemetry = telemetryOptions(config.telemetry)
     if (telemetry !== undefined) sinks.push(yield* Telemetry.observer(telemetry))
-    const emit: Emit = sinks.length === 0
+    const [firstSink, ...otherSinks] = sinks
+    const emit: Emit = firstSink === undefined
       ? () => Effect.void
-      : sinks.length === 1
-      ? (event) => Effect.suspend(() => sinks[0]!(event()))
+      : otherSinks.length === 0
+      ? (event) => Effect.suspend(() => firstSink(event()))
       : (event) =>
         Effect.suspend(() => {
           // built once for every sink (the telemetry observer makes two common)
           const built = event()
-          let all = sinks[0]!(built)
-          for (let i = 1; i < sinks.length; i++) all = Effect.zipRight(all, sinks[i]!(built))
+          let all = firstSink(built)
+          for (const sink of otherSinks) all = Effect.zipRight(all, sink(built))
           return all
         })
 
@@ -220,8 +221,8 @@ export const make = <D, T, O>(
         Effect.tap((result) =>
           Effect.zipRight(
             Effect.forEach(
-              result.outcomes.filter((out) => out.error !== undefined),
-              (out) => emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error: out.error! })),
+              result.outcomes.flatMap((out) => (out.error === undefined ? [] : [{ id: out.id, error: out.error }])),
+              (out) => emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error: out.error })),
               { discard: true }
             ),
             emit(() =>

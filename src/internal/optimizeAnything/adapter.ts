@@ -166,6 +166,12 @@ const describeFailure = (cause: Cause.Cause<unknown>): string => {
   return `the evaluator crashed: ${describeError(Cause.squash(cause))}`
 }
 
+// every record's objective scores, when every record has them
+const allScores = (records: ReadonlyArray<EvaluationRecord>): Array<ObjectiveScores> | undefined => {
+  const scores = records.flatMap((r) => (r.scores === undefined ? [] : [r.scores]))
+  return scores.length === records.length ? scores : undefined
+}
+
 const isScores = (u: unknown): u is ObjectiveScores =>
   u !== null && typeof u === "object" && !Array.isArray(u) &&
   Object.values(u).every((v) => typeof v === "number")
@@ -270,9 +276,7 @@ export const make = (
         outputs: records,
         scores: records.map((r) => r.score),
         trajectories: captureTraces ? records.map((record, i): EvaluationTrace => ({ example: batch[i], record })) : undefined,
-        objectiveScores: records.length > 0 && records.every((r) => r.scores !== undefined)
-          ? records.map((r) => r.scores!)
-          : undefined
+        objectiveScores: records.length > 0 ? allScores(records) : undefined
       }))
     ),
   makeReflectiveDataset: (candidate, evaluation, components) =>
