@@ -36,15 +36,24 @@ const mode = args[0] ?? "load"
 const quick = args.includes("--quick")
 const graceful = args.includes("--graceful")
 const backend = args.includes("--storage") ? args[args.indexOf("--storage") + 1] ?? "sqlite" : "sqlite"
+// --eval io:50|cpu:5: only that evaluation (scaleout)
+const only = args.includes("--eval") ? args[args.indexOf("--eval") + 1] : undefined
+// --shards N: the cluster's shard count (runners and optimizer); default: the library's
+const shards = args.includes("--shards") ? Number(args[args.indexOf("--shards") + 1]) : undefined
+const shardSettings = shards === undefined ? {} : { shards }
+const shardEnv: Record<string, string> = shards === undefined ? {} : { GEPA_CLUSTER_SHARDS: String(shards) }
+
+const cpuSample = () =>
+  os.cpus().reduce((a, c) => ({ idle: a.idle + c.times.idle, total: a.total + Object.values(c.times).reduce((x, y) => x + y, 0) }), { idle: 0, total: 0 })
+const idleBetween = (a: ReturnType<typeof cpuSample>, b: ReturnType<typeof cpuSample>) =>
+  ((b.idle - a.idle) / Math.max(1, b.total - a.total)) * os.cpus().length
 
 /** Idle cores over `ms`, from the kernel's CPU counters. */
 export const idleCores = (ms = 1000) =>
   Effect.promise(async () => {
-    const sample = () => os.cpus().reduce((a, c) => ({ idle: a.idle + c.times.idle, total: a.total + Object.values(c.times).reduce((x, y) => x + y, 0) }), { idle: 0, total: 0 })
-    const a = sample()
+    const a = cpuSample()
     await new Promise((r) => setTimeout(r, ms))
-    const b = sample()
-    return ((b.idle - a.idle) / Math.max(1, b.total - a.total)) * os.cpus().length
+    return idleBetween(a, cpuSample())
   })
 
 const percentile = (xs: ReadonlyArray<number>, p: number) => {
@@ -63,7 +72,7 @@ const freshStorage = (dir: string) => {
 type Evaluate = Adapter.Adapter<Example, Trace, string>["evaluate"]
 
 /** A cluster of `n` runners with evaluation `spec`, and the optimizer's adapter on it. */
-const onCluster = <A, E>(n: number, spec: string, concurrency: number, body: (evaluate: Evaluate, runners: ReadonlyArray<Runners.Runner>) => Effect.Effect<A, E>) =>
+const onCluster = <A extends object, E>(n: number, spec: string, concurrency: number, body: (evaluate: Evaluate, runners: ReadonlyArray<Runners.Runner>) => Effect.Effect<A, E>) =>
   Effect.scoped(Effect.gen(function*() {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-bench-cluster-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
@@ -72,14 +81,33 @@ const onCluster = <A, E>(n: number, spec: string, concurrency: number, body: (ev
       GEPA_CLUSTER_STORAGE: storage,
       GEPA_RUNNER_CONCURRENCY: String(concurrency),
       GEPA_RUNNER_STATUS_EVERY: "0",
-      BENCH_EVAL: spec
+      BENCH_EVAL: spec,
+      ...shardEnv
     }, n)
-    const ctx = yield* Layer.build(ClusterAdapter.layerCluster(define(spec), { storage }))
+    const ctx = yield* Layer.build(ClusterAdapter.layerCluster(define(spec), { storage, ...shardSettings }))
     const adapter = Context.get(ctx, Adapter.tag<Example, Trace, string>())
     // warm every path (sockets, prepared statements, JIT) and let assignments settle
     yield* drive(adapter.evaluate, n * concurrency * 4, n * concurrency * 2, 4, "warm")
-    return yield* body(adapter.evaluate, runners)
+    return yield* withCpu(runners, body(adapter.evaluate, runners))
   }))
+
+/**
+ * `body`'s result with the CPU time it took in this process (the optimizer's
+ * side) and in the runners, in ms: on a machine without idle cores, CPU
+ * per call, not wall time, says what the cluster itself costs.
+ */
+const withCpu = <A extends object, E>(runners: ReadonlyArray<Runners.Runner>, body: Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const before = { optimizer: process.cpuUsage(), runners: Runners.runnersCpuMs(runners), machine: cpuSample() }
+    const result = yield* body
+    const optimizer = process.cpuUsage(before.optimizer)
+    return {
+      ...result,
+      idleCoresDuring: idleBetween(before.machine, cpuSample()),
+      optimizerCpuMs: (optimizer.user + optimizer.system) / 1000,
+      runnersCpuMs: Runners.runnersCpuMs(runners) - before.runners
+    }
+  })
 
 /** `calls` one-example calls, `inFlight` at once, `perCandidate` consecutive calls per candidate. */
 const drive = (evaluate: Evaluate, calls: number, inFlight: number, perCandidate: number, tag: string) =>
@@ -107,7 +135,16 @@ const load = Effect.gen(function*() {
     const idle = yield* idleCores()
     const row = yield* onCluster(3, "cpu:5", 4, (evaluate, runners) =>
       Effect.map(drive(evaluate, calls, 12, perCandidate, `load${perCandidate}`), (r) => ({ ...r, warnings: Runners.warnings(runners) })))
-    rows.push({ perCandidate, calls, idleCoresBefore: idle, ...row, warnings: row.warnings.length, warningLines: row.warnings.slice(0, 5) })
+    rows.push({
+      perCandidate,
+      calls,
+      idleCoresBefore: idle,
+      ...row,
+      optimizerCpuMsPerCall: row.optimizerCpuMs / calls,
+      runnersCpuMsPerCall: row.runnersCpuMs / calls,
+      warnings: row.warnings.length,
+      warningLines: row.warnings.slice(0, 5)
+    })
   }
   return rows
 })
@@ -123,19 +160,28 @@ const overhead = Effect.gen(function*() {
           yield* Effect.forEach(Array.from({ length: batch }, (_, i) => i), (i) =>
             evaluate([{ id: i }], { text: `${tag}-${r}` }, { captureTraces: false }), { concurrency: "unbounded", discard: true })
         }
-        return (performance.now() - start) / rounds
+        return { msPerRound: (performance.now() - start) / rounds }
       })
     const local = yield* Effect.scoped(Effect.flatMap(Layer.build(define("io:5").adapter), (ctx) =>
       round(Context.get(ctx, Adapter.tag<Example, Trace, string>()).evaluate, "local")))
     const remote = yield* onCluster(1, "io:5", batch, (evaluate) => round(evaluate, `remote${batch}`))
-    rows.push({ batch, rounds, localMsPerRound: local, remoteMsPerRound: remote, overheadMsPerExample: (remote - local) / batch })
+    rows.push({
+      batch,
+      rounds,
+      localMsPerRound: local.msPerRound,
+      remoteMsPerRound: remote.msPerRound,
+      overheadMsPerExample: (remote.msPerRound - local.msPerRound) / batch,
+      optimizerCpuMsPerExample: remote.optimizerCpuMs / (rounds * batch),
+      runnerCpuMsPerExample: remote.runnersCpuMs / (rounds * batch),
+      idleCoresDuring: remote.idleCoresDuring
+    })
   }
   return rows
 })
 
 const scaleout = Effect.gen(function*() {
   const rows = []
-  for (const spec of ["io:50", "cpu:5"]) {
+  for (const spec of only === undefined ? ["io:50", "cpu:5"] : [only]) {
     const perRunner = 4
     const callsPerRunner = spec.startsWith("io") ? (quick ? 80 : 320) : (quick ? 200 : 800)
     const idle = yield* idleCores()
@@ -143,7 +189,19 @@ const scaleout = Effect.gen(function*() {
     for (const n of [1, 2, 4]) {
       const r = yield* onCluster(n, spec, perRunner, (evaluate) => drive(evaluate, n * callsPerRunner, n * perRunner * 2, 8, `s${n}`))
       if (n === 1) base.push(r.perSecond)
-      rows.push({ eval: spec, runners: n, perRunner, calls: n * callsPerRunner, idleCoresBefore: idle, perSecond: r.perSecond, relative: r.perSecond / base[0]!, p99: r.p99 })
+      rows.push({
+        eval: spec,
+        runners: n,
+        perRunner,
+        calls: n * callsPerRunner,
+        idleCoresBefore: idle,
+        idleCoresDuring: r.idleCoresDuring,
+        perSecond: r.perSecond,
+        relative: r.perSecond / base[0]!,
+        p99: r.p99,
+        optimizerCpuMsPerCall: r.optimizerCpuMs / (n * callsPerRunner),
+        runnersCpuMsPerCall: r.runnersCpuMs / (n * callsPerRunner)
+      })
     }
   }
   return rows
@@ -169,11 +227,12 @@ const failover = Effect.gen(function*() {
         runners.push(yield* Runners.start(path.join(import.meta.dirname, "..", "test", "fixtures", "clusterRunner.ts"), {
           GEPA_CLUSTER_STORAGE: storage,
           GEPA_RUNNER_STATUS_EVERY: "0",
-          GEPA_TEST_LOG: log
+          GEPA_TEST_LOG: log,
+          ...shardEnv
         }))
       }
       const count = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8").split("\n").length - 1 : 0)
-      const ctx = yield* Layer.build(ClusterAdapter.layerCluster(toyEvaluation, { storage }))
+      const ctx = yield* Layer.build(ClusterAdapter.layerCluster(toyEvaluation, { storage, ...shardSettings }))
       const remote = Context.get(ctx, Adapter.tag<Toy.Example, Adapter.ExampleTrace<Toy.Example, never, string>, string>())
       let killedAt: number | undefined
       let lastHeld = 0
@@ -221,10 +280,15 @@ const main = Effect.gen(function*() {
     mode,
     storage: backend,
     graceful,
+    shards: shards ?? "default",
     machine: { node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg() },
     rows
   }
-  const out = path.join(import.meta.dirname, "results", `cluster-${mode}${graceful ? "-graceful" : ""}-${backend}${quick ? "-quick" : ""}.json`)
+  const out = path.join(
+    import.meta.dirname,
+    "results",
+    `cluster-${mode}${graceful ? "-graceful" : ""}-${backend}${shards === undefined ? "" : `-shards${shards}`}${quick ? "-quick" : ""}.json`
+  )
   fs.mkdirSync(path.dirname(out), { recursive: true })
   fs.writeFileSync(out, JSON.stringify(result, null, 2) + "\n")
   console.log(JSON.stringify(result, null, 2))

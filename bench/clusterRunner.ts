@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 
@@ -25,6 +26,24 @@ export interface Runner {
   readonly output: () => string
 }
 
+/** CPU time (user + system, ms) a process has used so far, from /proc; 0 when it is gone or not on Linux. */
+export const cpuMs = (pid: number | undefined): number => {
+  if (pid === undefined || !fs.existsSync(`/proc/${pid}/stat`)) return 0
+  try {
+    // fields after the command name: state is 3rd, utime 14th, stime 15th (1-based over the whole line)
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
+    return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * (1000 / clockTicks)
+  } catch {
+    return 0
+  }
+}
+
+// USER_HZ: 100 on every Linux this runs on
+const clockTicks = 100
+
+/** CPU time used by `runners` together, ms. */
+export const runnersCpuMs = (runners: ReadonlyArray<Runner>): number => runners.reduce((n, r) => n + cpuMs(r.process.pid), 0)
+
 /** Lines that report a storage problem or a deprecation, in what runners printed. */
 export const warnings = (runners: ReadonlyArray<Runner>): ReadonlyArray<string> =>
   runners.flatMap((r) =>
@@ -40,7 +59,9 @@ export const start = (script: string, env: Record<string, string>) =>
   Effect.acquireRelease(
     Effect.promise(() => freePort()).pipe(Effect.flatMap((port) =>
       Effect.async<Runner, Error>((resume) => {
-        const child = spawn(process.execPath, ["--import", "tsx", path.resolve(script)], {
+        // BENCH_RUNNER_NODE_ARGS: extra node flags for the runners (e.g. "--cpu-prof --cpu-prof-dir=prof")
+        const extra = (process.env["BENCH_RUNNER_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
+        const child = spawn(process.execPath, [...extra, "--import", "tsx", path.resolve(script)], {
           stdio: ["ignore", "pipe", "pipe"],
           env: { ...process.env, ...env, GEPA_RUNNER_HOST: "127.0.0.1", GEPA_RUNNER_PORT: String(port) }
         })

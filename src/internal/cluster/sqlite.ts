@@ -15,7 +15,7 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer } from "effect"
+import { Effect, ExecutionStrategy, Exit, Layer, Schedule, Scope } from "effect"
 import type { ConfigError } from "../../Errors.js"
 import { importOptional } from "./optional.js"
 
@@ -48,7 +48,7 @@ export const layer = (options: SqliteOptions): Layer.Layer<SqlClient, ConfigErro
       Client.SqlClient,
       Effect.gen(function*() {
         // one connection per process (as SqliteClient has), guarded by its semaphore
-        const inner = yield* Sqlite.make({ filename: options.filename })
+        const inner = yield* openRetrying(Sqlite.make({ filename: options.filename }))
         // WAL comes from SqliteClient (journal_mode = WAL on open)
         yield* inner.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs))}`)
         // WAL with synchronous=NORMAL: every commit survives the death of any process (the failure a
@@ -67,3 +67,33 @@ export const layer = (options: SqliteOptions): Layer.Layer<SqlClient, ConfigErro
       })
     ).pipe(Layer.provide(Reactivity.layer))
   }))
+
+// SQLite's "database is locked" (SQLITE_BUSY), as better-sqlite3 throws it
+const isBusy = (u: unknown): boolean =>
+  typeof u === "object" && u !== null && "code" in u && typeof u.code === "string" && u.code.startsWith("SQLITE_BUSY")
+
+/**
+ * Opens the connection, again while the file is busy. SqliteClient switches
+ * the file to WAL on open; processes that open a new file at the same
+ * instant can get "database is locked" from that switch (thrown, so a
+ * defect) whatever the busy timeout: seen with 4 runners started together
+ * on a loaded machine. Each attempt has a scope of its own, so a failed
+ * one closes its connection at once.
+ */
+const openRetrying = <A, R>(open: Effect.Effect<A, never, R | Scope.Scope>): Effect.Effect<A, never, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const attempt = Effect.gen(function*() {
+      const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+      return yield* open.pipe(
+        Scope.extend(child),
+        Effect.catchAllDefect((defect) => (isBusy(defect) ? Effect.fail(defect) : Effect.die(defect))),
+        Effect.onError((cause) => Scope.close(child, Exit.failCause(cause)))
+      )
+    })
+    return yield* attempt.pipe(
+      Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 100 }),
+      Effect.catchAll((busy) => Effect.die(busy))
+    )
+  })
+
