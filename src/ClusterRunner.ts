@@ -241,7 +241,8 @@ export const load = (
     const named = [exports["default"], exports["evaluation"]].find(ClusterEvaluation.isDefinition)
     if (named !== undefined) return named
     const all = Object.values(exports).filter(ClusterEvaluation.isDefinition)
-    if (all.length === 1) return all[0]!
+    const [only] = all
+    if (all.length === 1 && only !== undefined) return only
     return yield* new ConfigError({
       field: "module",
       detail: `${file}: ${

@@ -44,7 +44,10 @@ export const migrate = (sql: SqlClient) =>
 export const memory = (): ItemStore => {
   const rows = new Map<string, ItemResult>()
   return {
-    get: (keys) => Effect.sync(() => new Map(keys.flatMap((k) => (rows.has(k) ? [[k, rows.get(k)!] as const] : [])))),
+    get: (keys) => Effect.sync(() => new Map(keys.flatMap((k) => {
+      const row = rows.get(k)
+      return row === undefined ? [] : [[k, row] as const]
+    }))),
     put: (key, result) => Effect.sync(() => void rows.set(key, result))
   }
 }

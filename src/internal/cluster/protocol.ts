@@ -138,7 +138,8 @@ export const entityId = (index: number): string => `evaluator-${index}`
 
 /** The id of a request: its items' ids, in order. @internal */
 export const batchId = (itemKeys: ReadonlyArray<string>): string => {
-  if (itemKeys.length === 1) return itemKeys[0]!
+  const [only] = itemKeys
+  if (itemKeys.length === 1 && only !== undefined) return only
   const h = createHash("sha256")
   for (const key of itemKeys) h.update(`${key.length}:${key}`)
   return h.digest("hex").slice(0, 40)
