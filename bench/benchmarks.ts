@@ -7,7 +7,7 @@
  * is shared and noisy, and absolute times only mean something next to each
  * other.
  */
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -395,15 +395,15 @@ export const persistence = async (options: {
       for (let k = 0; k < Math.max(reps, 10); k++) {
         const iteration = state.iteration + reps + k + 1
         const t2 = performance.now()
-        yield* store.reserve!({ iteration, calls: 3 })
-        yield* store.reserve!({ iteration, calls: 3 })
-        for (let b = 0; b < 2; b++) yield* store.reserve!({ iteration, calls: Math.ceil(options.examples / 2) })
+        yield* store.reserve({ iteration, calls: 3 })
+        yield* store.reserve({ iteration, calls: 3 })
+        for (let b = 0; b < 2; b++) yield* store.reserve({ iteration, calls: Math.ceil(options.examples / 2) })
         reserves.push(performance.now() - t2)
         const t3 = performance.now()
         yield* store.save({ ...state, iteration })
         savesAfterReserves.push(performance.now() - t3)
       }
-      const cache = yield* cacheThroughputEffect("RunDir cache (cache.jsonl)", store.cache!, options.cacheEntries)
+      const cache = yield* cacheThroughputEffect("RunDir cache (cache.jsonl)", Option.getOrThrow(store.cache), options.cacheEntries)
       return { saves, firstSave, cache, reserves, savesAfterReserves }
     })))
     const runDirLoads: Array<number> = []

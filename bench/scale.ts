@@ -8,7 +8,12 @@
  * and the model's own time), the share of the run spent in parent selection,
  * garbage collection's share of wall time, and the candidates found.
  *
- *   npm run bench -- scale [--calls N] [--cache off] [--json FILE]
+ *   npm run bench -- scale [--calls N] [--cache off] [--run-dir DIR] [--json FILE]
+ *
+ * With `--run-dir` the run saves to that folder (emptied first) and the
+ * bench also prints the bytes the process wrote in each tenth (Linux's
+ * `/proc/self/io`), the time per save in each tenth, and the folder's final
+ * size against everything written.
  *
  * The task: every candidate's score on an example is a fixed pseudo-random
  * draw from {0, .25, .5, .75, 1} keyed by its texts, so about half of the
@@ -18,11 +23,15 @@
  * evaluation cache and for Pareto selection.
  */
 import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { PerformanceObserver } from "node:perf_hooks"
 import type { Adapter } from "../src/Adapter.js"
 import * as CandidateSelector from "../src/CandidateSelector.js"
 import * as Gepa from "../src/Gepa.js"
 import * as LanguageModel from "../src/LanguageModel.js"
+import * as RunDir from "../src/RunDir.js"
+import type { GepaState } from "../src/State.js"
 import { fnv } from "./task.js"
 
 interface Example {
@@ -39,6 +48,8 @@ export interface ScaleOptions {
   readonly cache: boolean
   readonly trainSize: number
   readonly valSize: number
+  /** a run folder to save to (removed first); none by default */
+  readonly runDir?: string | undefined
 }
 
 export interface ScaleResult {
@@ -67,7 +78,30 @@ export interface ScaleResult {
   readonly gcShare: number
   /** with node --expose-gc: the heap after a full collection at each tenth (the collection's time is in the tenth's) */
   readonly liveHeapMbAtDecile: ReadonlyArray<number>
+  /** with a run folder: bytes the process wrote (write calls, /proc/self/io) in each tenth, MB */
+  readonly writtenMbByDecile?: ReadonlyArray<number>
+  /** with a run folder: mean and worst milliseconds per save in each tenth */
+  readonly saveMsByDecile?: ReadonlyArray<number>
+  readonly saveMaxMsByDecile?: ReadonlyArray<number>
+  readonly saveShare?: number
+  readonly saves?: number
+  /** with a run folder: its size at the end, MB, and everything written over the run, MB */
+  readonly folderMb?: number
+  readonly writtenMb?: number
 }
+
+/** Bytes this process has passed to write calls so far (Linux); 0 elsewhere. */
+const bytesWritten = (): number => {
+  try {
+    const m = /^wchar: (\d+)$/m.exec(fs.readFileSync("/proc/self/io", "utf8"))
+    return m === null ? 0 : Number(m[1])
+  } catch {
+    return 0
+  }
+}
+
+const folderBytes = (dir: string): number =>
+  fs.readdirSync(dir).reduce((n, name) => n + fs.statSync(path.join(dir, name)).size, 0)
 
 const mix = (a: number, b: number): number => {
   let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca6b)
@@ -86,7 +120,11 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
   let modelMs = 0
   let examples = 0
   const decile = options.calls / 10
-  const marks: Array<{ t: number; cpu: number; adapterMs: number; modelMs: number; selectMs: number; selects: number; rss: number }> = []
+  const marks: Array<
+    { t: number; cpu: number; adapterMs: number; modelMs: number; selectMs: number; selects: number; rss: number; written: number; saveMs: number; saves: number; saveMax: number }
+  > = []
+  // saves, timed around the run folder's own save
+  const saving = { ms: 0, count: 0, max: 0 }
   let selectMs = 0
   let selects = 0
   const liveHeapMb: Array<number> = []
@@ -95,7 +133,13 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
     const u = process.cpuUsage()
     return (u.user + u.system) / 1000
   }
-  marks.push({ t: t0, cpu: cpuMs(), adapterMs: 0, modelMs: 0, selectMs: 0, selects: 0, rss: process.memoryUsage.rss() / 1048576 })
+  const mark = () => {
+    const m = { t: performance.now(), cpu: cpuMs(), adapterMs, modelMs, selectMs, selects, rss: process.memoryUsage.rss() / 1048576, written: bytesWritten(), saveMs: saving.ms, saves: saving.count, saveMax: saving.max }
+    saving.max = 0
+    return m
+  }
+  if (options.runDir !== undefined) fs.rmSync(options.runDir, { recursive: true, force: true })
+  marks.push(mark())
   // candidate texts -> their seed for scores, computed once per candidate object
   const seeds = new WeakMap<object, number>()
   const seedOf = (c: Readonly<Record<string, string>>) => {
@@ -127,7 +171,7 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
             gc()
             liveHeapMb.push(process.memoryUsage().heapUsed / 1048576)
           }
-          marks.push({ t: performance.now(), cpu: cpuMs(), adapterMs, modelMs, selectMs, selects, rss: process.memoryUsage.rss() / 1048576 })
+          marks.push(mark())
           log(`${marks.length - 1}/10: ${Math.round(marks.at(-1)!.rss)} MB RSS`)
         }
         return {
@@ -164,6 +208,21 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
     minibatchSize: 3,
     seed: 0,
     ...(options.cache ? {} : { cache: false }),
+    ...(options.runDir === undefined ? {} : {
+      store: Effect.map(RunDir.make<string>(options.runDir, { cache: options.cache }), (store) => ({
+        ...store,
+        save: (state: GepaState) =>
+          Effect.suspend(() => {
+            const start = performance.now()
+            return Effect.ensuring(store.save(state), Effect.sync(() => {
+              const ms = performance.now() - start
+              saving.ms += ms
+              saving.count++
+              saving.max = Math.max(saving.max, ms)
+            }))
+          })
+      }))
+    }),
     candidateSelector: (state, rng) => {
       const start = performance.now()
       const picked = CandidateSelector.pareto(state, rng)
@@ -174,7 +233,9 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
   }))
   const end = performance.now()
   observer.disconnect()
-  while (marks.length < 11) marks.push({ t: end, cpu: cpuMs(), adapterMs, modelMs, selectMs, selects, rss: process.memoryUsage.rss() / 1048576 })
+  while (marks.length < 11) marks.push(mark())
+  // the finish (result.json) is written after the last tenth's mark
+  marks[10] = { ...marks[10]!, written: bytesWritten(), saveMs: saving.ms, saves: saving.count }
   const usPerCallByDecile = marks.slice(1).map((m, i) => {
     const p = marks[i]!
     return ((m.t - p.t) - (m.adapterMs - p.adapterMs) - (m.modelMs - p.modelMs)) * 1000 / decile
@@ -203,7 +264,16 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
     selectionShare: selectMs / wallMs,
     selectionMsPerPlanLastDecile: (last.selectMs - prev.selectMs) / Math.max(1, last.selects - prev.selects),
     gcShare: gc.ms / wallMs,
-    liveHeapMbAtDecile: liveHeapMb
+    liveHeapMbAtDecile: liveHeapMb,
+    ...(options.runDir === undefined ? {} : {
+      writtenMbByDecile: marks.slice(1).map((m, i) => (m.written - marks[i]!.written) / 1048576),
+      saveMsByDecile: marks.slice(1).map((m, i) => (m.saveMs - marks[i]!.saveMs) / Math.max(1, m.saves - marks[i]!.saves)),
+      saveMaxMsByDecile: marks.slice(1).map((m) => m.saveMax),
+      saveShare: saving.ms / wallMs,
+      saves: saving.count,
+      folderMb: folderBytes(options.runDir) / 1048576,
+      writtenMb: (marks[10]!.written - marks[0]!.written) / 1048576
+    })
   }
 }
 
@@ -224,8 +294,18 @@ export const markdown = (r: ScaleResult): string => {
     `| engine CPU µs per metric call | ${r.cpuUsPerCallByDecile.map((x) => f(x)).join(" | ")} |`,
     `| RSS MB at its end | ${r.rssMbAtDecile.map((x) => f(x, 0)).join(" | ")} |`,
     ...(r.liveHeapMbAtDecile.length === 0 ? [] : [`| live heap MB (after a full GC) | ${r.liveHeapMbAtDecile.map((x) => f(x, 0)).join(" | ")} |`]),
+    ...(r.writtenMbByDecile === undefined ? [] : [
+      `| MB written | ${r.writtenMbByDecile.map((x) => f(x)).join(" | ")} |`,
+      `| ms per save (mean) | ${r.saveMsByDecile!.map((x) => f(x, 2)).join(" | ")} |`,
+      `| ms per save (worst) | ${r.saveMaxMsByDecile!.map((x) => f(x, 1)).join(" | ")} |`
+    ]),
     "",
-    `Last tenth / first tenth: ${f(r.lastOverFirst, 2)}x wall, ${f(r.cpuLastOverFirst, 2)}x CPU.`
+    `Last tenth / first tenth: ${f(r.lastOverFirst, 2)}x wall, ${f(r.cpuLastOverFirst, 2)}x CPU.`,
+    ...(r.folderMb === undefined ? [] : [
+      "",
+      `Run folder: ${f(r.folderMb)} MB at the end, ${f(r.writtenMb!)} MB written over the run (${f(r.writtenMb! / r.folderMb, 2)}x); ` +
+      `${r.saves!.toLocaleString("en")} saves, ${f(r.saveShare! * 100)}% of wall.`
+    ])
   ]
   return lines.join("\n") + "\n"
 }
@@ -241,7 +321,7 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
     process.exit(2)
   }
   const result = await scale(
-    { calls, cache: arg("--cache") !== "off", trainSize: 200, valSize: 100 },
+    { calls, cache: arg("--cache") !== "off", trainSize: 200, valSize: 100, runDir: arg("--run-dir") },
     (line) => console.error(`[scale] ${line}`)
   )
   const json = arg("--json")

@@ -42,7 +42,7 @@ import type { ObserverOptions } from "./Telemetry.js"
 import type { ReflectionConfig } from "./Reflection.js"
 import type { GepaResult } from "./Result.js"
 import * as RunDir from "./RunDir.js"
-import type { RunStore } from "./RunStore.js"
+import { none as noStore, type RunStore, RunStoreService } from "./RunStore.js"
 import type { GepaState } from "./State.js"
 import type { StopCondition } from "./StopCondition.js"
 
@@ -260,7 +260,9 @@ const chooseStore = <D, T, O>(r: Resolved<D, T, O>) =>
       cache: r.config.cache === undefined || r.config.cache === true,
       trackBestOutputs: r.trackBestOutputs
     })
-    : Effect.succeed(undefined)
+    // a run store service from the context (e.g. `RunStore.layerMemory` in tests), else nothing is kept
+    : Effect.flatMap(Effect.serviceOption(RunStoreService), (service) =>
+      service._tag === "Some" ? service.value.open<O>() : Effect.succeed(noStore<O>()))
 
 /**
  * Runs GEPA and returns the best candidate. What the context must provide

@@ -2,18 +2,24 @@
  * A run directory: the file implementation of `RunStore`. Everything a run
  * needs to continue after a stop or a crash lives in one directory:
  *
- * - `gepa_state.json`: the state after the last completed iteration, as
+ * - `gepa_state.json`: a snapshot of the state, as
  *   `{ schemaVersion, savedAt, generation, candidateCount, state }`, where
  *   `state` leaves out the per-candidate texts and scores. Replaced
  *   atomically (temp file, fsync, rename), so a reader never sees a partial
- *   file.
+ *   file, and only when the journal would outgrow it (since 0.3).
+ * - `gepa_state.jsonl`: the journal (since 0.3): each save appends one line
+ *   `{ g, n, c }`, the change (`c`) that makes generation `g` from the one
+ *   before, with `n` candidate lines. A load replays it on the snapshot; a
+ *   line cut by a crash is dropped. A save therefore writes what changed,
+ *   not the whole state.
  * - `candidates.jsonl`: each candidate's components and validation scores,
  *   one candidate a line, appended once when the candidate is first saved.
- *   These are the bulk of a long run and never change, so a save writes only
- *   the new ones plus the small `gepa_state.json`; the state file's
- *   `candidateCount` says how many lines belong to it.
- * - `gepa_state.prev.json`: the generation before it, the fallback when the
- *   current file is unreadable (a corrupt current file is kept aside as
+ *   These are the bulk of a long run and never change; the state's
+ *   `candidateCount` (and each journal line's `n`) says how many lines
+ *   belong to it.
+ * - `gepa_state.prev.json` and `gepa_state.prev.jsonl`: the snapshot before
+ *   it and the journal leading from it to the current one, the fallback when
+ *   the current snapshot is unreadable (a corrupt one is kept aside as
  *   `gepa_state.corrupt-<time>.json`).
  * - `cache.jsonl`: the evaluation cache, one entry a line, appended as
  *   evaluations finish; a truncated last line is ignored.
@@ -30,8 +36,8 @@
  * - `side_info.jsonl`: written by `optimizeAnything` only: the full side
  *   information behind each reflection (`RunStore.appendLog`), one
  *   reflection a line.
- * - `best_candidate.json`: the current best candidate, rewritten on every
- *   save; `result.json` (and `best_outputs.json`) when the run finishes.
+ * - `best_candidate.json`: the current best candidate, rewritten when it
+ *   changes; `result.json` (and `best_outputs.json`) when the run finishes.
  * - `gepa.lock`: held while a run uses the directory.
  * - `gepa.stop`: create it to stop the run gracefully after the current
  *   iteration. It is removed when a run opens the directory, so that a
@@ -41,7 +47,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Schema, type Scope } from "effect"
+import { Effect, Layer, Option, Schema, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Candidate from "./Candidate.js"
@@ -49,30 +55,33 @@ import { ConfigError, PersistenceError } from "./Errors.js"
 import * as EvaluationCache from "./EvaluationCache.js"
 import type { GepaEvent } from "./Event.js"
 import { firstIssue } from "./internal/issue.js"
-import * as Ledger from "./internal/ledger.js"
 import {
-  CacheLine,
   acquireLock,
   attempt,
+  type CandidateLog,
+  type Decoded,
   encodeResult,
-  encodeState,
   errorText,
   eventLine,
+  flush,
   fsyncDir,
-  isCacheLine,
   isCode,
+  openJournal,
   openLog,
   parseCandidateLog,
+  parseJournal,
   readStateFile,
   releaseLock,
-  sharedKey,
+  replayJournal,
   stampNow,
   writeAtomic
 } from "./internal/runDir.js"
 import { FILES as files } from "./internal/runDir.js"
-import { registerPeek } from "./internal/cacheBatch.js"
+import * as Ledger from "./internal/ledger.js"
+import { makeOwed, makeReservations, parseReservations } from "./internal/runDirBudget.js"
+import { allPayments, type CacheIndex, emptyIndex, makeCache, parseCache } from "./internal/runDirCache.js"
 import * as Result from "./Result.js"
-import type { LogName, RunStore } from "./RunStore.js"
+import { type LogName, type RunStore, RunStoreService } from "./RunStore.js"
 import * as State from "./State.js"
 
 /**
@@ -174,235 +183,30 @@ export const make = <O>(
   options?: Options
 ): Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    if (typeof dir !== "string" || dir.length === 0) {
-      return yield* Effect.fail(new ConfigError({ field: "runDir", detail: "expected a non-empty directory path" }))
-    }
-    const root = path.resolve(dir)
-    yield* attempt(root, "create the run directory", () => {
-      fs.mkdirSync(root, { recursive: true })
-      if (!fs.statSync(root).isDirectory()) throw new Error("exists and is not a directory")
-      fs.accessSync(root, fs.constants.W_OK | fs.constants.R_OK)
-    })
-    yield* Effect.acquireRelease(acquireLock(root), (l) => Effect.sync(() => releaseLock(root, l)))
+    const root = yield* openRoot(dir)
     const file = (name: string) => path.join(root, name)
-
-    // a stop file from the run that was stopped with it would end the resumed run at once
-    yield* attempt(file(FILES.stop), "remove the old stop file", () => fs.rmSync(file(FILES.stop), { force: true }))
-    // leftovers of a save interrupted by a crash
-    yield* attempt(root, "clean temporary files", () => {
-      for (const name of fs.readdirSync(root)) {
-        if (name.startsWith(".") && name.includes(".tmp-")) fs.rmSync(path.join(root, name), { force: true })
-      }
-    })
-
-    const openAppend = (name: string) =>
-      Effect.acquireRelease(
-        attempt(file(name), "open", () => {
-          const text = openLog(file(name))
-          return { fd: fs.openSync(file(name), "a"), text }
-        }),
-        ({ fd }) => Effect.sync(() => fs.closeSync(fd))
-      )
-
-    const events = yield* openAppend(FILES.events)
-    const candidateFile = yield* openAppend(FILES.candidates)
-    let candidateLog = parseCandidateLog(candidateFile.text)
-    // candidate lines that belong to the state in use (after load, or saved since)
-    let written = 0
-    /** Drops candidate lines past `count` (left by a generation that was lost). */
-    const keepCandidates = (count: number) =>
-      attempt(file(FILES.candidates), "truncate", () => {
-        const bytes = count === 0 ? 0 : candidateLog.ends[count - 1]!
-        fs.truncateSync(file(FILES.candidates), bytes)
-        candidateLog = { lines: candidateLog.lines.slice(0, count), ends: candidateLog.ends.slice(0, count) }
-        written = count
-      })
-    const useCache = options?.cache ?? true
-    let cacheFd: number | undefined
-    // the latest result per key (without trajectory)
-    const entries = new Map<string, EvaluationCache.CachedEvaluation<O>>()
-    // every payment of a key (one per cache line): by which iteration, after
-    // which save, and whether the loaded state still owes it
-    interface Payment {
-      readonly i: number | undefined
-      readonly g: number
-      owed: boolean
-    }
-    const payments = new Map<string, Array<Payment>>()
-    // trajectories per key, per iteration that paid for them: a traced result
-    // is served to that iteration only (two proposals in flight may evaluate
-    // the same parent on the same example)
-    const traces = new Map<string, Map<number, unknown>>()
-    const addPayment = (k: string, p: Payment) => {
-      const list = payments.get(k)
-      if (list === undefined) payments.set(k, [p])
-      else list.push(p)
-    }
-    // results a later proposal paid for beside an earlier one that paid for the
-    // same pair: the earlier one is the entry every later proposal sees, but a
-    // proposal re-launched after a crash must find its own result again (it
-    // cannot see the earlier one's), or it pays for the pair twice
-    const shadowed = new Map<string, Map<number, EvaluationCache.CachedEvaluation<O>>>()
-    const keep = (k: string, entry: EvaluationCache.CachedEvaluation<O>) => {
-      const existing = entries.get(k)
-      if (EvaluationCache.replaces(existing, entry)) {
-        entries.set(k, entry)
-        // the entry it replaces stays its payer's own
-        if (existing?.iteration !== undefined) keep(k, existing)
-        return
-      }
-      if (entry.iteration === undefined || entry.iteration === existing?.iteration) return
-      const own = shadowed.get(k)
-      if (own === undefined) shadowed.set(k, new Map([[entry.iteration, entry]]))
-      else if (!own.has(entry.iteration)) own.set(entry.iteration, entry)
-    }
-    const addTrace = (k: string, i: number, t: unknown) => {
-      const m = traces.get(k)
-      if (m === undefined) traces.set(k, new Map([[i, t]]))
-      else m.set(i, t)
-    }
     // generation of the last save: of the loaded state, then of each save
     let generation = 0
-    if (useCache) {
-      const opened = yield* openAppend(FILES.cache)
-      cacheFd = opened.fd
-      for (const line of opened.text.split("\n")) {
-        if (line.length === 0) continue
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(line)
-        } catch {
-          continue
-        }
-        if (!isCacheLine(parsed)) continue
-        const k = sharedKey(parsed.k)
-        const entry: EvaluationCache.CachedEvaluation<O> = {
-          output: parsed.output as O,
-          score: parsed.score,
-          objectiveScores: parsed.objectiveScores,
-          ...(parsed.i === undefined ? {} : { iteration: parsed.i })
-        }
-        keep(k, entry)
-        addPayment(k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
-        if (parsed.t !== undefined && parsed.i !== undefined) addTrace(k, parsed.i, parsed.t)
-      }
-    }
-    let cacheDirty = false
-    // owed entries not used yet (see `unaccounted`), kept by the ledger
-    const owed = Ledger.owedBook()
-    const addOwed = (payment: Payment, delta: number) => {
-      payment.owed = delta > 0
-      owed.add(payment.i, delta)
-    }
+    const currentGeneration = () => generation
 
-    // the write-ahead budget: calls on record since the last `base` line
-    const reservations = yield* openAppend(FILES.reservations)
-    let onRecord = 0
-    let logSaved = false
-    let logEmpty = true
-    for (const line of reservations.text.split("\n")) {
-      if (line.length === 0) continue
-      let parsed: { readonly n?: unknown; readonly base?: unknown; readonly g?: unknown }
-      try {
-        parsed = JSON.parse(line) as typeof parsed
-      } catch {
-        continue
-      }
-      logEmpty = false
-      onRecord = Ledger.onRecordAfter(onRecord, parsed)
-      if (typeof parsed.g === "number" && parsed.g > 0) logSaved = true
-    }
-    const appendReservation = (line: object, sync = true): Effect.Effect<void, PersistenceError> =>
-      Effect.flatMap(
-        attempt(file(FILES.reservations), "append to", () => fs.writeSync(reservations.fd, JSON.stringify(line) + "\n")),
-        // the data (and the file size) reach the disk before the call starts;
-        // the flush runs off the event loop, so other calls keep going meanwhile
-        () =>
-          sync
-            ? Effect.async<void, PersistenceError>((resume) => {
-              fs.fdatasync(reservations.fd, (e) =>
-                resume(
-                  e === null
-                    ? Effect.void
-                    : Effect.fail(new PersistenceError({ path: file(FILES.reservations), operation: "fsync", detail: errorText(e) }))
-                ))
-            })
-            : Effect.void
-      )
-    let lostAtLoad = 0
-    let savedMarked = false
-    let reservationsDirty = false
-    const syncEach = options?.syncReservations ?? false
-    const reserve = (r: { readonly iteration: number; readonly calls: number }) => {
-      reservationsDirty = true
-      // written before the calls start: it survives the process being
-      // killed; flushed to disk with the next save, or before the calls start
-      // with `syncReservations` (a release need not be durable: losing it
-      // only overcharges)
-      return appendReservation({ i: r.iteration, n: r.calls, g: generation }, syncEach && r.calls > 0)
-    }
-
-    const cache: EvaluationCache.EvaluationCache<O> | undefined = cacheFd === undefined ? undefined : registerPeek<O>({
-      get: (key) =>
-        Effect.sync(() => {
-          const k = EvaluationCache.keyString(key)
-          let hit = entries.get(k)
-          if (hit === undefined) return Option.none()
-          // a result of a proposal the asker runs beside is not served (and
-          // an owed payment is not consumed by it)
-          if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) {
-            const own = key.requestedBy === undefined ? undefined : shadowed.get(k)?.get(key.requestedBy)
-            if (own === undefined) return Option.none()
-            hit = own
-          }
-          if (key.traced === true) {
-            // only the trajectory the asking iteration paid for
-            const t = key.requestedBy === undefined ? undefined : traces.get(k)?.get(key.requestedBy)
-            if (t === undefined) return Option.none()
-            hit = { ...hit, iteration: key.requestedBy, trajectory: t }
-          }
-          // an owed payment is charged once, by the hit that uses it: the
-          // asking iteration's own payment first
-          const list = payments.get(k)
-          if (owed.total() > 0 && list !== undefined) {
-            const own = list.find((p) => p.owed && p.i === key.requestedBy) ?? list.find((p) => p.owed)
-            if (own !== undefined) {
-              addOwed(own, -1)
-              return Option.some({ ...hit, owed: true })
-            }
-          }
-          return Option.some(hit)
-        }),
-      set: (key, value) =>
-        attempt(file(FILES.cache), "append to", () => {
-          const k = EvaluationCache.keyString(key)
-          const line: CacheLine = {
-            k,
-            output: value.output,
-            score: value.score,
-            ...(value.objectiveScores === undefined ? {} : { objectiveScores: value.objectiveScores }),
-            g: generation,
-            ...(value.iteration === undefined ? {} : { i: value.iteration }),
-            ...(value.trajectory === undefined ? {} : { t: value.trajectory })
-          }
-          // written before the entry is visible, so a hit is always on disk too
-          fs.writeSync(cacheFd!, JSON.stringify(line) + "\n")
-          const { owed: _, trajectory, ...entry } = value
-          keep(k, entry)
-          // a new payment; an owed earlier one (a result evaluated again
-          // because its trajectory could not be stored) stays owed, never free
-          addPayment(k, { i: value.iteration, g: generation, owed: false })
-          if (trajectory !== undefined && value.iteration !== undefined) addTrace(k, value.iteration, trajectory)
-          cacheDirty = true
-        }),
-      size: Effect.sync(() => entries.size)
-    }, (keys) =>
-      keys.map((key) => {
-        const hit = entries.get(EvaluationCache.keyString(key))
-        return hit !== undefined && EvaluationCache.isVisible(key, hit) ? hit : undefined
-      }))
-
-    const migrations = options?.migrations ?? {}
+    const events = yield* openAppend(file(FILES.events))
+    const candidates = yield* openCandidates(file(FILES.candidates))
+    const journal = yield* openJournal(root)
+    const owed = makeOwed()
+    const cacheLog = (options?.cache ?? true) ? Option.some(yield* openAppend(file(FILES.cache))) : Option.none()
+    const index = Option.match(cacheLog, { onNone: () => emptyIndex<O>(), onSome: (log) => parseCache<O>(log.text) })
+    const cacheDirty = { value: false }
+    const cache = Option.map(cacheLog, (log) =>
+      makeCache<O>({ file: file(FILES.cache), fd: log.fd, index, owed, generation: currentGeneration, dirty: cacheDirty }))
+    const reservationFile = yield* openAppend(file(FILES.reservations))
+    const reservationLog = parseReservations(reservationFile.text)
+    const reservations = makeReservations({
+      file: file(FILES.reservations),
+      fd: reservationFile.fd,
+      log: reservationLog,
+      syncEach: options?.syncReservations ?? false,
+      generation: currentGeneration
+    })
 
     /**
      * Continues from a saved generation: cached evaluations written after it,
@@ -413,131 +217,59 @@ export const make = <O>(
       Effect.gen(function*() {
         generation = loaded.generation
         const inFlight = new Set(loaded.state.pending.map((p) => p.iteration))
-        for (const list of payments.values()) {
-          for (const p of list) {
-            // not counted by the saved state: paid by a proposal in flight at
-            // the save or planned after it (or, without an iteration, written after it)
-            if (p.i === undefined ? p.g >= generation : inFlight.has(p.i) || p.i > loaded.state.iteration) addOwed(p, 1)
-          }
+        for (const p of allPayments(index)) {
+          // not counted by the saved state: paid by a proposal in flight at
+          // the save or planned after it (or, without an iteration, written after it)
+          if (p.i === undefined ? p.g >= generation : inFlight.has(p.i) || p.i > loaded.state.iteration) owed.add(p, 1)
         }
-        yield* keepCandidates(loaded.state.candidates.length)
-        const counted = Ledger.accounted(loaded.state, owed.total())
-        if (logEmpty) {
-          // a run directory from before the write-ahead budget: its count starts here
-          yield* appendReservation({ base: counted })
-          logEmpty = false
-        } else {
-          lostAtLoad = Ledger.lostOnRecord(onRecord, counted)
-        }
+        yield* candidates.keep(loaded.state.candidates.length)
+        yield* reservations.settle(Ledger.accounted(loaded.state, owed.left()))
         return Option.some(loaded.state)
       })
 
-    const load: Effect.Effect<Option.Option<State.GepaState>, PersistenceError> = Effect.gen(function*() {
-      const current = yield* readStateFile(file(FILES.state), migrations, candidateLog)
-      if (current._tag === "ok") return yield* resumeFrom(current)
-      const previous = yield* readStateFile(file(FILES.prev), migrations, candidateLog)
-      if (previous._tag === "ok") {
-        if (current._tag === "corrupt") {
-          const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
-          yield* attempt(file(FILES.state), "move the corrupt state file aside", () => fs.renameSync(file(FILES.state), aside))
-        }
-        return yield* resumeFrom(previous)
-      }
-      if (current._tag === "missing" && previous._tag === "missing") {
-        // Lines of generation 0 only: the process died before its first save,
-        // and nothing it paid for is counted anywhere, so all of it is owed.
-        // A later generation means saved states were removed on purpose to
-        // start over on a warm cache: then hits are simply free.
-        let everSaved = logSaved
-        for (const list of payments.values()) for (const p of list) if (p.g > 0) everSaved = true
-        if (!everSaved) {
-          for (const list of payments.values()) for (const p of list) addOwed(p, 1)
-          lostAtLoad = Ledger.lostOnRecord(onRecord, owed.total())
-        } else if (!logEmpty) {
-          // what the removed run paid is not this run's
-          yield* appendReservation({ base: 0 })
-        }
-        yield* keepCandidates(0)
-        return Option.none()
-      }
-      const problems = [
-        current._tag === "corrupt" ? `${FILES.state}: ${current.detail}` : `${FILES.state}: missing`,
-        previous._tag === "corrupt" ? `${FILES.prev}: ${previous.detail}` : `${FILES.prev}: missing`
-      ]
-      return yield* Effect.fail(
-        new PersistenceError({
-          path: current._tag === "corrupt" ? file(FILES.state) : file(FILES.prev),
-          operation: "load",
-          detail: `no readable saved state (${problems.join("; ")}); move the run directory's state files away to start over`
-        })
-      )
+    /**
+     * No saved state. Cache lines of generation 0 only: the process died
+     * before its first save, and nothing it paid for is counted anywhere, so
+     * all of it is owed. A later generation means saved states were removed
+     * on purpose to start over on a warm cache: then hits are simply free.
+     */
+    const startFresh = Effect.gen(function*() {
+      let everSaved = reservationLog.saved
+      for (const p of allPayments(index)) if (p.g > 0) everSaved = true
+      if (!everSaved) for (const p of allPayments(index)) owed.add(p, 1)
+      yield* reservations.settleFresh(owed.left(), everSaved)
+      yield* candidates.keep(0)
+      yield* journal.startOver
+      return Option.none<State.GepaState>()
     })
 
-    const writeBest = (state: State.GepaState) =>
-      writeAtomic(root, FILES.best, JSON.stringify({
-        index: State.bestIndex(state),
-        score: State.scoreOf(state)(State.bestIndex(state)),
-        iteration: state.iteration,
-        candidate: state.candidates[State.bestIndex(state)]
-      }, null, 2) + "\n")
+    const load = loadState({
+      root,
+      migrations: options?.migrations ?? {},
+      candidates: () => candidates.log(),
+      resume: (snapshot, fromCurrent) => Effect.flatMap(journal.resume(snapshot, candidates.log(), { fromCurrent }), resumeFrom),
+      fresh: startFresh
+    })
 
+    const best = makeBestFile(root)
     const save = (state: State.GepaState): Effect.Effect<void, PersistenceError> =>
-      attempt(file(FILES.state), "save", () => {
-        // the cache entries this state relies on reach the disk first, with
-        // the reservations of the calls made since the last save
-        if (cacheDirty && cacheFd !== undefined) {
-          fs.fsyncSync(cacheFd)
-          cacheDirty = false
-        }
-        if (reservationsDirty) {
-          fs.fdatasyncSync(reservations.fd)
-          reservationsDirty = false
-        }
-        const count = state.candidates.length
-        if (count < written) {
-          // not reached by the engine (candidates are only ever added); kept
-          // so that the file always matches the state that was saved
-          fs.truncateSync(file(FILES.candidates), count === 0 ? 0 : candidateLog.ends[count - 1]!)
-          candidateLog = { lines: candidateLog.lines.slice(0, count), ends: candidateLog.ends.slice(0, count) }
-          written = count
-        }
-        if (count > written) {
-          let offset = written === 0 ? 0 : candidateLog.ends[written - 1]!
-          let chunk = ""
-          for (let i = written; i < count; i++) {
-            const line: CandidateLine = {
-              i,
-              candidate: state.candidates[i],
-              valScores: state.valScores[i],
-              objectiveScores: state.objectiveScores[i]
-            }
-            const text = JSON.stringify(line) + "\n"
-            offset += Buffer.byteLength(text)
-            candidateLog.lines.push(line)
-            candidateLog.ends.push(offset)
-            chunk += text
-          }
-          fs.writeSync(candidateFile.fd, chunk)
-          fs.fsyncSync(candidateFile.fd)
-          written = count
-        }
-        const envelope: SavedState = {
-          schemaVersion: State.SCHEMA_VERSION,
-          savedAt: stampNow(),
-          generation: generation + 1,
-          candidateCount: count,
-          state: encodeState({ ...state, candidates: [], valScores: [], objectiveScores: [] })
-        }
-        writeAtomic(root, FILES.state, JSON.stringify(envelope), FILES.prev)
+      Effect.gen(function*() {
+        // the cache entries and candidates this state relies on reach the
+        // disk first, with the reservations of the calls made since the last
+        // save; the flushes run side by side (off the event loop), so a save
+        // waits about one flush for them, not one per file
+        const flushes: Array<readonly [string, number]> = []
+        if (cacheDirty.value && Option.isSome(cacheLog)) flushes.push([file(FILES.cache), cacheLog.value.fd])
+        cacheDirty.value = false
+        if (reservations.takeDirty()) flushes.push([file(FILES.reservations), reservationFile.fd])
+        if (yield* candidates.append(state)) flushes.push([file(FILES.candidates), candidates.fd])
+        yield* Effect.forEach(flushes, ([name, fd]) => flush(name, fd), { concurrency: "unbounded", discard: true })
+        yield* journal.save(state, generation + 1, state.candidates.length)
         generation++
-        if (!savedMarked) {
-          // tells a later fresh start on this directory that a state was saved
-          // here (and removed on purpose), not lost before its first save
-          fs.writeSync(reservations.fd, JSON.stringify({ g: generation }) + "\n")
-          savedMarked = true
-        }
-        writeBest(state)
-        fsyncDir(root)
+        yield* attempt(file(FILES.state), "save", () => {
+          reservations.markSaved(generation)
+          best.writeIfChanged(state)
+        })
       })
 
     const onEvent = (event: GepaEvent): Effect.Effect<void> =>
@@ -549,54 +281,241 @@ export const make = <O>(
         }
       })
 
-    // side logs are opened on their first entry: most runs never write one
-    const sideLogs = new Map<LogName, number>()
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const fd of sideLogs.values()) fs.closeSync(fd)
+    const finish = (state: State.GepaState, stopReason: string, stoppedBy: Result.StoppedBy | null = null): Effect.Effect<void, PersistenceError> =>
+      attempt(file(FILES.result), "write", () => {
+        best.write(state)
+        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason, stoppedBy)), null, 2) + "\n")
+        if ((options?.trackBestOutputs ?? true) && Option.isSome(cacheLog)) {
+          writeAtomic(root, FILES.bestOutputs, JSON.stringify(bestOutputs(state, index), null, 2) + "\n")
+        }
+        fsyncDir(root)
+      })
+
+    return {
+      location: root,
+      durable: true,
+      load,
+      save,
+      cache,
+      onEvent,
+      appendLog: yield* openSideLogs(root),
+      stopRequested: Effect.sync(() => fs.existsSync(file(FILES.stop))),
+      finish,
+      reserve: reservations.reserve,
+      unaccounted: Effect.sync(() => ({ lost: reservations.lostAtLoad(), owed: owed.byIteration() }))
+    }
+  })
+
+/**
+ * The run store service (`RunStore.RunStoreService`) over a run directory:
+ * every run opened through it uses (and locks, for the run's scope) the
+ * directory `dir`, so a run resumes from the one before it.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layer = (dir: string, options?: Options): Layer.Layer<RunStoreService> =>
+  Layer.succeed(RunStoreService, { open: <O>() => make<O>(dir, options) })
+
+/**
+ * Checks, creates and locks the run directory for the scope; removes the
+ * stop file of the run that was stopped with it (it would end the resumed
+ * run at once) and the temporary files of a save cut short by a crash.
+ */
+const openRoot = (dir: string): Effect.Effect<string, PersistenceError | ConfigError, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (typeof dir !== "string" || dir.length === 0) {
+      return yield* Effect.fail(new ConfigError({ field: "runDir", detail: "expected a non-empty directory path" }))
+    }
+    const root = path.resolve(dir)
+    yield* attempt(root, "create the run directory", () => {
+      fs.mkdirSync(root, { recursive: true })
+      if (!fs.statSync(root).isDirectory()) throw new Error("exists and is not a directory")
+      fs.accessSync(root, fs.constants.W_OK | fs.constants.R_OK)
+    })
+    yield* Effect.acquireRelease(acquireLock(root), (l) => Effect.sync(() => releaseLock(root, l)))
+    const stop = path.join(root, FILES.stop)
+    yield* attempt(stop, "remove the old stop file", () => fs.rmSync(stop, { force: true }))
+    yield* attempt(root, "clean temporary files", () => {
+      for (const name of fs.readdirSync(root)) {
+        if (name.startsWith(".") && name.includes(".tmp-")) fs.rmSync(path.join(root, name), { force: true })
+      }
+    })
+    return root
+  })
+
+/** Opens an append-only log for the scope: its complete lines (a cut last line is removed) and a descriptor to append to. */
+const openAppend = (file: string) =>
+  Effect.acquireRelease(
+    attempt(file, "open", () => {
+      const text = openLog(file)
+      return { fd: fs.openSync(file, "a"), text }
+    }),
+    ({ fd }) => Effect.sync(() => fs.closeSync(fd))
+  )
+
+/**
+ * `candidates.jsonl`: one line per candidate, appended when a save first
+ * includes it; `keep` cuts lines a lost generation left past the loaded
+ * state's count.
+ */
+const openCandidates = (file: string) =>
+  Effect.gen(function*() {
+    const opened = yield* openAppend(file)
+    let log = parseCandidateLog(opened.text)
+    // candidate lines that belong to the state in use (after load, or saved since)
+    let written = 0
+    const cut = (count: number) => {
+      // a state whose candidates are not in the log (saved whole, as 0.2
+      // did) has its candidates appended by the next save
+      const kept = Math.min(count, log.lines.length)
+      fs.truncateSync(file, log.ends[kept - 1] ?? 0)
+      log = { lines: log.lines.slice(0, kept), ends: log.ends.slice(0, kept) }
+      written = kept
+    }
+    return {
+      fd: opened.fd,
+      log: () => log,
+      keep: (count: number) => attempt(file, "truncate", () => cut(count)),
+      /** appends the candidates new since the last save; true when something was written (to flush) */
+      append: (state: State.GepaState) =>
+        attempt(file, "append to", () => {
+          const count = state.candidates.length
+          // not reached by the engine (candidates are only ever added); kept
+          // so that the file always matches the state that was saved
+          if (count < written) cut(count)
+          if (count === written) return false
+          let offset = log.ends[written - 1] ?? 0
+          let chunk = ""
+          for (let i = written; i < count; i++) {
+            const line: CandidateLine = {
+              i,
+              candidate: state.candidates[i],
+              valScores: state.valScores[i],
+              objectiveScores: state.objectiveScores[i]
+            }
+            const text = JSON.stringify(line) + "\n"
+            offset += Buffer.byteLength(text)
+            log.lines.push(line)
+            log.ends.push(offset)
+            chunk += text
+          }
+          fs.writeSync(opened.fd, chunk)
+          written = count
+          return true
+        })
+    }
+  })
+
+/**
+ * Reads the saved state: the current snapshot with its journal, else the
+ * previous snapshot with both journals (a corrupt current snapshot is moved
+ * aside as `gepa_state.corrupt-<time>.json`), else nothing (`fresh`); fails
+ * when state files are there and none is readable.
+ */
+const loadState = (o: {
+  readonly root: string
+  readonly migrations: Migrations
+  readonly candidates: () => CandidateLog
+  readonly resume: (
+    snapshot: Extract<Decoded, { readonly _tag: "ok" }>,
+    fromCurrent: boolean
+  ) => Effect.Effect<Option.Option<State.GepaState>, PersistenceError>
+  readonly fresh: Effect.Effect<Option.Option<State.GepaState>, PersistenceError>
+}): Effect.Effect<Option.Option<State.GepaState>, PersistenceError> =>
+  Effect.gen(function*() {
+    const file = (name: string) => path.join(o.root, name)
+    const current = yield* readStateFile(file(FILES.state), o.migrations, o.candidates())
+    if (current._tag === "ok") return yield* o.resume(current, true)
+    const previous = yield* readStateFile(file(FILES.prev), o.migrations, o.candidates())
+    if (previous._tag === "ok") {
+      if (current._tag === "corrupt") {
+        const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
+        yield* attempt(file(FILES.state), "move the corrupt state file aside", () => fs.renameSync(file(FILES.state), aside))
+      }
+      return yield* o.resume(previous, false)
+    }
+    if (current._tag === "missing" && previous._tag === "missing") return yield* o.fresh
+    const problems = [
+      current._tag === "corrupt" ? `${FILES.state}: ${current.detail}` : `${FILES.state}: missing`,
+      previous._tag === "corrupt" ? `${FILES.prev}: ${previous.detail}` : `${FILES.prev}: missing`
+    ]
+    return yield* Effect.fail(
+      new PersistenceError({
+        path: current._tag === "corrupt" ? file(FILES.state) : file(FILES.prev),
+        operation: "load",
+        detail: `no readable saved state (${problems.join("; ")}); move the run directory's state files away to start over`
       })
     )
-    const sideLogFile: Record<LogName, string> = { side_info: FILES.sideInfo }
-    const appendLog = (log: LogName, entry: unknown): Effect.Effect<void> =>
+  })
+
+/** `best_candidate.json`: written when the best candidate (or its score) changes, and at the end. */
+const makeBestFile = (root: string) => {
+  let last: string | undefined
+  const write = (state: State.GepaState) => {
+    const best = State.bestIndex(state)
+    writeAtomic(root, FILES.best, JSON.stringify({
+      index: best,
+      score: State.scoreOf(state)(best),
+      iteration: state.iteration,
+      candidate: state.candidates[best]
+    }, null, 2) + "\n")
+  }
+  return {
+    write,
+    writeIfChanged: (state: State.GepaState) => {
+      const best = State.bestIndex(state)
+      const key = `${best}:${State.scoreOf(state)(best)}`
+      if (key === last) return
+      last = key
+      write(state)
+      fsyncDir(root)
+    }
+  }
+}
+
+/** The best candidate's cached outputs on the validation set (`best_outputs.json`). */
+const bestOutputs = <O>(state: State.GepaState, index: CacheIndex<O>) => {
+  const best = State.bestIndex(state)
+  const candidate = state.candidates[best]
+  const outputs: Record<string, { output: unknown; score: number }> = {}
+  if (candidate === undefined) return { candidate: best, outputs }
+  const hash = Candidate.hash(candidate)
+  // cache keys hold the example's content hash (the id in runs from before 0.2)
+  const print = state.fingerprint?.valset
+  const contentOf = new Map<string, string | undefined>(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]] as const))
+  for (const id of Object.keys(state.valScores[best] ?? {})) {
+    const hit = index.entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id, contentHash: contentOf.get(id) }))
+    if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }
+  }
+  return { candidate: best, outputs }
+}
+
+/** Side logs (`RunStore.appendLog`), opened on their first entry: most runs never write one. */
+const openSideLogs = (root: string) =>
+  Effect.gen(function*() {
+    const fds = new Map<LogName, number>()
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const fd of fds.values()) fs.closeSync(fd)
+      })
+    )
+    const names: Record<LogName, string> = { side_info: FILES.sideInfo }
+    return (log: LogName, entry: unknown): Effect.Effect<void> =>
       Effect.sync(() => {
         try {
-          let fd = sideLogs.get(log)
+          let fd = fds.get(log)
           if (fd === undefined) {
-            openLog(file(sideLogFile[log]))
-            fd = fs.openSync(file(sideLogFile[log]), "a")
-            sideLogs.set(log, fd)
+            const file = path.join(root, names[log])
+            openLog(file)
+            fd = fs.openSync(file, "a")
+            fds.set(log, fd)
           }
           fs.writeSync(fd, JSON.stringify({ ts: stampNow(), ...(entry as object) }) + "\n")
         } catch {
           // diagnostic, like the event log: a full disk must not fail the run here (save will report it)
         }
       })
-
-    const stopRequested = Effect.sync(() => fs.existsSync(file(FILES.stop)))
-
-    const finish = (state: State.GepaState, stopReason: string, stoppedBy: Result.StoppedBy | null = null): Effect.Effect<void, PersistenceError> =>
-      attempt(file(FILES.result), "write", () => {
-        writeBest(state)
-        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason, stoppedBy)), null, 2) + "\n")
-        if ((options?.trackBestOutputs ?? true) && cacheFd !== undefined) {
-          const best = State.bestIndex(state)
-          const hash = Candidate.hash(state.candidates[best]!)
-          const outputs: Record<string, { output: unknown; score: number }> = {}
-          // cache keys hold the example's content hash (the id in runs from before 0.2)
-          const print = state.fingerprint?.valset
-          const contentOf = new Map(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]!] as const))
-          for (const id of Object.keys(state.valScores[best] ?? {})) {
-            const hit = entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id, contentHash: contentOf.get(id) }))
-            if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }
-          }
-          writeAtomic(root, FILES.bestOutputs, JSON.stringify({ candidate: best, outputs }, null, 2) + "\n")
-        }
-        fsyncDir(root)
-      })
-
-    const unaccounted = Effect.sync(() => ({ lost: lostAtLoad, owed: owed.byIteration }))
-    const store: RunStore<O> = { location: root, load, save, cache, onEvent, appendLog, stopRequested, finish, reserve, unaccounted }
-    return store
   })
 
 /**
@@ -620,7 +539,14 @@ export const readState = (
     let corrupt: { readonly file: string; readonly detail: string } | undefined
     for (const name of [FILES.state, FILES.prev]) {
       const r = yield* readStateFile(path.join(root, name), options?.migrations ?? {}, candidates)
-      if (r._tag === "ok") return Option.some(r.state)
+      if (r._tag === "ok") {
+        const journals = yield* attempt(path.join(root, FILES.journal), "read", () =>
+          [FILES.prevJournal, FILES.journal].flatMap((log) => {
+            const f = path.join(root, log)
+            return fs.existsSync(f) ? parseJournal(fs.readFileSync(f, "utf8")).lines : []
+          }))
+        return Option.some(replayJournal(r, journals, candidates).state)
+      }
       if (r._tag === "corrupt" && corrupt === undefined) corrupt = { file: path.join(root, name), detail: r.detail }
     }
     if (corrupt !== undefined) {
@@ -661,6 +587,50 @@ export const readFile = (dir: string, name: FileName): Effect.Effect<Option.Opti
     }
   })
 }
+
+/**
+ * What is at a run directory's path: nothing yet, a directory, or something
+ * else (a file), which cannot hold a run.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const pathKind = (dir: string): Effect.Effect<"missing" | "directory" | "other", PersistenceError> =>
+  attempt(path.resolve(dir), "inspect", () => {
+    try {
+      return fs.statSync(dir).isDirectory() ? "directory" : "other"
+    } catch (e) {
+      if (isCode(e, "ENOENT")) return "missing"
+      throw e
+    }
+  })
+
+/**
+ * Removes a run directory and everything in it (for a run that failed before
+ * it scored anything: nothing in it is worth resuming).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const remove = (dir: string): Effect.Effect<void, PersistenceError> =>
+  attempt(path.resolve(dir), "remove", () => fs.rmSync(dir, { recursive: true, force: true }))
+
+/**
+ * Whether a run directory holds the file `name`.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const exists = (dir: string, name: FileName): Effect.Effect<boolean> =>
+  Effect.sync(() => fs.existsSync(path.join(path.resolve(dir), name)))
+
+/**
+ * Whether a directory holds a saved state (`gepa_state.json`).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const holdsState = (dir: string): Effect.Effect<boolean> => exists(dir, FILES.state)
 
 /**
  * Whether a directory already holds a run (a saved state, a result or the

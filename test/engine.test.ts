@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Ref, Schedule, Stream, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Ref, Schedule, Stream, TestClock } from "effect"
 import fc from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -577,11 +577,15 @@ describe("stop conditions", () => {
       const dir = makeTmpDir("gepa-deadline-")
       const { adapter } = yield* Toy.makeAdapter()
       let calls = 0
+      // the clock moves once a call hangs (saves flush off the event loop, so the run may not be there yet)
+      const hung = yield* Deferred.make<void>()
       // the seed's validation and the first proposals answer, then every call hangs
       const hanging: ToyAdapter = {
         ...adapter,
         evaluate: (batch, candidate, options) =>
-          Effect.suspend(() => (calls++ < valset.length + 12 ? adapter.evaluate(batch, candidate, options) : Effect.never))
+          Effect.suspend(() =>
+            calls++ < valset.length + 12 ? adapter.evaluate(batch, candidate, options) : Effect.zipRight(Deferred.succeed(hung, undefined), Effect.never)
+          )
       }
       const fiber = yield* Effect.fork(Gepa.optimize({
         ...base(hanging),
@@ -589,6 +593,7 @@ describe("stop conditions", () => {
         maxMetricCalls: 300,
         stop: StopCondition.timeout("10 seconds")
       }))
+      yield* Deferred.await(hung)
       yield* TestClock.adjust("11 seconds")
       const stopped = yield* Fiber.join(fiber)
       assert.strictEqual(stopped.stopReason, "reached the time limit of 10s (proposals in flight paused)")

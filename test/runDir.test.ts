@@ -203,12 +203,12 @@ describe("RunDir", () => {
       yield* Effect.scoped(Effect.gen(function*() {
         const store = yield* RunDir.make<string>(dir)
         yield* store.load
-        yield* store.cache!.set(key, { output: "late", score: 0.25, iteration: 6 })
-        yield* store.cache!.set(key, { output: "early", score: 0.5, iteration: 5 })
+        yield* Option.getOrThrow(store.cache).set(key, { output: "late", score: 0.25, iteration: 6 })
+        yield* Option.getOrThrow(store.cache).set(key, { output: "early", score: 0.5, iteration: 5 })
       }))
       const store = yield* RunDir.make<string>(dir)
       yield* store.load
-      const cache = store.cache!
+      const cache = Option.getOrThrow(store.cache)
       // 6, re-launched after a crash, cannot see 5's result but finds its own
       const own = Option.getOrThrow(yield* cache.get({ ...key, requestedBy: 6, visibleUpTo: 4 }))
       expect([own.output, own.score]).toEqual(["late", 0.25])

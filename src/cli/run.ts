@@ -118,8 +118,9 @@ export const prepare = (
     const dir = settings.runDir
     const problem = creatable(dir)
     if (problem !== undefined) return yield* Effect.fail(inputError(problem))
-    if (fs.existsSync(dir)) {
-      if (!fs.statSync(dir).isDirectory()) return yield* Effect.fail(inputError(`${dir}: the run directory is a file`))
+    const kind = yield* Effect.orElseSucceed(RunDir.pathKind(dir), () => "other" as const)
+    if (kind !== "missing") {
+      if (kind === "other") return yield* Effect.fail(inputError(`${dir}: the run directory is a file`))
       if (yield* RunDir.holdsRun(dir)) {
         if (!options.resume) {
           return yield* Effect.fail(inputError(
@@ -127,7 +128,7 @@ export const prepare = (
               `(or --resume), or choose another --run-dir`
           ))
         }
-        if (fs.existsSync(path.join(dir, RunDir.FILES.config))) {
+        if (yield* RunDir.exists(dir, RunDir.FILES.config)) {
           const saved = yield* readSavedSettings(dir)
           const conflict = resumeConflict(saved, settings)
           if (Option.isSome(conflict)) {
@@ -293,7 +294,7 @@ export const runPrepared = (
   // a run that fails before anything was scored leaves nothing worth
   // resuming: the directory it created is removed, so that the same
   // command runs again once the cause is fixed
-  const existed = fs.existsSync(s.runDir)
+  let existed = true
   let scored = false
   const print = (event: GepaEvent) => {
     if (event._tag === "ValsetEvaluated") scored = true
@@ -316,6 +317,7 @@ export const runPrepared = (
       )
   const startedAt = Date.now()
   return Effect.scoped(Effect.gen(function*() {
+    existed = (yield* Effect.orElseSucceed(RunDir.pathKind(s.runDir), () => "other" as const)) !== "missing"
     const config = yield* gepaConfig(prepared, onEvent)
     const interrupts = yield* watchInterrupts(env.stderr)
     const result = yield* Gepa.optimize(config).pipe(
@@ -355,15 +357,12 @@ export const runPrepared = (
     Effect.mapError((error): RunFailure => ({ error, started, runDir: s.runDir })),
     Effect.catchAll((failure) =>
       Effect.flatMap(
-        Effect.sync((): RunFailure => {
-          if (existed || scored || !failure.started) return failure
-          try {
-            fs.rmSync(s.runDir, { recursive: true, force: true })
-            return { ...failure, started: false, removed: true }
-          } catch {
-            return failure
-          }
-        }),
+        existed || scored || !failure.started
+          ? Effect.succeed(failure)
+          : RunDir.remove(s.runDir).pipe(
+            Effect.as<RunFailure>({ ...failure, started: false, removed: true }),
+            Effect.orElseSucceed(() => failure)
+          ),
         Effect.fail
       )
     )

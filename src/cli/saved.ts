@@ -6,7 +6,6 @@
  * @since 0.2.0
  */
 import { Effect, Option } from "effect"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import type { PersistenceError } from "../Errors.js"
 import * as Report from "../Report.js"
@@ -20,11 +19,12 @@ import { parseSettingsJson, type Settings } from "./settings.js"
 export const unreadable = (e: PersistenceError): CliInputError => inputError(`${e.path}: ${e.detail.replace(/\s*\n\s*/g, " ")}`)
 
 const checkDirectory = (runDir: string): Effect.Effect<void, CliInputError> =>
-  Effect.suspend(() => {
-    if (!fs.existsSync(runDir)) return Effect.fail(inputError(`${runDir}: run directory not found`))
-    if (!fs.statSync(runDir).isDirectory()) return Effect.fail(inputError(`${runDir}: not a directory`))
-    return Effect.void
-  })
+  Effect.flatMap(Effect.orElseSucceed(RunDir.pathKind(runDir), () => "other" as const), (kind) =>
+    kind === "missing"
+      ? Effect.fail(inputError(`${runDir}: run directory not found`))
+      : kind === "other"
+      ? Effect.fail(inputError(`${runDir}: not a directory`))
+      : Effect.void)
 
 /**
  * Reads the settings saved in a run directory (`config.json`). The

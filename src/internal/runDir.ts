@@ -15,11 +15,16 @@ import * as Result from "../Result.js"
 import type { CandidateLine, Migrations, SavedState } from "../RunDir.js"
 import * as State from "../State.js"
 import { firstIssue } from "./issue.js"
+import * as Journal from "./stateJournal.js"
 
 /** The file names inside a run directory (`RunDir.FILES`). */
 export const FILES = {
   state: "gepa_state.json",
   prev: "gepa_state.prev.json",
+  /** the changes saved since `gepa_state.json` was written, one save a line (since 0.3) */
+  journal: "gepa_state.jsonl",
+  /** the changes from `gepa_state.prev.json` to `gepa_state.json` (since 0.3) */
+  prevJournal: "gepa_state.prev.jsonl",
   events: "events.jsonl",
   cache: "cache.jsonl",
   reservations: "reservations.jsonl",
@@ -34,7 +39,9 @@ export const FILES = {
   /** the HTML report written by the `gepa` command */
   report: "report.html",
   /** the full side information behind each reflection of `optimizeAnything` (`RunStore.appendLog`) */
-  sideInfo: "side_info.jsonl"
+  sideInfo: "side_info.jsonl",
+  /** the best candidate's scores on the test set, written by the `optimize-anything` command */
+  testScores: "test_scores.json"
 } as const
 
 /** The valid prefix of `candidates.jsonl` and the byte offset after each line. */
@@ -105,6 +112,21 @@ export const writeAtomic = (dir: string, name: string, content: string, keepPrev
   fs.renameSync(tmp, target)
 }
 
+const isFile = (file: string): boolean => {
+  try {
+    return fs.statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
+/** Flushes an appended file's data (and size) to disk, off the event loop. */
+export const flush = (file: string, fd: number): Effect.Effect<void, PersistenceError> =>
+  Effect.async<void, PersistenceError>((resume) => {
+    fs.fdatasync(fd, (e) =>
+      resume(e === null ? Effect.void : Effect.fail(new PersistenceError({ path: file, operation: "fsync", detail: errorText(e) }))))
+  })
+
 export const fsyncDir = (dir: string): void => {
   // makes the renames durable; some platforms cannot open a directory
   let fd: number | undefined
@@ -139,7 +161,15 @@ export const encodeState = (state: State.GepaState): unknown => state
 export const encodeResult = Schema.encodeSync(Result.GepaResult)
 
 export type Decoded =
-  | { readonly _tag: "ok"; readonly state: State.GepaState; readonly generation: number }
+  | {
+    readonly _tag: "ok"
+    readonly state: State.GepaState
+    readonly generation: number
+    /** the snapshot file's size */
+    readonly bytes: number
+    /** the snapshot needed a migration (its layout is older) */
+    readonly migrated: boolean
+  }
   | { readonly _tag: "missing" }
   | { readonly _tag: "corrupt"; readonly detail: string }
 
@@ -172,6 +202,7 @@ export const readStateFile = (
     }
     const envelope = json as SavedState
     let version = envelope.schemaVersion
+    const migrated = version !== State.SCHEMA_VERSION
     if (typeof version !== "number" || !Number.isInteger(version)) {
       return { _tag: "corrupt", detail: `schemaVersion is ${JSON.stringify(version)}` } as const
     }
@@ -227,8 +258,65 @@ export const readStateFile = (
     const generation = typeof envelope.generation === "number" && Number.isInteger(envelope.generation)
       ? envelope.generation
       : 0
-    return { _tag: "ok", state: decoded.right, generation } as const
+    return { _tag: "ok", state: decoded.right, generation, bytes: Buffer.byteLength(text), migrated } as const
   })
+
+/** The fields of the state kept in `candidates.jsonl`, not in the snapshot or the journal. */
+export const CANDIDATE_FIELDS: ReadonlySet<string> = new Set(["candidates", "valScores", "objectiveScores"])
+
+/**
+ * Replays journal lines on top of a decoded snapshot: lines of generations
+ * the snapshot already holds are skipped, then each line must make the next
+ * generation; replay stops at a gap, at a line whose candidates are not all
+ * in `candidates.jsonl`, or at a line that does not fit the state (damage).
+ * `used` counts the lines read (applied or skipped), so that the caller can
+ * cut the rest off the log it appends to.
+ */
+export const replayJournal = (
+  base: { readonly state: State.GepaState; readonly generation: number },
+  lines: ReadonlyArray<Journal.JournalLine>,
+  candidates: CandidateLog
+): { readonly state: State.GepaState; readonly generation: number; readonly used: number } => {
+  let value: unknown = base.state
+  let generation = base.generation
+  let count = base.state.candidates.length
+  let used = 0
+  let applied = 0
+  let good = { state: base.state, generation, used: 0 }
+  for (const line of lines) {
+    if (line.g <= generation && applied === 0) {
+      used++
+      good = { ...good, used }
+      continue
+    }
+    if (line.g !== generation + 1 || line.n > candidates.lines.length) break
+    try {
+      value = line.c === undefined ? value : Journal.apply(value, line.c)
+    } catch {
+      break
+    }
+    generation = line.g
+    count = line.n
+    used++
+    applied++
+    good = { ...good, generation, used }
+  }
+  if (applied === 0) return good
+  const own = candidates.lines.slice(0, count)
+  const decoded = decodeState({
+    ...(value as object),
+    candidates: own.map((l) => l.candidate),
+    valScores: own.map((l) => l.valScores),
+    objectiveScores: own.map((l) => l.objectiveScores)
+  })
+  // a journal that replays into an invalid state is damage: the snapshot alone is what is known good
+  if (decoded._tag === "Left") return { state: base.state, generation: base.generation, used: good.used - applied }
+  return { state: decoded.right, generation, used }
+}
+
+/** The readable prefix of a journal file's text. */
+export const parseJournal = (text: string): Journal.LineLog<Journal.JournalLine> =>
+  Journal.parseLines(text, Journal.isJournalLine)
 
 export const stampNow = () => new Date().toISOString()
 
@@ -358,3 +446,139 @@ export const sharedKey = (k: string): string => {
     ? `${parts[0]}\u0000${parts[2]}`
     : k
 }
+
+/**
+ * The state's snapshot and change journal (`gepa_state.json` and
+ * `gepa_state.jsonl`, with `.prev` of each): loads replay the journal on the
+ * snapshot, saves append one line of changes, and a new snapshot is written
+ * when the journal would outgrow the current one. The previous snapshot and
+ * its journal stay as the fallback: together they lead up to the current
+ * snapshot, and the current journal continues from there.
+ */
+export const openJournal = (root: string) =>
+  Effect.gen(function*() {
+    const file = (name: string) => path.join(root, name)
+    const text = yield* attempt(file(FILES.journal), "open", () => openLog(file(FILES.journal)))
+    let fd = yield* attempt(file(FILES.journal), "open", () => fs.openSync(file(FILES.journal), "a"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => fs.closeSync(fd)))
+    let log = parseJournal(text)
+    // the last state saved (or loaded): the next save writes what changed since
+    let last: State.GepaState | undefined
+    let snapshotBytes = 0
+    let journalBytes = 0
+    // whether gepa_state.json is this run's own, with gepa_state.prev.json (and its journal) leading up to it
+    let currentOk = false
+    let previousOk = false
+    // a snapshot is due at the next save (after a fallback, a migration, or a fresh start)
+    let due = true
+
+    /** Cuts the journal after its first `used` lines. */
+    const keep = (used: number) =>
+      attempt(file(FILES.journal), "truncate", () => {
+        const bytes = log.ends[used - 1] ?? 0
+        fs.ftruncateSync(fd, bytes)
+        log = { lines: log.lines.slice(0, used), ends: log.ends.slice(0, used) }
+        journalBytes = bytes
+      })
+
+    const readPrevious = attempt(file(FILES.prevJournal), "read", () => {
+      try {
+        return parseJournal(fs.readFileSync(file(FILES.prevJournal), "utf8")).lines
+      } catch (e) {
+        if (isCode(e, "ENOENT")) return []
+        throw e
+      }
+    })
+
+    /** Continues from a decoded snapshot (the current one, or the previous one as a fallback). */
+    const resume = (
+      snapshot: Extract<Decoded, { readonly _tag: "ok" }>,
+      candidates: CandidateLog,
+      options: { readonly fromCurrent: boolean }
+    ) =>
+      Effect.gen(function*() {
+        const previous = yield* readPrevious
+        const replayed = replayJournal(snapshot, [...previous, ...log.lines], candidates)
+        // lines after the generation reached are of a lost save: the next save writes its own
+        yield* keep(Math.max(0, replayed.used - previous.length))
+        last = replayed.state
+        snapshotBytes = snapshot.bytes
+        currentOk = options.fromCurrent
+        previousOk = options.fromCurrent && fs.existsSync(file(FILES.prev))
+        due = !options.fromCurrent || snapshot.migrated
+        return { state: replayed.state, generation: replayed.generation }
+      })
+
+    /** No saved state to continue from: whatever journals are left belong to no snapshot. */
+    const startOver = Effect.gen(function*() {
+      yield* keep(0)
+      yield* attempt(file(FILES.prevJournal), "remove", () => fs.rmSync(file(FILES.prevJournal), { force: true }))
+      last = undefined
+      currentOk = false
+      previousOk = false
+      due = true
+    })
+
+    /** Writes a snapshot of generation `g`, then starts a new journal from it. */
+    const snapshot = (state: State.GepaState, g: number, count: number) => {
+      const envelope: SavedState = {
+        schemaVersion: State.SCHEMA_VERSION,
+        savedAt: stampNow(),
+        generation: g,
+        candidateCount: count,
+        state: encodeState({ ...state, candidates: [], valScores: [], objectiveScores: [] })
+      }
+      const text = JSON.stringify(envelope)
+      if (currentOk) {
+        // the current snapshot becomes the previous one and its journal the
+        // previous journal: together they still lead up to the new snapshot
+        writeAtomic(root, FILES.state, text, FILES.prev)
+        fs.renameSync(file(FILES.journal), file(FILES.prevJournal))
+        previousOk = true
+      } else {
+        writeAtomic(root, FILES.state, text)
+        // older files that do not lead up to this snapshot
+        fs.rmSync(file(FILES.prev), { force: true })
+        fs.rmSync(file(FILES.prevJournal), { force: true })
+        fs.rmSync(file(FILES.journal), { force: true })
+        previousOk = false
+      }
+      fs.closeSync(fd)
+      fd = fs.openSync(file(FILES.journal), "a")
+      log = { lines: [], ends: [] }
+      fsyncDir(root)
+      currentOk = true
+      snapshotBytes = Buffer.byteLength(text)
+      journalBytes = 0
+      due = false
+    }
+
+    /** Saves generation `g`: one line of changes, or a new snapshot when one is due. */
+    const save = (state: State.GepaState, g: number, count: number): Effect.Effect<void, PersistenceError> =>
+      Effect.suspend(() => {
+        if (currentOk && !isFile(file(FILES.state))) {
+          // the snapshot was removed or replaced behind the run's back: the
+          // journal alone leads nowhere, so this save writes a snapshot again
+          currentOk = false
+          due = true
+        }
+        const change = last === undefined ? undefined : Journal.diff(last, state, CANDIDATE_FIELDS)
+        const line: Journal.JournalLine = change === undefined ? { g, n: count } : { g, n: count, c: change }
+        const text = JSON.stringify(line) + "\n"
+        const bytes = Buffer.byteLength(text)
+        const written = last === undefined || due || !previousOk || Journal.shouldSnapshot(snapshotBytes, journalBytes, bytes)
+          ? attempt(file(FILES.state), "save", () => snapshot(state, g, count))
+          : Effect.zipRight(
+            attempt(file(FILES.journal), "save", () => {
+              fs.writeSync(fd, text)
+              journalBytes += bytes
+            }),
+            flush(file(FILES.journal), fd)
+          )
+        return Effect.tap(written, () => {
+          last = state
+        })
+      })
+
+    return { resume, startOver, save }
+  })

@@ -59,13 +59,13 @@ type Done<T, O> = readonly [iteration: number, exit: Exit.Exit<Message<T, O>, Op
  */
 export const run = <D, T, O>(
   config: Config<D, T, O>,
-  makeStore: ((r: Resolved<D, T, O>) => Effect.Effect<RunStore<O> | undefined, OptimizeError, Scope.Scope>) | undefined,
+  makeStore: (r: Resolved<D, T, O>) => Effect.Effect<RunStore<O>, OptimizeError, Scope.Scope>,
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel | Scope.Scope> =>
   Effect.gen(function*() {
     const requested = yield* resolve(config)
-    const store = makeStore === undefined ? undefined : yield* makeStore(requested)
-    const loaded = store === undefined ? Option.none<State.GepaState>() : yield* store.load
+    const store = yield* makeStore(requested)
+    const loaded = yield* store.load
     // a resumed run keeps the saved pipeline depth unless one is given: the depth changes the schedule
     const r = Option.isSome(loaded) ? adoptSaved(requested, loaded.value) : requested
     const s = yield* Session.make(r, store, extraEmit)
@@ -73,18 +73,16 @@ export const run = <D, T, O>(
     const emitAll = (events: ReadonlyArray<GepaEvent>) =>
       events.length === 0 ? Effect.void : Effect.forEach(events, (e) => s.emit(() => e), { discard: true })
     const save = (state: State.GepaState) =>
-      store === undefined
-        ? Effect.void
-        : Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
+      store.durable
+        ? Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
+        : store.save(state)
 
     // ---- start: resume, or score the seed ----
     const started = (resumed: boolean) =>
       s.emit(() => GepaEvent.OptimizationStarted({ resumed, trainSize: r.trainIds.length, valSize: r.valIds.length, budget: r.budget }))
     let state: State.GepaState
     // work a crashed process paid for and the saved state does not count
-    const unaccounted = store?.unaccounted === undefined
-      ? Effect.succeed({ lost: 0, owed: new Map<number, number>() as ReadonlyMap<number, number> })
-      : store.unaccounted
+    const unaccounted = store.unaccounted
     const { lost } = yield* unaccounted
     const chargeLost = lost === 0 ? Effect.void : s.emit(() =>
       GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls })
@@ -261,7 +259,7 @@ export const run = <D, T, O>(
           reason: `reached the time limit of ${Duration.format(r.stop.interruptAfter!)} (proposals in flight paused)`,
           by: { kind: "deadline", condition: null }
         }
-        : store?.stopRequested !== undefined && (yield* store.stopRequested)
+        : (yield* store.stopRequested)
         ? { reason: "stopped by request (stop file)", by: { kind: "stopFile", condition: null } }
         : undefined
       if (paused !== undefined) {
@@ -353,7 +351,7 @@ export const run = <D, T, O>(
     // owed results never used were paid for nothing: lost work in the result
     // (the saved state keeps them owed, so that a resume charges them once)
     const final = Ledger.settle(state, (yield* unaccounted).owed)
-    if (store?.finish !== undefined) yield* store.finish(final, reason, by)
+    yield* store.finish(final, reason, by)
     const result = Result.fromState(final, reason, by)
     yield* s.emit(() => GepaEvent.OptimizationEnded({ result }))
     const outputs: Record<string, { candidate: number; output: O }> = {}

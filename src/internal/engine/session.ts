@@ -123,7 +123,7 @@ export const valsetOf = <T, O>(outcomes: ReadonlyArray<Outcome<T, O>>): State.Va
  */
 export const make = <D, T, O>(
   r: Resolved<D, T, O>,
-  store: RunStore<O> | undefined,
+  store: RunStore<O>,
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Session<D, T, O>, ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -134,7 +134,7 @@ export const make = <D, T, O>(
       ? config.cache
       // a cache that lives no longer than the run never serves a trajectory
       // (only a proposal re-launched after a crash asks for one)
-      : store?.cache ?? EvaluationCache.memory<O>(undefined, { trajectories: false })
+      : Option.getOrElse(store.cache, () => EvaluationCache.memory<O>(undefined, { trajectories: false }))
 
     const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
     if (config.onEvent !== undefined) {
@@ -144,7 +144,8 @@ export const make = <D, T, O>(
         return Effect.isEffect(out) ? out : Effect.void
       })
     }
-    if (store?.onEvent !== undefined) sinks.push(store.onEvent)
+    // a store that keeps nothing is not a listener (events are built only for listeners)
+    if (store.durable) sinks.push(store.onEvent)
     if (extraEmit !== undefined) sinks.push(extraEmit)
     // a monitor from the context (e.g. the live dashboard) sees every event
     const monitor = yield* Effect.serviceOption(RunMonitor)
@@ -182,7 +183,8 @@ export const make = <D, T, O>(
       fallbackScore: config.fallbackScore ?? 0,
       // cache keys by example content; the run store's write-ahead budget
       exampleKey: (split, id) => r.exampleKeys[split].get(id) ?? id,
-      reserve: store?.reserve === undefined ? undefined : ((reserve) => (iteration, calls) => reserve({ iteration, calls }))(store.reserve),
+      // write-ahead reservations only where a later process can read them
+      reserve: store.durable ? (iteration, calls) => store.reserve({ iteration, calls }) : undefined,
       reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1)
     }
     const stopCheck = yield* StopCondition.explain(r.stop)

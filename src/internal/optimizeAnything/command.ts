@@ -13,11 +13,12 @@ import * as path from "node:path"
 import { field as fieldOf, isRecord } from "../fields.js"
 import { importUserModule } from "../userModule.js"
 import type { Candidate } from "../../Candidate.js"
-import { ConfigError, PersistenceError } from "../../Errors.js"
+import { ConfigError } from "../../Errors.js"
 import type { LanguageModel } from "../../LanguageModel.js"
 import type * as OA from "../../OptimizeAnything.js"
 import * as Progress from "../../cli/progress.js"
 import * as Report from "../../Report.js"
+import * as RunDir from "../../RunDir.js"
 import { lift, run } from "./run.js"
 
 /** @internal */
@@ -56,7 +57,7 @@ export interface CommandEnvironment {
 }
 
 /** @internal */
-export const files = { report: "report.html", test: "test_scores.json" } as const
+export const files = { report: RunDir.FILES.report, test: RunDir.FILES.testScores } as const
 
 const inputError = (field: string, detail: string) => new ConfigError({ field, detail })
 
@@ -170,9 +171,10 @@ export const runCommand = (
     const valset = yield* data("--valset", options.valset)
     const testset = yield* data("--testset", options.testset)
     const runDir = at(options.runDir)
-    if (fs.existsSync(runDir)) {
-      if (!fs.statSync(runDir).isDirectory()) return yield* Effect.fail(inputError("--run-dir", `${runDir}: is a file`))
-      if (options.resume !== true && fs.existsSync(path.join(runDir, "gepa_state.json"))) {
+    const kind = yield* Effect.orElseSucceed(RunDir.pathKind(runDir), () => "other" as const)
+    if (kind !== "missing") {
+      if (kind === "other") return yield* Effect.fail(inputError("--run-dir", `${runDir}: is a file`))
+      if (options.resume !== true && (yield* RunDir.holdsState(runDir))) {
         return yield* Effect.fail(inputError(
           "--run-dir",
           `${runDir}: already holds a run; continue it with --resume, or choose another --run-dir`
@@ -214,17 +216,9 @@ export const runCommand = (
       // the bar is taken down before anything else is printed
       Effect.ensuring(Effect.sync(progress.stop))
     )
-    const write = (name: string, text: string) => {
-      const file = path.join(runDir, name)
-      return Effect.try({
-        try: () => {
-          fs.writeFileSync(`${file}.tmp`, text)
-          fs.renameSync(`${file}.tmp`, file)
-          return file
-        },
-        catch: (e) => new PersistenceError({ path: file, operation: "write", detail: e instanceof Error ? e.message : String(e) })
-      })
-    }
+    // through the run directory's own atomic write
+    const write = (name: RunDir.FileName, text: string) =>
+      Effect.as(RunDir.writeFile(runDir, name, text), path.join(runDir, name))
     const { bestComponents, bestCandidate: _best, mode: _mode, seedCandidate: _seed, seedGeneration: _gen, test, ...rest } = result
     const report = yield* write(files.report, Report.render({
       result: { ...rest, bestCandidate: bestComponents },

@@ -19,7 +19,7 @@ import * as Ledger from "../ledger.js"
 import { SeedGenerationFailed } from "./errors.js"
 import type { ReflectionConfig } from "../../Reflection.js"
 import * as RunDir from "../../RunDir.js"
-import type { RunStore } from "../../RunStore.js"
+import { none as noStore, type RunStore, RunStoreService } from "../../RunStore.js"
 import * as Adapter from "./adapter.js"
 import * as Seed from "./seed.js"
 import { defaultLimits, type EvaluationRecord, type Limits } from "./sideInfo.js"
@@ -233,20 +233,22 @@ export const run = (
 
     // the store is opened here (not by the engine) so that a seedless run
     // can resume with the seed it generated, and the seed event is logged
-    const store: RunStore<EvaluationRecord> | undefined = givenStore !== undefined
+    const service = yield* Effect.serviceOption(RunStoreService)
+    const store: RunStore<EvaluationRecord> = givenStore !== undefined
       ? yield* givenStore
       : runDir !== undefined
       ? yield* RunDir.make<EvaluationRecord>(runDir, {
         cache: config.cache === undefined || config.cache === true,
         trackBestOutputs: config.trackBestOutputs ?? true
       })
-      : undefined
+      : service._tag === "Some"
+      ? yield* service.value.open<EvaluationRecord>()
+      : noStore<EvaluationRecord>()
     // the prompt shows side information cut to the prompt's limits; the run
     // directory keeps it as stored, one reflection a line
-    const appendLog = store?.appendLog
     const adapter = Adapter.make(raw, {
       ...adapterOptions,
-      keep: appendLog === undefined ? undefined : (entry) => appendLog("side_info", entry)
+      keep: store.durable ? (entry) => store.appendLog("side_info", entry) : undefined
     })
     const emit = (event: GepaEvent) =>
       Effect.gen(function*() {
@@ -254,7 +256,7 @@ export const run = (
           const out = config.onEvent(event)
           if (Effect.isEffect(out)) yield* out
         }
-        if (store?.onEvent !== undefined) yield* store.onEvent(event)
+        if (store.durable) yield* store.onEvent(event)
       })
 
     let seed: Candidate
@@ -262,7 +264,7 @@ export const run = (
     if (!seedless) {
       seed = typeof seedCandidate === "string" ? { [TEXT]: seedCandidate } : (seedCandidate as Candidate)
     } else {
-      const saved = store === undefined ? Option.none() : yield* store.load
+      const saved = yield* store.load
       if (Option.isSome(saved)) {
         const first = saved.value.candidates[0] ?? {}
         const names = Object.keys(first)
@@ -306,7 +308,7 @@ export const run = (
       reflection: reflectionOf(config),
       // one problem: a minibatch is that problem
       ...(mode === "single-task" && config.minibatchSize === undefined ? { minibatchSize: 1 } : {}),
-      ...(store === undefined ? {} : { store: Effect.succeed(store) })
+      store: Effect.succeed(store)
     }
     const optimized = model !== undefined
       ? Gepa.optimize({ ...engineConfig, reflectionModel: model })
