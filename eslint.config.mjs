@@ -61,5 +61,10 @@ export default tseslint.config(
     // tests strip the terminal's escape codes from captured output
     files: ["test/**"],
     rules: { "no-control-regex": "off" }
+  },
+  {
+    // type tests declare values only to check their types
+    files: ["test/types/**"],
+    rules: { "@typescript-eslint/no-unused-vars": "off" }
   }
 )

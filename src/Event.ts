@@ -71,6 +71,11 @@ export type GepaEvent = Data.TaggedEnum<{
      */
     readonly dataset?: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>> | undefined
   }
+  /**
+   * a component proposer's value failed the component's schema (since
+   * 0.3.0): the proposal is rejected and the value never adopted
+   */
+  ComponentRejected: { readonly iteration: number; readonly parent: number; readonly component: string; readonly reason: string }
   ProposalStarted: { readonly iteration: number; readonly parent: number; readonly components: ReadonlyArray<string> }
   ProposalEnded: {
     readonly iteration: number

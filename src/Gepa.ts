@@ -9,11 +9,13 @@
  *
  * @since 0.1.0
  */
-import { type Duration, Effect, type Schedule, type Scope, Stream } from "effect"
+import { type Duration, Effect, Either, type Schedule, type Scope, Stream } from "effect"
 import type * as Acceptance from "./Acceptance.js"
 import type { Adapter, AdapterService, ProposingAdapter } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
+import type * as CandidateSchema from "./CandidateSchema.js"
 import type * as CandidateSelector from "./CandidateSelector.js"
+import type * as ComponentProposer from "./ComponentProposer.js"
 import type * as ComponentSelector from "./ComponentSelector.js"
 import type { DataLoader, DataLoaderError } from "./DataLoader.js"
 import type {
@@ -34,6 +36,7 @@ import type * as EvaluationPolicy from "./EvaluationPolicy.js"
 import type { GepaEvent } from "./Event.js"
 import type { FrontierType } from "./Frontier.js"
 import * as loop from "./internal/engine/loop.js"
+import * as Typed from "./internal/typed.js"
 import type { Resolved } from "./internal/engine/resolve.js"
 import { engineScheduler } from "./internal/scheduler.js"
 import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
@@ -84,6 +87,22 @@ export interface Config<D, T = unknown, O = unknown> {
   readonly proposer?: Proposer
   /** options of the default reflection prompt */
   readonly reflection?: ReflectionConfig
+  /**
+   * per component, its own proposer, used for that component instead of the
+   * reflection model or `proposer` (since 0.3.0; see `CandidateSchema` for
+   * typed ones)
+   */
+  readonly componentProposers?: Readonly<Record<string, ComponentProposer.TextProposer>>
+  /**
+   * per component, a description of its schema, recorded with the run and
+   * compared on resume (since 0.3.0; set by `CandidateSchema`)
+   */
+  readonly componentSchemas?: Readonly<Record<string, string>>
+  /**
+   * checks a saved component on resume: why its stored text is not a value
+   * of the component, or `undefined` (since 0.3.0; set by `CandidateSchema`)
+   */
+  readonly validateComponent?: (component: string, stored: string) => string | undefined
   /** the strict metric-call budget: examples evaluated, never exceeded */
   readonly maxMetricCalls?: number
   /** stop conditions; the run stops when any of them holds */
@@ -277,6 +296,41 @@ const chooseStore = <D, T, O>(r: Resolved<D, T, O>) =>
  * @since 0.1.0
  * @category running
  */
+/**
+ * The configuration of a run over typed candidates (since 0.3.0): the
+ * candidate's shape is `candidateSchema` (see `CandidateSchema.make`), the
+ * seed is a typed value, the adapter receives decoded candidates, and
+ * `componentProposers` give components (typically the structured ones) a
+ * proposer of their own; the others are rewritten by reflection. Every other
+ * setting is as in `Config`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface StructuredConfig<A, D, T = unknown, O = unknown>
+  extends Omit<Config<D, T, O>, "seedCandidate" | "adapter" | "componentProposers" | "componentSchemas" | "validateComponent">
+{
+  readonly candidateSchema: CandidateSchema.CandidateSchema<A>
+  readonly seedCandidate: A
+  readonly adapter: CandidateSchema.TypedAdapter<A, D, T, O>
+  readonly componentProposers?: CandidateSchema.Proposers<A>
+}
+
+/**
+ * The result of a run over typed candidates: decoded candidates, and each
+ * component's version and origin per candidate.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type StructuredResult<A, O> = Omit<OptimizeResult<O>, "bestCandidate" | "candidates"> & CandidateSchema.ResultFields<A>
+
+export function optimize<A, D, T, O>(
+  config: StructuredConfig<A, D, T, O> & { readonly reflectionModel: LanguageModel }
+): Effect.Effect<StructuredResult<A, O>, OptimizeError>
+export function optimize<A, D, T, O>(
+  config: StructuredConfig<A, D, T, O>
+): Effect.Effect<StructuredResult<A, O>, OptimizeError, ReflectionModel>
 export function optimize<D, T, O>(
   config: Config<D, T, O> & { readonly adapter: ProposingAdapter<D, T, O> }
 ): Effect.Effect<OptimizeResult<O>, OptimizeError>
@@ -299,8 +353,27 @@ export function optimize<D, T = unknown, O = unknown>(
   config: Config<D, T, O>
 ): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel>
 export function optimize<D, T, O>(
+  config: Config<D, T, O> | StructuredConfig<unknown, D, T, O>
+): Effect.Effect<
+  OptimizeResult<O> | StructuredResult<unknown, O>,
+  OptimizeError,
+  AdapterService<D, T, O> | ReflectionModel
+> {
+  if ("candidateSchema" in config) return optimizeStructured(config)
+  return optimizeText(config)
+}
+
+const optimizeStructured = <D, T, O>(config: StructuredConfig<unknown, D, T, O>) =>
+  Effect.gen(function*() {
+    const { candidateSchema, ...rest } = config
+    const fields = yield* Either.match(Typed.toTextFields(config), { onLeft: Effect.fail, onRight: Effect.succeed })
+    const result = yield* optimizeText<D, T, O>({ ...rest, ...fields })
+    return yield* Either.match(Typed.decodeResult(candidateSchema, result), { onLeft: Effect.fail, onRight: Effect.succeed })
+  })
+
+const optimizeText = <D, T, O>(
   config: Config<D, T, O>
-): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel> {
+): Effect.Effect<OptimizeResult<O>, OptimizeError, AdapterService<D, T, O> | ReflectionModel> => {
   return Effect.scoped(loop.run(config, chooseStore, undefined)).pipe(
     Effect.withScheduler(engineScheduler),
     logContext(config),

@@ -1,7 +1,9 @@
 /**
  * System-aware merge (crossover) as pure functions: two candidates from
  * different lineages that share an ancestor are combined component by
- * component, keeping what each lineage changed.
+ * component, keeping what each lineage changed. With component versions
+ * (`Genealogy`), "changed" is judged by origin, not by text: exact when two
+ * lineages reach the same text independently.
  *
  * Two reference defects are fixed on purpose:
  * - the cap: `maxInvocations` bounds the number of merge proposals that are
@@ -14,6 +16,7 @@
  */
 import { Schema } from "effect"
 import { type Candidate, equals } from "./Candidate.js"
+import * as Genealogy from "./Genealogy.js"
 import type { Rng } from "./Rng.js"
 
 /**
@@ -111,8 +114,26 @@ export const ancestors = (parents: ReadonlyArray<ReadonlyArray<number>>, node: n
 }
 
 /**
+ * How two candidates' values of one component compare: by genealogy (same
+ * origin) when versions are known, by text otherwise.
+ */
+const sameComponent = (input: Pick<MergeInput, "candidates" | "versions">) => {
+  const versions = input.versions
+  if (versions !== undefined && versions.length >= input.candidates.length) {
+    return (x: number, y: number, name: string): boolean => {
+      const vx = versions[x]
+      const vy = versions[y]
+      return vx !== undefined && vy !== undefined && Genealogy.sameValue(vx, vy, name)
+    }
+  }
+  return (x: number, y: number, name: string): boolean => input.candidates[x]?.[name] === input.candidates[y]?.[name]
+}
+
+/**
  * Whether merging `i` and `j` over `ancestor` brings something new: some
- * component changed on exactly one side.
+ * component changed on exactly one side. With `versions`, "changed" means
+ * a different origin (genealogy), so independent arrivals at one text count
+ * as changes; without, it means a different text.
  *
  * @since 0.1.0
  * @category merge
@@ -122,14 +143,12 @@ export const hasDesirableComponents = (
   componentNames: ReadonlyArray<string>,
   ancestor: number,
   i: number,
-  j: number
-): boolean =>
-  componentNames.some((name) => {
-    const a = candidates[ancestor]![name]
-    const ci = candidates[i]![name]
-    const cj = candidates[j]![name]
-    return (a === ci || a === cj) && ci !== cj
-  })
+  j: number,
+  versions?: ReadonlyArray<Genealogy.CandidateVersions>
+): boolean => {
+  const same = sameComponent({ candidates, versions })
+  return componentNames.some((name) => (same(ancestor, i, name) || same(ancestor, j, name)) && !same(i, j, name))
+}
 
 /**
  * What the merge functions read from the optimizer state.
@@ -144,6 +163,11 @@ export interface MergeInput {
   /** aggregate validation score per candidate */
   readonly scores: ReadonlyArray<number>
   readonly merge: MergeState
+  /**
+   * per candidate, its components' versions and origins (since 0.3.0); when
+   * present, merges compare components by genealogy instead of by text
+   */
+  readonly versions?: ReadonlyArray<Genealogy.CandidateVersions> | undefined
 }
 
 const tripleTried = (tried: MergeState["triedTriples"], i: number, j: number, a: number) =>
@@ -177,7 +201,7 @@ export const findCommonAncestorPair = (
       if (!aj.has(a)) continue
       if (tripleTried(input.merge.triedTriples, i, j, a)) continue
       if (input.scores[a]! > input.scores[i]! || input.scores[a]! > input.scores[j]!) continue
-      if (!hasDesirableComponents(input.candidates, input.componentNames, a, i, j)) continue
+      if (!hasDesirableComponents(input.candidates, input.componentNames, a, i, j, input.versions)) continue
       common.push(a)
     }
     if (common.length > 0) {
@@ -208,14 +232,16 @@ export const mergeComponents = (
 ): { readonly candidate: Candidate; readonly sources: ReadonlyArray<number> } => {
   const merged: Record<string, string> = { ...input.candidates[ancestor]! }
   const sources: Array<number> = []
+  const same = sameComponent(input)
   for (const name of input.componentNames) {
-    const a = input.candidates[ancestor]![name]
-    const ci = input.candidates[i]![name]!
-    const cj = input.candidates[j]![name]!
+    const ai = same(ancestor, i, name)
+    const aj = same(ancestor, j, name)
+    const ij = same(i, j, name)
     let from: number
-    if ((a === ci || a === cj) && ci !== cj) {
-      from = a === ci ? j : i
-    } else if (a !== ci && a !== cj && ci !== cj) {
+    if ((ai || aj) && !ij) {
+      // changed on one side only: the side that changed it
+      from = ai ? j : i
+    } else if (!ai && !aj && !ij) {
       const si = input.scores[i]!
       const sj = input.scores[j]!
       from = si > sj ? i : sj > si ? j : rng.pick([i, j])
@@ -239,6 +265,8 @@ export interface MergeAttempt {
   readonly id1: number
   readonly id2: number
   readonly ancestor: number
+  /** per component (in `componentNames` order), the parent it was taken from (since 0.3.0) */
+  readonly sources: ReadonlyArray<number>
   /** the merge state with this merge recorded as tried */
   readonly merge: MergeState
 }
@@ -276,6 +304,7 @@ export const propose = (
       id1,
       id2,
       ancestor,
+      sources,
       merge: {
         ...input.merge,
         triedTriples: [...input.merge.triedTriples, [id1, id2, ancestor]],

@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import type { Candidate } from "./Candidate.js"
+import * as CandidateSchema from "./CandidateSchema.js"
 import { at } from "./internal/invariant.js"
 import * as LineageLayout from "./internal/lineageLayout.js"
 import type { GepaResult } from "./Result.js"
@@ -536,12 +537,20 @@ const bestSection = (result: GepaResult, seed: Candidate): string => {
   const names = [...Object.keys(seed), ...Object.keys(best).filter((k) => !(k in seed))]
   const parts = [`<section id="best"><h2>Best candidate (${candidateRef(result.bestIndex)}) against the seed</h2>`]
   for (const name of names) {
-    const before = seed[name] ?? ""
-    const after = best[name] ?? ""
+    // a structured component (stored as canonical JSON) is shown indented,
+    // with its changes listed path by path above the line diff
+    const storedBefore = seed[name] ?? ""
+    const storedAfter = best[name] ?? ""
+    const before = CandidateSchema.format(storedBefore)
+    const after = CandidateSchema.format(storedAfter)
     parts.push(`<article class="component"><h3>${esc(name)}</h3>`)
-    if (before === after) {
+    if (storedBefore === storedAfter) {
       parts.push(`<p class="note">Unchanged from the seed.</p><pre class="text">${esc(after)}</pre>`)
     } else {
+      if (before !== storedBefore && after !== storedAfter) {
+        const changes = CandidateSchema.diff(storedBefore, storedAfter)
+        parts.push(`<ul class="changes">${changes.map((c) => `<li><code>${esc(c)}</code></li>`).join("")}</ul>`)
+      }
       const diff = diffLines(before, after)
       const added = diff.filter((d) => d.op === "add").length
       const removed = diff.filter((d) => d.op === "del").length

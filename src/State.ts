@@ -12,6 +12,7 @@ import type { MissingObjectiveScores } from "./Errors.js"
 import { ObjectiveScores } from "./EvaluationBatch.js"
 import { RunFingerprint } from "./Fingerprint.js"
 import * as Frontier from "./Frontier.js"
+import * as Genealogy from "./Genealogy.js"
 import * as Merge from "./Merge.js"
 import { Rng, RngState } from "./Rng.js"
 
@@ -109,7 +110,9 @@ export const PendingProposal = Schema.Union(
     valIds: Schema.optional(Schema.Array(Schema.String)),
     reserved: Schema.Number,
     /** the last iteration folded when it was planned: the cache results it may use (since 0.3) */
-    sees: Schema.optional(Schema.Number)
+    sees: Schema.optional(Schema.Number),
+    /** per component, the parent it was taken from (since 0.3) */
+    sources: Schema.optional(Schema.Array(Schema.Number))
   })
 )
 
@@ -175,7 +178,12 @@ export const GepaState = Schema.Struct({
    * on resume (absent in states saved before 0.2: such a resume is checked on
    * ids only, and the fingerprint is recorded from then on)
    */
-  fingerprint: Schema.optional(RunFingerprint)
+  fingerprint: Schema.optional(RunFingerprint),
+  /**
+   * per candidate, each component's version and origin (absent in states
+   * saved before 0.3: rebuilt from texts and parents, see `versionsOf`)
+   */
+  versions: Schema.optional(Schema.Array(Genealogy.CandidateVersions))
 })
 
 /**
@@ -254,6 +262,7 @@ export const initial = (options: {
         trace: [],
         pending: [],
         lostMetricCalls: 0,
+        versions: [Genealogy.seed(Object.keys(options.seedCandidate))],
         ...(options.fingerprint === undefined ? {} : { fingerprint: options.fingerprint })
       }
     }
@@ -274,9 +283,21 @@ export const addCandidate = (
     readonly parents: ReadonlyArray<number>
     readonly valset: ValsetEvaluation
     readonly discoveryBudget: number
+    /** for a merge: per component, the parent it was taken from */
+    readonly sources?: ReadonlyArray<number> | undefined
   }
 ): Either.Either<readonly [GepaState, number], MissingObjectiveScores> => {
   const idx = state.candidates.length
+  const versions = versionsOf(state)
+  const childVersions = Genealogy.child({
+    index: idx,
+    componentNames: state.componentNames,
+    candidate: options.candidate,
+    parents: options.parents,
+    candidates: state.candidates,
+    versions,
+    sources: options.sources
+  })
   return Either.map(
     Frontier.addProgram(state.fronts, state.frontierType, idx, {
       valScores: options.valset.scores,
@@ -300,7 +321,8 @@ export const addCandidate = (
         nextComponent: [...state.nextComponent, pointer],
         discoveryBudget: [...state.discoveryBudget, options.discoveryBudget],
         fronts,
-        fullValEvals: state.fullValEvals + 1
+        fullValEvals: state.fullValEvals + 1,
+        versions: [...versions, childVersions]
       }
       // compare with the best's effective score (-Infinity when it has no coverage), as bestIndex does
       const improved = n > 0 && avg > scoreOf(state)(previousBest)
@@ -308,6 +330,18 @@ export const addCandidate = (
     }
   )
 }
+
+/**
+ * Per candidate, each component's version and origin: as recorded, or
+ * rebuilt from texts and parents for a state saved without them.
+ *
+ * @since 0.3.0
+ * @category getters
+ */
+export const versionsOf = (state: GepaState): ReadonlyArray<Genealogy.CandidateVersions> =>
+  state.versions !== undefined && state.versions.length === state.candidates.length
+    ? state.versions
+    : Genealogy.derive(state.componentNames, state.candidates, state.parents)
 
 /**
  * A candidate's mean validation score over the examples it was evaluated on;

@@ -11,8 +11,12 @@ export * as Adapter from "./Adapter.js"
 export * as BatchSampler from "./BatchSampler.js"
 /** @since 0.1.0 */
 export * as Candidate from "./Candidate.js"
+/** @since 0.3.0 */
+export * as CandidateSchema from "./CandidateSchema.js"
 /** @since 0.1.0 */
 export * as CandidateSelector from "./CandidateSelector.js"
+/** @since 0.3.0 */
+export * as ComponentProposer from "./ComponentProposer.js"
 /** @since 0.1.0 */
 export * as ComponentSelector from "./ComponentSelector.js"
 /** @since 0.1.0 */
@@ -35,6 +39,8 @@ export * as FaultInjection from "./FaultInjection.js"
 export * as Fingerprint from "./Fingerprint.js"
 /** @since 0.1.0 */
 export * as Frontier from "./Frontier.js"
+/** @since 0.3.0 */
+export * as Genealogy from "./Genealogy.js"
 /** @since 0.1.0 */
 export * as Gepa from "./Gepa.js"
 /** @since 0.1.0 */

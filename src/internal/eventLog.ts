@@ -78,6 +78,11 @@ export const describeEvent = (
         level: "debug",
         message: `iteration ${event.iteration}: reflective dataset of ${event.records} records for ${event.components.join(", ")}`
       }
+    case "ComponentRejected":
+      return {
+        level: "warning",
+        message: `iteration ${event.iteration}: proposed value of component "${event.component}" (parent ${event.parent}) rejected: ${event.reason}`
+      }
     case "ProposalStarted":
       return {
         level: "debug",

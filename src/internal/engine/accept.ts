@@ -124,7 +124,8 @@ export const fold = <D, T, O>(
         candidate: result.candidate,
         parents: result.parents,
         valset: valsetOf(validation.outcomes),
-        discoveryBudget
+        discoveryBudget,
+        sources: plan._tag === "Merge" ? plan.sources : undefined
       })
       if (Either.isLeft(addedState)) return Either.left(addedState.left)
       const [withChild, index] = addedState.right

@@ -66,7 +66,8 @@ const planMerge = <D, T, O>(
     componentNames: state.componentNames,
     parents: state.parents,
     scores: state.candidates.map((_, i) => score(i)),
-    merge: state.merge
+    merge: state.merge,
+    versions: State.versionsOf(state)
   }
   const hasOverlap = (i: number, j: number) => {
     let n = 0
@@ -103,7 +104,8 @@ const planMerge = <D, T, O>(
     scoresBefore: [before1, before2],
     valIds: storedValIds(r, valIds),
     reserved,
-    sees
+    sees,
+    sources: attempt.sources
   }
   return {
     _tag: "Planned",

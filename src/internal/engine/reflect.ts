@@ -55,7 +55,51 @@ const startOf = (text: string, max: number): string => {
 // a proposer's error may quote a key: scrubbed like every text of the run
 const describeError = (e: unknown): string => Secrets.scrub(e instanceof Error ? e.message : String(e))
 
+// components with a proposer of their own are changed by it; the rest by
+// reflection (or the custom proposer). A value failing its component's
+// schema rejects the proposal with a `ComponentRejected` event.
 const proposeTexts = <D, T, O>(
+  s: Session<D, T, O>,
+  parent: Candidate.Candidate,
+  dataset: ReflectiveDataset,
+  components: ReadonlyArray<string>,
+  at: { readonly iteration: number; readonly parent: number }
+): Effect.Effect<
+  Either.Either<
+    {
+      readonly texts: Readonly<Record<string, string>>
+      readonly skipped: ReadonlyArray<string>
+      readonly unusable: ReadonlyArray<string>
+      readonly usage: Usage
+    },
+    string
+  >,
+  ModelUnrecoverable | ReflectionUnusable
+> =>
+  Effect.gen(function*() {
+    const own = s.r.config.componentProposers ?? {}
+    const mine = components.filter((c) => own[c] !== undefined)
+    const rest = mine.length === 0 ? components : components.filter((c) => own[c] === undefined)
+    const texts: Record<string, string> = {}
+    for (const component of mine) {
+      const propose = own[component]
+      if (propose === undefined) continue
+      const result = yield* Effect.either(propose({ parent, component, records: dataset[component] ?? [], iteration: at.iteration }))
+      if (Either.isLeft(result)) {
+        const e = result.left
+        if (e._tag === "ComponentValueRejected") {
+          yield* s.emit(() => GepaEvent.ComponentRejected({ ...at, component, reason: Secrets.scrub(e.reason) }))
+        }
+        return Either.left(describeError(e))
+      }
+      texts[component] = result.right
+    }
+    if (rest.length === 0) return Either.right({ texts, skipped: [], unusable: [], usage: noUsage })
+    const others = yield* reflectTexts(s, parent, dataset, rest)
+    return Either.map(others, (o) => ({ ...o, texts: { ...texts, ...o.texts } }))
+  })
+
+const reflectTexts = <D, T, O>(
   s: Session<D, T, O>,
   parent: Candidate.Candidate,
   dataset: ReflectiveDataset,
@@ -222,7 +266,7 @@ export const reflect = <D, T, O>(
         dataset
       })
     )
-    const proposed = yield* proposeTexts(s, parentCandidate, dataset, components)
+    const proposed = yield* proposeTexts(s, parentCandidate, dataset, components, { iteration, parent })
     if (Either.isLeft(proposed)) {
       return done(
         ProposalResult.Failed({ kind, parents: [parent], error: proposed.left, allEvaluationsFailed: false }),

@@ -308,6 +308,8 @@ const settingsOf = <D, T, O>(
     readonly proposalSelection: Resolved<D, T, O>["proposalSelection"]
   }
 ): Record<string, string> => ({
+  // a component's schema, as `schema.NAME`, so a changed schema is refused on resume
+  ...Object.fromEntries(Object.entries(config.componentSchemas ?? {}).map(([name, d]) => [`schema.${name}`, d])),
   seed: String(config.seed ?? 0),
   minibatchSize: String(resolved.minibatchSize),
   frontierType: config.frontierType ?? "instance",
@@ -380,6 +382,16 @@ export const checkResume = (
     for (const split of ["trainset", "valset"] as const) {
       const data = Fingerprint.compareData(state.fingerprint[split], r.fingerprint[split])
       if (data !== undefined) return conflict(split, data.saved, data.requested)
+    }
+  }
+  // a typed run reads every saved component back through its schema
+  const validate = r.config.validateComponent
+  if (validate !== undefined) {
+    for (const [i, candidate] of state.candidates.entries()) {
+      for (const name of state.componentNames) {
+        const problem = validate(name, candidate[name] ?? "")
+        if (problem !== undefined) return conflict(`candidates[${i}].${name}`, problem, "a value its schema accepts")
+      }
     }
   }
   const savedVal = new Set<string>()

@@ -1,0 +1,98 @@
+/**
+ * Runs a typed (schema-described) candidate through the text engine: the
+ * seed is encoded and validated, the adapter and the component proposers
+ * are wrapped to decode and encode at the boundary, the schemas are recorded
+ * for the resume check, and the result's candidates are decoded back.
+ *
+ * @internal
+ */
+import { Effect, Either } from "effect"
+import type { Adapter } from "../Adapter.js"
+import type { Candidate } from "../Candidate.js"
+import * as CandidateSchema from "../CandidateSchema.js"
+import type { TextProposer } from "../ComponentProposer.js"
+import { ConfigError } from "../Errors.js"
+import * as State from "../State.js"
+
+/** The typed fields of a structured run's configuration. @internal */
+export interface TypedFields<A, D, T, O> {
+  readonly candidateSchema: CandidateSchema.CandidateSchema<A>
+  readonly seedCandidate: A
+  readonly adapter: CandidateSchema.TypedAdapter<A, D, T, O>
+  readonly componentProposers?: CandidateSchema.Proposers<A> | undefined
+}
+
+// a stored candidate the engine produced always decodes: it was encoded from
+// a checked value, and a run saved with another schema is refused on resume
+const decodeOrDie = <A>(shape: CandidateSchema.CandidateSchema<A>, candidate: Candidate): Effect.Effect<A> =>
+  Either.match(shape.decode(candidate), { onLeft: (e) => Effect.die(e), onRight: Effect.succeed })
+
+/** The engine adapter of a typed one. @internal */
+export const toAdapter = <A, D, T, O>(
+  shape: CandidateSchema.CandidateSchema<A>,
+  typed: CandidateSchema.TypedAdapter<A, D, T, O>
+): Adapter<D, T, O> => ({
+  evaluate: (batch, candidate, options) => Effect.flatMap(decodeOrDie(shape, candidate), (a) => typed.evaluate(batch, a, options)),
+  makeReflectiveDataset: (candidate, evaluation, components) =>
+    Effect.flatMap(decodeOrDie(shape, candidate), (a) => typed.makeReflectiveDataset(a, evaluation, components)),
+  ...(typed.traceCodec === undefined ? {} : { traceCodec: typed.traceCodec })
+})
+
+/** The text fields that replace the typed ones. @internal */
+export interface TextFields<D, T, O> {
+  readonly seedCandidate: Candidate
+  readonly adapter: Adapter<D, T, O>
+  readonly componentProposers: Readonly<Record<string, TextProposer>>
+  readonly componentSchemas: Readonly<Record<string, string>>
+  readonly validateComponent: (component: string, stored: string) => string | undefined
+}
+
+/**
+ * The text fields of a typed configuration: the encoded and checked seed,
+ * the decoding adapter, the checking proposers and the schemas' descriptions.
+ *
+ * @internal
+ */
+export const toTextFields = <A, D, T, O>(config: TypedFields<A, D, T, O>): Either.Either<TextFields<D, T, O>, ConfigError> => {
+  const shape = config.candidateSchema
+  const seed = shape.encode(config.seedCandidate)
+  if (Either.isLeft(seed)) {
+    return Either.left(new ConfigError({ field: `seedCandidate.${seed.left.component}`, detail: seed.left.reason }))
+  }
+  const given: Readonly<Record<string, unknown>> = config.componentProposers ?? {}
+  const unknownName = Object.keys(given).find((name) => given[name] !== undefined && !shape.names.includes(name))
+  if (unknownName !== undefined) {
+    return Either.left(new ConfigError({ field: `componentProposers.${unknownName}`, detail: "not a component of the candidate schema" }))
+  }
+  const proposers: Record<string, TextProposer> = {}
+  const typed: CandidateSchema.Proposers<A> = config.componentProposers ?? {}
+  for (const key of Object.keys(typed) as Array<keyof A & string>) {
+    const proposer = typed[key]
+    if (proposer !== undefined) proposers[key] = CandidateSchema.textProposer(shape, key, proposer)
+  }
+  return Either.right({
+    seedCandidate: seed.right,
+    adapter: toAdapter(shape, config.adapter),
+    componentProposers: proposers,
+    componentSchemas: shape.describe(),
+    validateComponent: (component, stored) => Either.match(shape.decodeComponent(component, stored), { onLeft: (e) => e.reason, onRight: () => undefined })
+  })
+}
+
+/** Decodes a text run's result with the schema. @internal */
+export const decodeResult = <A, Res extends { readonly candidates: ReadonlyArray<Candidate>; readonly bestIndex: number; readonly state: State.GepaState }>(
+  shape: CandidateSchema.CandidateSchema<A>,
+  result: Res
+): Either.Either<Omit<Res, "bestCandidate" | "candidates"> & CandidateSchema.ResultFields<A>, ConfigError> => {
+  const decoded: Array<A> = []
+  for (const [i, c] of result.candidates.entries()) {
+    const a = shape.decode(c)
+    if (Either.isLeft(a)) {
+      return Either.left(new ConfigError({ field: `candidateSchema.${a.left.component}`, detail: `candidate ${i}: ${a.left.reason}` }))
+    }
+    decoded.push(a.right)
+  }
+  const best = decoded[result.bestIndex]
+  if (best === undefined) return Either.left(new ConfigError({ field: "candidateSchema", detail: "no best candidate" }))
+  return Either.right({ ...result, bestCandidate: best, candidates: decoded, versions: State.versionsOf(result.state) })
+}
