@@ -88,6 +88,10 @@ export const empty: Fronts = { instance: emptyTable, objective: emptyTable, cart
 export const cartesianKey = (valId: string, objective: string): string => JSON.stringify([valId, objective])
 
 const insertSorted = (programs: ReadonlyArray<number>, idx: number): ReadonlyArray<number> => {
+  const last = programs.length === 0 ? -1 : programs[programs.length - 1]!
+  // the common case, a new program (the largest index so far): appended
+  // without a search (fronts of many ties hold thousands of programs)
+  if (last < idx) return [...programs, idx]
   if (programs.includes(idx)) return programs
   const out = programs.slice()
   let i = out.length

@@ -18,6 +18,7 @@ import type { Candidate } from "./Candidate.js"
 import { at } from "./internal/invariant.js"
 import { ConfigError, type ModelUnrecoverable } from "./Errors.js"
 import { type Completion, type LanguageModel, type LlmError, unrecoverable } from "./LanguageModel.js"
+import * as Spans from "./internal/spans.js"
 
 /**
  * How reflection prompts are built.
@@ -487,7 +488,7 @@ export const proposeComponent = (
             : Proposed({ component: args.component, text, completion })
       })
     ),
-    Effect.withSpan("Reflection.proposeComponent", { attributes: { component: args.component }, captureStackTrace: false })
+    Spans.withSpan("Reflection.proposeComponent", { attributes: { component: args.component }, captureStackTrace: false })
   )
 
 /**

@@ -268,6 +268,10 @@ export const initial = (options: {
     }
   )
 
+const copyAppend = <A>(array: ReadonlyArray<A>, item: A): ReadonlyArray<A> => [...array, item]
+
+const bestMemo = new WeakMap<ReadonlyArray<number>, { readonly coverage: ReadonlyArray<number>; readonly n: number; readonly best: number }>()
+
 /**
  * Adds an accepted candidate with its validation results. The child's
  * round-robin pointer is the largest of its parents' pointers. Returns the new
@@ -283,11 +287,21 @@ export const addCandidate = (
     readonly parents: ReadonlyArray<number>
     readonly valset: ValsetEvaluation
     readonly discoveryBudget: number
+    /**
+     * how the per-candidate arrays grow by one entry; default a copy
+     * (`[...array, item]`). The engine passes one that appends in place to
+     * arrays no earlier state it handed out holds, so that a long run does
+     * not copy them on every accepted candidate.
+     *
+     * @since 0.3.0
+     */
+    readonly append?: (<A>(array: ReadonlyArray<A>, item: A) => ReadonlyArray<A>) | undefined
     /** for a merge: per component, the parent it was taken from */
     readonly sources?: ReadonlyArray<number> | undefined
   }
 ): Either.Either<readonly [GepaState, number], MissingObjectiveScores> => {
   const idx = state.candidates.length
+  const append = options.append ?? copyAppend
   const versions = versionsOf(state)
   const childVersions = Genealogy.child({
     index: idx,
@@ -309,20 +323,20 @@ export const addCandidate = (
       const pointer = options.parents.reduce((m, p) => Math.max(m, state.nextComponent[p] ?? 0), 0)
       const next: GepaState = {
         ...state,
-        candidates: [...state.candidates, { ...options.candidate }],
-        parents: [...state.parents, [...options.parents]],
-        valScores: [...state.valScores, { ...options.valset.scores }],
-        objectiveScores: [
-          ...state.objectiveScores,
+        candidates: append(state.candidates, { ...options.candidate }),
+        parents: append(state.parents, [...options.parents]),
+        valScores: append(state.valScores, { ...options.valset.scores }),
+        objectiveScores: append(
+          state.objectiveScores,
           Frontier.aggregateObjectives(Object.values(options.valset.objectiveScores ?? {}))
-        ],
-        valAverages: [...state.valAverages, avg],
-        valCoverage: [...state.valCoverage, n],
-        nextComponent: [...state.nextComponent, pointer],
-        discoveryBudget: [...state.discoveryBudget, options.discoveryBudget],
+        ),
+        valAverages: append(state.valAverages, avg),
+        valCoverage: append(state.valCoverage, n),
+        nextComponent: append(state.nextComponent, pointer),
+        discoveryBudget: append(state.discoveryBudget, options.discoveryBudget),
         fronts,
         fullValEvals: state.fullValEvals + 1,
-        versions: [...versions, childVersions]
+        versions: append(versions, childVersions)
       }
       // compare with the best's effective score (-Infinity when it has no coverage), as bestIndex does
       const improved = n > 0 && avg > scoreOf(state)(previousBest)
@@ -362,12 +376,19 @@ export const scoreOf = (state: GepaState) => (program: number): number =>
  */
 export const bestIndex = (state: GepaState): number => {
   const score = scoreOf(state)
-  let best = 0
-  for (let i = 1; i < state.candidates.length; i++) {
+  const n = state.candidates.length
+  // asked for on every iteration (stop conditions, acceptance): a run's
+  // arrays only grow, in place while the run owns them, so for the same
+  // arrays the scan goes on where the last one stopped
+  const memo = bestMemo.get(state.valAverages)
+  const resume = memo !== undefined && memo.coverage === state.valCoverage && memo.n <= n
+  let best = resume ? memo.best : 0
+  for (let i = resume ? memo.n : 1; i < n; i++) {
     const s = score(i)
     const b = score(best)
     if (s > b || (s === b && (state.valCoverage[i] ?? 0) > (state.valCoverage[best] ?? 0))) best = i
   }
+  bestMemo.set(state.valAverages, { coverage: state.valCoverage, n, best })
   return best
 }
 

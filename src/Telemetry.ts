@@ -18,6 +18,7 @@ import * as eventLog from "./internal/eventLog.js"
 import { isRecord } from "./internal/fields.js"
 import * as Ledger from "./internal/ledger.js"
 import * as modelCall from "./internal/modelCall.js"
+import * as Spans from "./internal/spans.js"
 import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"
 
 // ---------------------------------------------------------------------------
@@ -400,7 +401,7 @@ export const instrumentModel = (
           }
           return Effect.void
         }))
-    }).pipe(Effect.withSpan("gepa.model", spanOptions))
+    }).pipe(Spans.withSpan("gepa.model", spanOptions))
   const instrumented: LanguageModel = Object.assign({ complete }, { [InstrumentedId]: true, [ModelNameId]: options.model })
   return instrumented
 }

@@ -58,7 +58,28 @@ export interface Pool<D, T, O> {
   readonly reserve?: ((iteration: number, calls: number) => Effect.Effect<void, PersistenceError>) | undefined
   /** the fewest calls one reservation covers (the calls that can start at once) */
   readonly reserveBlock?: number | undefined
+  /** how fast the adapter's last call returned (see `Pace`); without it every evaluation forks its workers */
+  readonly pace?: Pace | undefined
 }
+
+/**
+ * What the pool last saw of the adapter's speed, shared by the run's
+ * evaluations. While calls return within a time slice, an evaluation runs
+ * its chunks in the calling fiber (under a permit, as a worker would) and
+ * forks no worker fibers: a fast in-process adapter gains nothing from
+ * them, and forking and joining fibers was a large share of the engine's
+ * time per metric call. A slow call hands the evaluation's remaining chunks
+ * to forked workers, and later evaluations fork from the start until calls
+ * are fast again. Only timing changes: outcomes are written by position.
+ *
+ * @internal
+ */
+export interface Pace {
+  fast: boolean
+}
+
+/** @internal */
+export const makePace = (): Pace => ({ fast: false })
 
 /** @internal */
 export interface Request {
@@ -189,10 +210,11 @@ export const evaluate = <D, T, O>(
     // stored trajectory: anything else is evaluated as the uninterrupted run would
     const useCache = cache !== undefined && (!request.captureTraces || (codec !== undefined && request.iteration !== undefined))
     const hash = cache === undefined ? "" : hashOf(candidate)
+    const exampleKey = pool.exampleKey
     const keyOf = (id: string): CacheKey =>
-      pool.exampleKey === undefined
+      exampleKey === undefined
         ? { candidateHash: hash, split, id }
-        : { candidateHash: hash, split, id, contentHash: pool.exampleKey(split, id) }
+        : { candidateHash: hash, split, id, contentHash: exampleKey(split, id) }
     const outcomes = new Array<Outcome<T, O>>(ids.length)
     // positions to evaluate; duplicate ids (merge subsamples may repeat) once
     const toRun: Array<number> = []
@@ -200,8 +222,20 @@ export const evaluate = <D, T, O>(
     let owedHits = 0
     // the lookup hints of this evaluation (see `CacheKey`)
     const asker = { requestedBy: request.iteration, traced: request.captureTraces, visibleUpTo: request.visibleUpTo }
+    // one object per key, with the hints in it (no spread copies: this runs per example)
     const hits = useCache
-      ? yield* getAll(cache, ids.map((id) => ({ ...keyOf(id), ...asker })))
+      ? yield* getAll(
+        cache,
+        ids.map((id): CacheKey => ({
+          candidateHash: hash,
+          split,
+          id,
+          contentHash: exampleKey === undefined ? undefined : exampleKey(split, id),
+          requestedBy: asker.requestedBy,
+          traced: asker.traced,
+          visibleUpTo: asker.visibleUpTo
+        }))
+      )
       : undefined
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!
@@ -368,21 +402,42 @@ export const evaluate = <D, T, O>(
       // gives its slot back after every call, so other evaluations in flight
       // get their turn. In-flight calls never exceed the permits either way.
       const slice = (started: number): Effect.Effect<void, Failure> =>
-        Effect.suspend(() =>
-          next >= chunkCount
-            ? Effect.void
-            : Effect.zipRight(
-              runChunk(next++),
-              Effect.suspend(() => (performance.now() - started < SLICE_MS ? slice(started) : Effect.void))
-            )
-        )
+        Effect.suspend(() => {
+          if (next >= chunkCount) return Effect.void
+          const callStart = performance.now()
+          return Effect.zipRight(
+            runChunk(next++),
+            Effect.suspend(() => {
+              const now = performance.now()
+              if (pool.pace !== undefined) pool.pace.fast = now - callStart < SLICE_MS
+              return now - started < SLICE_MS ? slice(started) : Effect.void
+            })
+          )
+        })
       const worker: Effect.Effect<void, Failure> = Effect.suspend(() =>
         next >= chunkCount
           ? Effect.void
           : Effect.zipRight(pool.withPermit(Effect.suspend(() => slice(performance.now()))), worker)
       )
-      const workers = Math.min(chunkCount, pool.workers)
-      const runAll = workers === 1 ? worker : Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
+      const forked = (): Effect.Effect<void, Failure> => {
+        const workers = Math.min(chunkCount - next, pool.workers)
+        return workers <= 0
+          ? Effect.void
+          : workers === 1
+          ? worker
+          : Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
+      }
+      // while the adapter is fast, the calling fiber is the only worker; it
+      // stops at the first slow call and forks workers for what is left
+      const pace = pool.pace
+      const inline: Effect.Effect<void, Failure> = Effect.suspend(() =>
+        next >= chunkCount || pace?.fast !== true
+          ? Effect.void
+          : Effect.zipRight(pool.withPermit(Effect.suspend(() => slice(performance.now()))), inline)
+      )
+      const runAll = pace === undefined || Math.min(chunkCount, pool.workers) === 1
+        ? Effect.suspend(forked)
+        : Effect.suspend(() => (pace.fast ? Effect.zipRight(inline, Effect.suspend(forked)) : forked()))
       yield* reserve === undefined ? runAll : Effect.onExit(runAll, () => {
         const unused = record.unused()
         return unused > 0 ? Effect.ignore(reserve(request.iteration ?? 0, -unused)) : Effect.void

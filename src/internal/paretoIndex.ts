@@ -314,6 +314,10 @@ export const sync = (
     ix.score.length = programs
     ix.scoresRefs = scoresRefs.slice()
     if (changed) Object.assign(ix, { ...make(), score: ix.score, scoresRefs: ix.scoresRefs })
+  } else if (programs > ix.score.length) {
+    // the same arrays, grown in place (the engine appends to arrays no
+    // earlier state exposes): only the new programs have scores to read
+    for (let p = ix.score.length; p < programs; p++) ix.score[p] = scoreOf(p)
   }
   const width = Math.max(tables.length, ix.tables.length)
   for (let t = 0; t < width; t++) {

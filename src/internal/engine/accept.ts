@@ -14,6 +14,7 @@ import { GepaEvent } from "../../Event.js"
 import * as Merge from "../../Merge.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as State from "../../State.js"
+import * as AppendOnly from "../appendOnly.js"
 import * as Ledger from "../ledger.js"
 import type { Outcome } from "../evaluate.js"
 import { at, defined } from "../invariant.js"
@@ -71,7 +72,9 @@ export const fold = <D, T, O>(
   r: Resolved<D, T, O>,
   state: State.GepaState,
   f: Finished<T, O>,
-  listening: boolean
+  listening: boolean,
+  /** the run's owner of the state's arrays: appended in place when it made them (see internal/appendOnly.ts) */
+  owner?: AppendOnly.Owner | undefined
 ): Either.Either<Folded<T, O>, MissingObjectiveScores> => {
   const { plan, usage } = f
   const iteration = plan.iteration
@@ -125,6 +128,7 @@ export const fold = <D, T, O>(
         parents: result.parents,
         valset: valsetOf(validation.outcomes),
         discoveryBudget,
+        append: AppendOnly.appender(owner),
         sources: plan._tag === "Merge" ? plan.sources : undefined
       })
       if (Either.isLeft(addedState)) return Either.left(addedState.left)
@@ -138,7 +142,7 @@ export const fold = <D, T, O>(
           : isMerge
           ? { ...withChild.merge, accepted: withChild.merge.accepted + 1 }
           : Merge.schedule(withChild.merge, r.merge.maxInvocations),
-        trace: [...withChild.trace, {
+        trace: AppendOnly.append(owner, withChild.trace, {
           ...entry,
           outcome: "accepted",
           candidate: index,
@@ -147,12 +151,15 @@ export const fold = <D, T, O>(
           scoresBefore: result.scoresBefore,
           scoresAfter: result.scoresAfter,
           metricCalls: withChild.metricCalls
-        }]
+        })
       }
       added = { index, outcomes: validation.outcomes }
       if (listening) {
+        // front lists are ascending and the child is the newest program: on a
+        // front exactly when it is its last member (no search of long fronts)
         let joined = 0
-        for (const programs of Object.values(next.fronts.instance.programs)) if (programs.includes(index)) joined++
+        const fronts = next.fronts.instance.programs
+        for (const key in fronts) if (fronts[key]?.at(-1) === index) joined++
         const score = at(next.valAverages, index)
         events.push(
           GepaEvent.ValsetEvaluated({ iteration, candidate: index, score, coverage: at(next.valCoverage, index) }),
@@ -178,7 +185,7 @@ export const fold = <D, T, O>(
       next = {
         ...next,
         rejectedProposals: next.rejectedProposals + (isMerge ? 0 : 1),
-        trace: [...next.trace, {
+        trace: AppendOnly.append(owner, next.trace, {
           ...entry,
           outcome: "rejected",
           ...(isMerge ? { reason } : { components: result.components }),
@@ -187,7 +194,7 @@ export const fold = <D, T, O>(
           scoresBefore: result.scoresBefore,
           scoresAfter: result.scoresAfter,
           metricCalls: next.metricCalls
-        }]
+        })
       }
       if (listening) {
         // (a merge, and only a merge, has a reason)
@@ -207,13 +214,13 @@ export const fold = <D, T, O>(
       break
     }
     case "Skipped": {
-      next = { ...next, trace: [...next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }] }
+      next = { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }) }
       if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
       break
     }
     case "Failed": {
       failed = { error: result.error, allEvaluationsFailed: result.allEvaluationsFailed }
-      next = { ...next, trace: [...next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls }] }
+      next = { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls }) }
       if (listening) {
         events.push(
           GepaEvent.Error({ iteration, message: result.error, willContinue: true }),

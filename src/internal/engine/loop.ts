@@ -73,9 +73,13 @@ export const run = <D, T, O>(
     const emitAll = (events: ReadonlyArray<GepaEvent>) =>
       events.length === 0 ? Effect.void : Effect.forEach(events, (e) => s.emit(() => e), { discard: true })
     const save = (state: State.GepaState) =>
-      store.durable
-        ? Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
-        : store.save(state)
+      Effect.zipRight(
+        // a store may keep the state it saves: its arrays are copied on their next append
+        Effect.sync(() => s.sealSaved(state)),
+        store.durable
+          ? Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
+          : store.save(state)
+      )
 
     // ---- start: resume, or score the seed ----
     const started = (resumed: boolean) =>
@@ -330,7 +334,7 @@ export const run = <D, T, O>(
       }
       if (next === undefined) continue // the deadline passed: the loop's top ends the run
       finished.delete(next.plan.iteration)
-      const folded = yield* Either.match(Accept.fold(r, state, next, s.listening), {
+      const folded = yield* Either.match(Accept.fold(r, state, next, s.listening, s.owner), {
         onLeft: Effect.fail,
         onRight: Effect.succeed
       })

@@ -9,6 +9,7 @@
 import { Effect } from "effect"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
+import * as Spans from "../spans.js"
 import type { Proposed } from "./reflect.js"
 import { noUsage } from "./reflect.js"
 import type { Session } from "./session.js"
@@ -47,4 +48,4 @@ export const merge = <D, T, O>(
         : ProposalResult.Rejected(fields)
       return { result, spent: ev.spent, failures: ev.failures, usage: noUsage }
     }
-  ).pipe(Effect.withSpan("gepa.merge", { attributes: { iteration: plan.iteration }, captureStackTrace: false }))
+  ).pipe(Spans.withSpan("gepa.merge", { attributes: { iteration: plan.iteration }, captureStackTrace: false }))

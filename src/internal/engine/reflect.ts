@@ -19,6 +19,7 @@ import type * as State from "../../State.js"
 import { nameOf } from "../../Telemetry.js"
 import { at, defined } from "../invariant.js"
 import * as Ledger from "../ledger.js"
+import * as Spans from "../spans.js"
 import * as Early from "./early.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
@@ -166,7 +167,7 @@ const reflectTexts = <D, T, O>(
       }
     }
     return Either.right({ texts, skipped, unusable, usage })
-  }).pipe(Effect.withSpan("gepa.reflect", { captureStackTrace: false }))
+  }).pipe(Spans.withSpan("gepa.reflect", { captureStackTrace: false }))
 
 /**
  * Runs a planned reflective proposal on `parent` (the parent's texts as
@@ -342,5 +343,9 @@ export const reflect = <D, T, O>(
       addFailures(parentEval.failures, childEval.failures),
       usage
     )
-  }).pipe(Effect.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false }))
+  }).pipe(
+    // opened under any tracer, the built-in one too: optimize-anything's
+    // adapter reads the proposal's iteration and parent from it
+    Effect.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false })
+  )
 

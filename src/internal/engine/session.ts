@@ -18,12 +18,15 @@ import type { AdapterContractError, ConfigError, ModelUnrecoverable, Persistence
 import * as EvaluationCache from "../../EvaluationCache.js"
 import { type EvaluationPurpose, GepaEvent } from "../../Event.js"
 import { RunMonitor } from "../../RunMonitor.js"
+import * as RunStoreModule from "../../RunStore.js"
 import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
+import * as AppendOnly from "../appendOnly.js"
 import { peekOf } from "../cacheBatch.js"
-import { evaluate, type Evaluation, hashOf, type Outcome, type Pool } from "../evaluate.js"
+import { evaluate, type Evaluation, hashOf, makePace, type Outcome, type Pool } from "../evaluate.js"
+import * as Spans from "../spans.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */
@@ -63,6 +66,13 @@ export interface Session<D, T, O> {
   readonly emit: Emit
   /** whether anyone receives events (steps skip building event payloads otherwise) */
   readonly listening: boolean
+  /**
+   * the run's owner of the state's growing arrays (see internal/appendOnly.ts);
+   * `seal` before a state goes where it may be kept (a save)
+   */
+  readonly owner: AppendOnly.Owner
+  /** seals a state about to be saved, when the store may keep it */
+  readonly sealSaved: (state: State.GepaState) => void
   /** names the stop condition that fired, in words */
   readonly stopCheck: StopCondition.Explain
   /** a stop asked for by the context's `RunMonitor` (the dashboard's Stop button), with the monitor's name */
@@ -153,21 +163,35 @@ export const make = <D, T, O>(
     const monitorStop: Effect.Effect<string | undefined> = Option.isNone(monitor)
       ? Effect.succeed(undefined)
       : Effect.map(monitor.value.stopRequested, (stop) => (stop ? monitor.value.name : undefined))
+    // a state in an event to any of the sinks above may be kept: sealed
+    // before it goes (the telemetry observer reads it at once and keeps nothing)
+    const owner = AppendOnly.makeOwner()
+    const seal = (state: State.GepaState) => AppendOnly.seal(owner, state)
+    const kept = sinks.length > 0
+    // a store that keeps nothing (RunStore.none) needs no seal before a save;
+    // any other may keep the state it is given (the memory store does)
+    const keepsSaves = store.durable || store.location !== RunStoreModule.none<O>().location
+    const sealSaved = keepsSaves ? seal : () => {}
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
     // unless `telemetry: false`; library runs log summaries at debug
     const telemetry = telemetryOptions(config.telemetry)
     if (telemetry !== undefined) sinks.push(yield* Telemetry.observer(telemetry))
+    const built = (event: () => GepaEvent): GepaEvent => {
+      const e = event()
+      if (kept && e._tag === "IterationEnded") seal(e.state)
+      return e
+    }
     const [firstSink, ...otherSinks] = sinks
     const emit: Emit = firstSink === undefined
       ? () => Effect.void
       : otherSinks.length === 0
-      ? (event) => Effect.suspend(() => firstSink(event()))
+      ? (event) => Effect.suspend(() => firstSink(built(event)))
       : (event) =>
         Effect.suspend(() => {
           // built once for every sink (the telemetry observer makes two common)
-          const built = event()
-          let all = firstSink(built)
-          for (const sink of otherSinks) all = Effect.zipRight(all, sink(built))
+          const e = built(event)
+          let all = firstSink(e)
+          for (const sink of otherSinks) all = Effect.zipRight(all, sink(e))
           return all
         })
 
@@ -185,7 +209,8 @@ export const make = <D, T, O>(
       exampleKey: (split, id) => r.exampleKeys[split].get(id) ?? id,
       // write-ahead reservations only where a later process can read them
       reserve: store.durable ? (iteration, calls) => store.reserve({ iteration, calls }) : undefined,
-      reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1)
+      reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1),
+      pace: makePace()
     }
     const stopCheck = yield* StopCondition.explain(r.stop)
     const listening = sinks.length > 0
@@ -213,7 +238,7 @@ export const make = <D, T, O>(
           return { ...result, failures: { evaluated: result.spent, failed, lastError } }
         })
       )
-      const span = Effect.withSpan("gepa.evaluate", {
+      const span = Spans.withSpan("gepa.evaluate", {
         attributes: { purpose: o.purpose, size: o.ids.length, iteration: o.iteration },
         captureStackTrace: false
       })
@@ -257,7 +282,7 @@ export const make = <D, T, O>(
       }))).map((hit) => hit?.score)
     }
 
-    return { r, store, emit, listening, stopCheck, monitorStop, evaluate: evaluateStep, known }
+    return { r, store, emit, listening, owner, sealSaved, stopCheck, monitorStop, evaluate: evaluateStep, known }
   })
 
 /** The best output seen per validation example, if the run tracks them. @internal */

@@ -1,0 +1,67 @@
+/**
+ * Appending to the state's growing arrays (the trace, the per-candidate
+ * arrays) without copying them on every fold.
+ *
+ * The state is immutable: a fold returns a new state and the old one is left
+ * as it was. Copying an array of n entries to append one makes a run of n
+ * folds cost n²/2 copies and, with tens of thousands of trace entries, fills
+ * the heap with arrays too large for the young generation (at a million
+ * metric calls that was most of the engine's growth in cost per call and a
+ * good part of its memory).
+ *
+ * An `Owner` belongs to one run. An array the owner made is appended to in
+ * place, so the state the loop folded from, which the loop drops at once,
+ * shares it with the new one; any other array is copied once and owned from
+ * then on. Before a state leaves the loop where someone may keep it (an
+ * event to a listener of the user's, a save), the loop seals it: its arrays
+ * are no longer owned, and the next append copies. A state that was seen
+ * never changes afterwards; one that nobody saw is never copied.
+ *
+ * @internal
+ */
+import type { GepaState } from "../State.js"
+
+/** @internal */
+export interface Owner {
+  readonly owned: WeakSet<ReadonlyArray<unknown>>
+}
+
+/** @internal */
+export const makeOwner = (): Owner => ({ owned: new WeakSet() })
+
+/**
+ * `[...array, item]`, in place when `owner` made `array` (and did not seal
+ * it); without an owner, always a copy.
+ *
+ * @internal
+ */
+export const append = <A>(owner: Owner | undefined, array: ReadonlyArray<A>, item: A): ReadonlyArray<A> => {
+  if (owner === undefined) return [...array, item]
+  if (owner.owned.has(array)) {
+    ;(array as Array<A>).push(item)
+    return array
+  }
+  const copy = array.slice()
+  copy.push(item)
+  owner.owned.add(copy)
+  return copy
+}
+
+/** `append` bound to an owner (`State.addCandidate`'s `append` option). @internal */
+export const appender = (owner: Owner | undefined) => <A>(array: ReadonlyArray<A>, item: A): ReadonlyArray<A> =>
+  append(owner, array, item)
+
+/** Makes a state's arrays copy on their next append: someone outside the loop may keep the state. @internal */
+export const seal = (owner: Owner, state: GepaState): void => {
+  const o = owner.owned
+  o.delete(state.trace)
+  o.delete(state.candidates)
+  o.delete(state.parents)
+  o.delete(state.valScores)
+  o.delete(state.objectiveScores)
+  o.delete(state.valAverages)
+  o.delete(state.valCoverage)
+  o.delete(state.nextComponent)
+  o.delete(state.discoveryBudget)
+  if (state.versions !== undefined) o.delete(state.versions)
+}

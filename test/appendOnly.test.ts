@@ -1,0 +1,118 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import fc from "fast-check"
+import { makeTask } from "../bench/task.js"
+import type { GepaEvent } from "../src/Event.js"
+import * as CandidateSelector from "../src/CandidateSelector.js"
+import * as FaultInjection from "../src/FaultInjection.js"
+import * as Gepa from "../src/Gepa.js"
+import type * as State from "../src/State.js"
+import * as AppendOnly from "../src/internal/appendOnly.js"
+
+describe("appendOnly", () => {
+  it("appends in place only to arrays its owner made and did not seal; a sealed or foreign array is copied once", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom("append", "seal", "foreign"), { maxLength: 40 }), (ops) => {
+        const owner = AppendOnly.makeOwner()
+        let current: ReadonlyArray<number> = []
+        // every array handed out, with the length it had then: a sealed one must never change
+        const sealed: Array<readonly [ReadonlyArray<number>, number]> = []
+        let n = 0
+        for (const op of ops) {
+          if (op === "append") {
+            const before = current
+            const owned = owner.owned.has(before)
+            current = AppendOnly.append(owner, current, n++)
+            assert.strictEqual(current === before, owned)
+          } else if (op === "seal") {
+            AppendOnly.seal(owner, { trace: current } as unknown as State.GepaState)
+            sealed.push([current, current.length])
+          } else {
+            current = [...current]
+            sealed.push([current, current.length])
+          }
+        }
+        for (const [array, length] of sealed) assert.strictEqual(array.length, length)
+        assert.deepStrictEqual(current, Array.from({ length: n }, (_, i) => i))
+      })
+    )
+  })
+
+  it("without an owner, always a copy", () => {
+    const a: ReadonlyArray<number> = [1]
+    const b = AppendOnly.append(undefined, a, 2)
+    assert.notStrictEqual(a, b)
+    assert.deepStrictEqual([a, b], [[1], [1, 2]])
+  })
+})
+
+const taskOptions = { components: 2, keywordsPerComponent: 8, trainSize: 40, valSize: 12, learnPermille: 300 }
+
+const runWith = (onEvent: ((event: GepaEvent) => void) | undefined, maxConcurrency = 4) =>
+  Effect.gen(function*() {
+    const task = makeTask(taskOptions)
+    const adapter = FaultInjection.adapter(task.adapter, { latency: "0 millis", jitter: "2 millis", seed: 5 }).adapter
+    return yield* Gepa.optimize({
+      seedCandidate: task.seedCandidate,
+      trainset: task.trainset,
+      valset: task.valset,
+      adapter,
+      reflectionModel: task.reflectionModel,
+      maxMetricCalls: 300,
+      maxConcurrency,
+      seed: 7,
+      merge: true,
+      ...(onEvent === undefined ? {} : { onEvent })
+    })
+  })
+
+describe("the state's arrays grow in place inside a run", () => {
+  it.live("a run nobody listens to equals one whose every state is kept; kept states never change afterwards", () =>
+    Effect.gen(function*() {
+      const kept: Array<{ readonly state: State.GepaState; readonly trace: number; readonly candidates: number }> = []
+      const listened = yield* runWith((event) => {
+        if (event._tag === "IterationEnded") {
+          kept.push({ state: event.state, trace: event.state.trace.length, candidates: event.state.candidates.length })
+        }
+      })
+      const quiet = yield* runWith(undefined, 1)
+      assert.deepStrictEqual(quiet.state, listened.state)
+      assert.deepStrictEqual(quiet.candidates, listened.candidates)
+      assert.isAbove(kept.length, 5)
+      assert.isAbove(listened.candidates.length, 1)
+      for (const k of kept) {
+        assert.strictEqual(k.state.trace.length, k.trace)
+        assert.strictEqual(k.state.candidates.length, k.candidates)
+        for (const arr of [k.state.parents, k.state.valScores, k.state.valAverages, k.state.valCoverage, k.state.discoveryBudget]) {
+          assert.strictEqual(arr.length, k.candidates)
+        }
+      }
+      // later states extend earlier ones
+      const last = listened.state
+      for (const k of kept) assert.deepStrictEqual(last.trace.slice(0, k.trace), k.state.trace)
+    }))
+
+  it.effect("a run without listeners of the user's appends in place: its states share one trace array", () =>
+    Effect.gen(function*() {
+      const task = makeTask(taskOptions)
+      const seen = new Set<ReadonlyArray<unknown>>()
+      let plans = 0
+      yield* Gepa.optimize({
+        seedCandidate: task.seedCandidate,
+        trainset: task.trainset,
+        valset: task.valset,
+        adapter: task.adapter,
+        reflectionModel: task.reflectionModel,
+        maxMetricCalls: 300,
+        seed: 7,
+        candidateSelector: (state, rng) => {
+          plans++
+          if (state.trace.length > 0) seen.add(state.trace)
+          return CandidateSelector.pareto(state, rng)
+        }
+      })
+      assert.isAbove(plans, 10)
+      // copied once (the first append), then grown in place
+      assert.isAtMost(seen.size, 2)
+    }))
+})
