@@ -64,9 +64,14 @@ if grep -q "Executing an Effect versioned" "$work/out.txt" "$work/err.txt"; then
 fi
 # the internals are not part of the API
 node --input-type=module -e '
-  await import("effect-gepa/internal/engine").then(
-    () => { console.error("consumer: effect-gepa/internal/engine is importable"); process.exit(1) },
-    (e) => { if (e.code !== "ERR_PACKAGE_PATH_NOT_EXPORTED") throw e })
+  for (const internal of ["effect-gepa/internal/engine", "effect-gepa/internal/engine/loop", "effect-gepa/cli/main", "effect-gepa/cli/run"]) {
+    await import(internal).then(
+      () => { console.error(`consumer: ${internal} is importable`); process.exit(1) },
+      (e) => { if (e.code !== "ERR_PACKAGE_PATH_NOT_EXPORTED") throw e })
+  }
+  // the public modules are
+  await import("effect-gepa/Gepa")
+  await import("effect-gepa/Config")
 '
 node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").pop())

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import type { DataLoaderError } from "./DataLoader.js"
 
 /**
  * A configuration value is missing, out of range or contradictory. `field`
@@ -291,3 +292,26 @@ export class ReflectionUnusable extends Schema.TaggedError<ReflectionUnusable>()
       `"${this.component}": ${this.reason}; it began: ${JSON.stringify(this.start)}`
   }
 }
+
+/**
+ * Every way `optimize` can fail. `ModelUnrecoverable` (since 0.2.0): the
+ * task or reflection model can never succeed as configured (rejected key,
+ * unknown model, invalid request, unreachable server); the run stops at once
+ * and, with a run directory, can be resumed after the fix. `ReflectionUnusable`
+ * (since 0.3.0): the reflection model gave `reflection.maxUnusableAnswers`
+ * unusable answers in a row; resumable the same way.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type OptimizeError =
+  | ConfigError
+  | AdapterContractError
+  | MissingObjectiveScores
+  | AllEvaluationsFailed
+  | ProposalsFailed
+  | DataLoaderError
+  | PersistenceError
+  | ResumeConflict
+  | ModelUnrecoverable
+  | ReflectionUnusable

@@ -11,7 +11,6 @@
 import { Effect, Option } from "effect"
 import type { PersistenceError } from "./Errors.js"
 import type { ObjectiveScores } from "./EvaluationBatch.js"
-import { register, registerPeek } from "./internal/cacheBatch.js"
 
 /**
  * Which data set an evaluation belongs to.
@@ -93,7 +92,74 @@ export interface EvaluationCache<O> {
   readonly get: (key: CacheKey) => Effect.Effect<Option.Option<CachedEvaluation<O>>>
   readonly set: (key: CacheKey, value: CachedEvaluation<O>) => Effect.Effect<void, PersistenceError>
   readonly size: Effect.Effect<number>
+  /**
+   * Batched access (since 0.3.0), optional: the caches this library builds
+   * have it, a cache of your own need not. Used only while `get` and `set`
+   * are the ones it was built with (see `batchOf`).
+   */
+  readonly batch?: Batch<O> | undefined
 }
+
+/**
+ * Batched access to a cache: one effect for an evaluation's keys instead of
+ * one per example (the hot path of a fast adapter), and reads without side
+ * effects. It names the `get` and `set` it reads and writes like: a decorator
+ * that replaces either (`{ ...cache, set: mySet }`) keeps the object but not
+ * the equality, so `batchOf` ignores it and every read and write of the
+ * decorated cache goes through the decorator's own `get` and `set`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Batch<O> {
+  /** the `get` this batch reads like */
+  readonly get: EvaluationCache<O>["get"]
+  /** the `set` this batch writes like */
+  readonly set: EvaluationCache<O>["set"]
+  readonly getMany: (keys: ReadonlyArray<CacheKey>) => Effect.Effect<ReadonlyArray<CachedEvaluation<O> | undefined>>
+  readonly setMany: (entries: ReadonlyArray<readonly [CacheKey, CachedEvaluation<O>]>) => Effect.Effect<void, PersistenceError>
+  /**
+   * The results the keys would be served, without side effects: an owed
+   * payment is not charged (a run directory's `get` charges one). Used to
+   * decide from what is already known, never to serve an evaluation;
+   * `undefined` when the cache cannot read so.
+   */
+  readonly peek: ((keys: ReadonlyArray<CacheKey>) => ReadonlyArray<CachedEvaluation<O> | undefined>) | undefined
+}
+
+/**
+ * The cache's batched access, when it has one that still reads and writes
+ * like its `get` and `set`; `undefined` otherwise (the caller then goes key
+ * by key).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const batchOf = <O>(cache: EvaluationCache<O>): Batch<O> | undefined => {
+  const batch = cache.batch
+  return batch !== undefined && batch.get === cache.get && batch.set === cache.set ? batch : undefined
+}
+
+/**
+ * A cache with a side-effect-free `peek` (see `Batch.peek`); its batched
+ * reads and writes go key by key through its `get` and `set`.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const withPeek = <O>(
+  cache: Omit<EvaluationCache<O>, "batch">,
+  peek: NonNullable<Batch<O>["peek"]>
+): EvaluationCache<O> => ({
+  ...cache,
+  batch: {
+    get: cache.get,
+    set: cache.set,
+    getMany: (keys) => Effect.forEach(keys, (key) => Effect.map(cache.get(key), Option.getOrUndefined)),
+    setMany: (entries) => Effect.forEach(entries, ([key, value]) => cache.set(key, value), { discard: true }),
+    peek
+  }
+})
 
 /**
  * The key as one string.
@@ -178,19 +244,24 @@ export const memory = <O>(
     return isVisible(key, hit) ? hit : undefined
   }
   const store = (key: CacheKey, value: CachedEvaluation<O>): void => put(key.candidateHash, exampleKey(key), value)
-  const cache = register<O>({
-    get: (key) => Effect.sync(() => Option.fromNullable(lookup(key))),
-    set: (key, value) => Effect.sync(() => store(key, value)),
-    size: Effect.sync(() => size)
-  }, {
-    // one effect per evaluation instead of one per example: the hot path of a fast adapter
-    getMany: (keys) => Effect.sync(() => keys.map(lookup)),
-    setMany: (list) =>
-      Effect.sync(() => {
-        for (const [key, value] of list) store(key, value)
-      })
-  })
-  return registerPeek(cache, (keys) => keys.map(lookup))
+  const get: EvaluationCache<O>["get"] = (key) => Effect.sync(() => Option.fromNullable(lookup(key)))
+  const set: EvaluationCache<O>["set"] = (key, value) => Effect.sync(() => store(key, value))
+  return {
+    get,
+    set,
+    size: Effect.sync(() => size),
+    batch: {
+      get,
+      set,
+      // one effect per evaluation instead of one per example: the hot path of a fast adapter
+      getMany: (keys) => Effect.sync(() => keys.map(lookup)),
+      setMany: (list) =>
+        Effect.sync(() => {
+          for (const [key, value] of list) store(key, value)
+        }),
+      peek: (keys) => keys.map(lookup)
+    }
+  }
 }
 
 /**

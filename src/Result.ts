@@ -160,3 +160,16 @@ export const lineage = (result: Pick<GepaResult, "parents">, candidate: number):
   visit(candidate)
   return out
 }
+
+/**
+ * The result of `optimize`: the serializable result, the final state, and
+ * the best output seen for each validation example.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OptimizeResult<O> extends GepaResult {
+  readonly state: State.GepaState
+  /** per validation example: the candidate with the best score on it, and its output */
+  readonly bestOutputs: Readonly<Record<string, { readonly candidate: number; readonly output: O }>>
+}

@@ -76,7 +76,7 @@ import {
   stampNow,
   writeAtomic
 } from "./internal/runDir.js"
-import { FILES as files } from "./internal/runDir.js"
+import { type CandidateLine, FILES as files, type Migrations } from "./internal/runDir.js"
 import * as Ledger from "./internal/ledger.js"
 import { makeOwed, makeReservations, parseReservations } from "./internal/runDirBudget.js"
 import { allPayments, type CacheIndex, emptyIndex, makeCache, parseCache } from "./internal/runDirCache.js"
@@ -101,14 +101,14 @@ export const FILES = files
 export type FileName = (typeof FILES)[keyof typeof FILES]
 
 /**
- * Converts a saved state of an older layout version to the next version:
- * `migrations[v]` takes a version-`v` state and returns a version-`v + 1`
- * state.
+ * `Migrations` (upgrades of older saved states), `SavedState` (the envelope
+ * of `gepa_state.json`) and `CandidateLine` (one line of `candidates.jsonl`),
+ * declared with the file mechanics that read them.
  *
  * @since 0.1.0
  * @category models
  */
-export type Migrations = Readonly<Record<number, (old: unknown) => unknown>>
+export type { CandidateLine, Migrations, SavedState } from "./internal/runDir.js"
 
 /**
  * @since 0.1.0
@@ -131,41 +131,6 @@ export interface Options {
   readonly syncReservations?: boolean
 }
 
-/**
- * The envelope of `gepa_state.json`.
- *
- * @since 0.1.0
- * @category models
- */
-export interface SavedState {
-  readonly schemaVersion: number
-  readonly savedAt: string
-  /**
-   * counts the saves of this run directory; cache lines carry the generation
-   * of the last save before them, so a load knows which cached evaluations
-   * the state does not count yet (absent in files from before it existed)
-   */
-  readonly generation?: number
-  /**
-   * how many lines of `candidates.jsonl` belong to this state; when present,
-   * `state` has empty `candidates`, `valScores` and `objectiveScores`
-   */
-  readonly candidateCount?: number
-  readonly state: unknown
-}
-
-/**
- * One line of `candidates.jsonl`.
- *
- * @since 0.1.0
- * @category models
- */
-export interface CandidateLine {
-  readonly i: number
-  readonly candidate: unknown
-  readonly valScores: unknown
-  readonly objectiveScores: unknown
-}
 
 
 /**

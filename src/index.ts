@@ -19,6 +19,8 @@ export * as CandidateSelector from "./CandidateSelector.js"
 export * as ComponentProposer from "./ComponentProposer.js"
 /** @since 0.1.0 */
 export * as ComponentSelector from "./ComponentSelector.js"
+/** @since 0.3.0 */
+export * as Config from "./Config.js"
 /** @since 0.1.0 */
 export * as DataLoader from "./DataLoader.js"
 /** @since 0.1.0 */

@@ -5,6 +5,8 @@
  *
  * @since 0.2.0
  */
+// the library's defaults table; Config.ts loads nothing else at run time
+import { defaults as engine } from "../Config.js"
 
 /**
  * The built-in metrics, by name.
@@ -27,14 +29,14 @@ export const defaults = {
   // no library module (a test pins the two together)
   component: "system_prompt",
   metric: "exact",
-  maxConcurrency: 8,
+  maxConcurrency: engine.maxConcurrency,
   /** iterations without a better validation score before a run stops (0: never) */
   patience: 30,
   /** a perfect validation score (1) stops a run */
   stopAtPerfect: true,
-  minibatchSize: 3,
-  merge: false,
-  seed: 0,
+  minibatchSize: engine.minibatchSize,
+  merge: engine.merge,
+  seed: engine.seed,
   runsRoot: ".gepa-runs",
   /** per request of the task model */
   taskTimeout: "60s",

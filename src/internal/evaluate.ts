@@ -21,9 +21,8 @@ import {
   type PersistenceError
 } from "../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
-import { type CacheKey, type CachedEvaluation, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
+import { batchOf, type CacheKey, type CachedEvaluation, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
-import { batched } from "./cacheBatch.js"
 import * as Ledger from "./ledger.js"
 import * as Secrets from "../Secrets.js"
 
@@ -453,7 +452,7 @@ const getAll = <O>(
   cache: EvaluationCache<O>,
   keys: ReadonlyArray<CacheKey>
 ): Effect.Effect<ReadonlyArray<CachedEvaluation<O> | undefined>> => {
-  const fast = batched(cache)
+  const fast = batchOf(cache)
   return fast !== undefined ? fast.getMany(keys) : Effect.forEach(keys, (key) => Effect.map(cache.get(key), Option.getOrUndefined))
 }
 
@@ -462,4 +461,4 @@ const setAll = <O>(
   cache: EvaluationCache<O>,
   entries: ReadonlyArray<readonly [CacheKey, CachedEvaluation<O>]>
 ): Effect.Effect<void, PersistenceError> =>
-  batched(cache)?.setMany(entries) ?? Effect.forEach(entries, ([key, value]) => cache.set(key, value), { discard: true })
+  batchOf(cache)?.setMany(entries) ?? Effect.forEach(entries, ([key, value]) => cache.set(key, value), { discard: true })

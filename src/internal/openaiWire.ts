@@ -19,9 +19,8 @@ import {
   LlmTransportError,
   type Usage
 } from "../LanguageModel.js"
-import type { Price } from "../OpenAiLanguageModel.js"
 import { field, isRecord } from "./fields.js"
-import { type AttemptFailure, oneLine, parseRetryAfter, systemCodeOf } from "./modelCall.js"
+import { type AttemptFailure, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./modelCall.js"
 
 /** See `OpenAiLanguageModel.retryAfterMillis`. */
 export const retryAfterMillis = (

@@ -12,10 +12,55 @@ import * as path from "node:path"
 import { PersistenceError } from "../Errors.js"
 import type { GepaEvent } from "../Event.js"
 import * as Result from "../Result.js"
-import type { CandidateLine, Migrations, SavedState } from "../RunDir.js"
 import * as State from "../State.js"
 import { firstIssue } from "./issue.js"
 import * as Journal from "./stateJournal.js"
+
+/**
+ * Converts a saved state of an older layout version to the next version:
+ * `migrations[v]` takes a version-`v` state and returns a version-`v + 1`
+ * state.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Migrations = Readonly<Record<number, (old: unknown) => unknown>>
+
+/**
+ * The envelope of `gepa_state.json`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SavedState {
+  readonly schemaVersion: number
+  readonly savedAt: string
+  /**
+   * counts the saves of this run directory; cache lines carry the generation
+   * of the last save before them, so a load knows which cached evaluations
+   * the state does not count yet (absent in files from before it existed)
+   */
+  readonly generation?: number
+  /**
+   * how many lines of `candidates.jsonl` belong to this state; when present,
+   * `state` has empty `candidates`, `valScores` and `objectiveScores`
+   */
+  readonly candidateCount?: number
+  readonly state: unknown
+}
+
+/**
+ * One line of `candidates.jsonl`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CandidateLine {
+  readonly i: number
+  readonly candidate: unknown
+  readonly valScores: unknown
+  readonly objectiveScores: unknown
+}
 
 /** The file names inside a run directory (`RunDir.FILES`). */
 export const FILES = {

@@ -10,7 +10,6 @@
 import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as EvaluationCache from "../EvaluationCache.js"
-import { registerPeek } from "./cacheBatch.js"
 import { type CacheLine, attempt, isCacheLine, sharedKey } from "./runDir.js"
 import type { Owed, Payment } from "./runDirBudget.js"
 
@@ -110,7 +109,7 @@ export const makeCache = <O>(options: {
   readonly dirty: { value: boolean }
 }): EvaluationCache.EvaluationCache<O> => {
   const { index, owed } = options
-  return registerPeek<O>({
+  return EvaluationCache.withPeek<O>({
     get: (key) =>
       Effect.sync(() => {
         const k = EvaluationCache.keyString(key)

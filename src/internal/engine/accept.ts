@@ -67,6 +67,169 @@ const remainderVerdict = <T, O>(state: State.GepaState, outcomes: ReadonlyArray<
 const withoutPending = (state: State.GepaState, iteration: number): ReadonlyArray<State.PendingProposal> =>
   state.pending[0]?.iteration === iteration ? state.pending.slice(1) : state.pending.filter((p) => p.iteration !== iteration)
 
+/**
+ * The proposal's spending charged to the state: its reservation is released
+ * (it leaves `pending`) and what it spent is added.
+ */
+const charge = <T, O>(state: State.GepaState, f: Finished<T, O>): State.GepaState => {
+  const { usage } = f
+  return Ledger.spend({
+    ...state,
+    pending: withoutPending(state, f.plan.iteration),
+    reflectionCalls: state.reflectionCalls + usage.calls,
+    reflectionUsage: usage.calls === 0 ? state.reflectionUsage : {
+      inputTokens: state.reflectionUsage.inputTokens + usage.inputTokens,
+      outputTokens: state.reflectionUsage.outputTokens + usage.outputTokens,
+      cost: state.reflectionUsage.cost + usage.cost
+    }
+  }, f.spent)
+}
+
+/** The reason the trace gives for what happened to a reflective proposal in flight (not chosen, rebased, superseded). */
+const inFlightReason = <T, O>(f: Finished<T, O>): { readonly reason?: string } => {
+  const plan = f.plan
+  return plan._tag !== "Reflective"
+    ? {}
+    : f.unselected !== undefined
+    ? { reason: f.unselected }
+    : f.reason !== undefined
+    ? { reason: f.reason }
+    : f.rebasedOnto !== undefined
+    ? { reason: `rebased on candidate ${f.rebasedOnto}, which superseded candidate ${plan.parent} while the proposal was in flight` }
+    : f.supersededBy !== undefined
+    ? { reason: `superseded: candidate ${f.supersededBy} improved the same text of candidate ${plan.parent} while the proposal was in flight` }
+    : {}
+}
+
+/** What one outcome adds to the folded state (before the iteration's closing counters and events). */
+interface Step<T, O> {
+  readonly next: State.GepaState
+  readonly added?: Folded<T, O>["added"]
+  readonly failed?: Folded<T, O>["failed"]
+}
+
+type TraceEntry = {
+  readonly iteration: number
+  readonly kind: ProposalResult["kind"]
+  readonly parents: ReadonlyArray<number>
+  readonly reason?: string
+}
+
+/** An accepted child joins the pool and the fronts; the merge schedule moves on. */
+const foldAccepted = <D, T, O>(
+  r: Resolved<D, T, O>,
+  next: State.GepaState,
+  f: Finished<T, O>,
+  result: Extract<ProposalResult, { _tag: "Accepted" }>,
+  entry: TraceEntry,
+  events: Array<GepaEvent> | undefined,
+  owner: AppendOnly.Owner | undefined
+): Either.Either<Step<T, O>, MissingObjectiveScores> => {
+  const iteration = entry.iteration
+  const discoveryBudget = next.metricCalls
+  const validation = defined(f.validation, "the validation of an accepted proposal")
+  const charged = Ledger.spend(next, validation.spent)
+  const addedState = State.addCandidate(charged, {
+    candidate: result.candidate,
+    parents: result.parents,
+    valset: valsetOf(validation.outcomes),
+    discoveryBudget,
+    append: AppendOnly.appender(owner),
+    sources: f.plan._tag === "Merge" ? f.plan.sources : undefined
+  })
+  if (Either.isLeft(addedState)) return Either.left(addedState.left)
+  const [withChild, index] = addedState.right
+  const isMerge = result.kind === "merge"
+  const folded: State.GepaState = {
+    ...withChild,
+    acceptedProposals: withChild.acceptedProposals + (isMerge ? 0 : 1),
+    merge: r.merge === undefined
+      ? withChild.merge
+      : isMerge
+      ? { ...withChild.merge, accepted: withChild.merge.accepted + 1 }
+      : Merge.schedule(withChild.merge, r.merge.maxInvocations),
+    trace: AppendOnly.append(owner, withChild.trace, {
+      ...entry,
+      outcome: "accepted",
+      candidate: index,
+      ...(isMerge ? {} : { components: result.components }),
+      subsampleIds: result.subsampleIds,
+      scoresBefore: result.scoresBefore,
+      scoresAfter: result.scoresAfter,
+      metricCalls: withChild.metricCalls
+    })
+  }
+  if (events !== undefined) {
+    // front lists are ascending and the child is the newest program: on a
+    // front exactly when it is its last member (no search of long fronts)
+    let joined = 0
+    const fronts = folded.fronts.instance.programs
+    for (const key in fronts) {
+      const list = fronts[key]!
+      if (list[list.length - 1] === index) joined++
+    }
+    events.push(
+      GepaEvent.ValsetEvaluated({ iteration, candidate: index, score: folded.valAverages[index]!, coverage: folded.valCoverage[index]! }),
+      GepaEvent.ParetoFrontUpdated({ iteration, candidate: index, frontsJoined: joined })
+    )
+    if (isMerge) events.push(GepaEvent.MergeAccepted({ iteration, candidate: index, parents: result.parents }))
+    events.push(GepaEvent.CandidateAccepted({
+      iteration,
+      candidate: index,
+      parents: result.parents,
+      score: folded.valAverages[index]!,
+      components: result.candidate
+    }))
+    if (!isMerge) events.push(GepaEvent.ProposalEnded({ iteration, parent: f.result.parents[0]!, outcome: "accepted", ...spentOn(f.usage) }))
+  }
+  return Either.right({ next: folded, added: { index, outcomes: validation.outcomes } })
+}
+
+const foldRejected = <T, O>(
+  next: State.GepaState,
+  f: Finished<T, O>,
+  result: Extract<ProposalResult, { _tag: "Rejected" }>,
+  entry: TraceEntry,
+  rebased: { readonly reason?: string },
+  events: Array<GepaEvent> | undefined,
+  owner: AppendOnly.Owner | undefined
+): Step<T, O> => {
+  const iteration = entry.iteration
+  const isMerge = result.kind === "merge"
+  const reason = isMerge
+    ? `merged subsample score ${sumOf(result.scoresAfter)} is below both parents (${result.scoresBefore[0]}, ${result.scoresBefore[1]})`
+    : undefined
+  const folded: State.GepaState = {
+    ...next,
+    rejectedProposals: next.rejectedProposals + (isMerge ? 0 : 1),
+    trace: AppendOnly.append(owner, next.trace, {
+      ...entry,
+      outcome: "rejected",
+      ...(isMerge ? { reason } : { components: result.components }),
+      ...rebased,
+      subsampleIds: result.subsampleIds,
+      scoresBefore: result.scoresBefore,
+      scoresAfter: result.scoresAfter,
+      metricCalls: next.metricCalls
+    })
+  }
+  if (events !== undefined) {
+    if (isMerge) events.push(GepaEvent.MergeRejected({ iteration, parents: result.parents, reason: reason! }))
+    else {
+      events.push(
+        GepaEvent.CandidateRejected({
+          iteration,
+          parents: result.parents,
+          before: sumOf(result.scoresBefore),
+          after: sumOf(result.scoresAfter)
+        }),
+        GepaEvent.ProposalEnded({ iteration, parent: f.result.parents[0]!, outcome: "rejected", ...spentOn(f.usage) })
+      )
+    }
+  }
+  return { next: folded }
+}
+
 /** @internal */
 export const fold = <D, T, O>(
   r: Resolved<D, T, O>,
@@ -80,28 +243,9 @@ export const fold = <D, T, O>(
   const iteration = plan.iteration
   const parent = at(f.result.parents, 0)
   const events: Array<GepaEvent> = []
-  // the proposal's reservation is released (it leaves `pending`) and what it spent is added
-  let next: State.GepaState = Ledger.spend({
-    ...state,
-    pending: withoutPending(state, iteration),
-    reflectionCalls: state.reflectionCalls + usage.calls,
-    reflectionUsage: usage.calls === 0 ? state.reflectionUsage : {
-      inputTokens: state.reflectionUsage.inputTokens + usage.inputTokens,
-      outputTokens: state.reflectionUsage.outputTokens + usage.outputTokens,
-      cost: state.reflectionUsage.cost + usage.cost
-    }
-  }, f.spent)
-  let rebased: { readonly reason?: string } = plan._tag !== "Reflective"
-    ? {}
-    : f.unselected !== undefined
-    ? { reason: f.unselected }
-    : f.reason !== undefined
-    ? { reason: f.reason }
-    : f.rebasedOnto !== undefined
-    ? { reason: `rebased on candidate ${f.rebasedOnto}, which superseded candidate ${plan.parent} while the proposal was in flight` }
-    : f.supersededBy !== undefined
-    ? { reason: `superseded: candidate ${f.supersededBy} improved the same text of candidate ${plan.parent} while the proposal was in flight` }
-    : {}
+  const listen = listening ? events : undefined
+  let next = charge(state, f)
+  let rebased = inFlightReason(f)
   // a child validated on a sample sized to the budget's remainder joins only
   // if it beats the best candidate on the same examples: its mean over a
   // sample is not comparable with means over the whole set
@@ -115,112 +259,28 @@ export const fold = <D, T, O>(
     }
   }
   const entry = { iteration, kind: result.kind, parents: result.parents, ...rebased }
-  let added: Folded<T, O>["added"]
-  let failed: Folded<T, O>["failed"]
-
+  let step: Step<T, O>
   switch (result._tag) {
     case "Accepted": {
-      const discoveryBudget = next.metricCalls
-      const validation = defined(f.validation, "the validation of an accepted proposal")
-      next = Ledger.spend(next, validation.spent)
-      const addedState = State.addCandidate(next, {
-        candidate: result.candidate,
-        parents: result.parents,
-        valset: valsetOf(validation.outcomes),
-        discoveryBudget,
-        append: AppendOnly.appender(owner),
-        sources: plan._tag === "Merge" ? plan.sources : undefined
-      })
-      if (Either.isLeft(addedState)) return Either.left(addedState.left)
-      const [withChild, index] = addedState.right
-      const isMerge = result.kind === "merge"
-      next = {
-        ...withChild,
-        acceptedProposals: withChild.acceptedProposals + (isMerge ? 0 : 1),
-        merge: r.merge === undefined
-          ? withChild.merge
-          : isMerge
-          ? { ...withChild.merge, accepted: withChild.merge.accepted + 1 }
-          : Merge.schedule(withChild.merge, r.merge.maxInvocations),
-        trace: AppendOnly.append(owner, withChild.trace, {
-          ...entry,
-          outcome: "accepted",
-          candidate: index,
-          ...(isMerge ? {} : { components: result.components }),
-          subsampleIds: result.subsampleIds,
-          scoresBefore: result.scoresBefore,
-          scoresAfter: result.scoresAfter,
-          metricCalls: withChild.metricCalls
-        })
-      }
-      added = { index, outcomes: validation.outcomes }
-      if (listening) {
-        // front lists are ascending and the child is the newest program: on a
-        // front exactly when it is its last member (no search of long fronts)
-        let joined = 0
-        const fronts = next.fronts.instance.programs
-        for (const key in fronts) if (fronts[key]?.at(-1) === index) joined++
-        const score = at(next.valAverages, index)
-        events.push(
-          GepaEvent.ValsetEvaluated({ iteration, candidate: index, score, coverage: at(next.valCoverage, index) }),
-          GepaEvent.ParetoFrontUpdated({ iteration, candidate: index, frontsJoined: joined })
-        )
-        if (isMerge) events.push(GepaEvent.MergeAccepted({ iteration, candidate: index, parents: result.parents }))
-        events.push(GepaEvent.CandidateAccepted({
-          iteration,
-          candidate: index,
-          parents: result.parents,
-          score,
-          components: result.candidate
-        }))
-        if (!isMerge) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "accepted", ...spentOn(usage) }))
-      }
+      const accepted = foldAccepted(r, next, f, result, entry, listen, owner)
+      if (Either.isLeft(accepted)) return Either.left(accepted.left)
+      step = accepted.right
       break
     }
     case "Rejected": {
-      const isMerge = result.kind === "merge"
-      const reason = isMerge
-        ? `merged subsample score ${sumOf(result.scoresAfter)} is below both parents (${result.scoresBefore[0]}, ${result.scoresBefore[1]})`
-        : undefined
-      next = {
-        ...next,
-        rejectedProposals: next.rejectedProposals + (isMerge ? 0 : 1),
-        trace: AppendOnly.append(owner, next.trace, {
-          ...entry,
-          outcome: "rejected",
-          ...(isMerge ? { reason } : { components: result.components }),
-          ...rebased,
-          subsampleIds: result.subsampleIds,
-          scoresBefore: result.scoresBefore,
-          scoresAfter: result.scoresAfter,
-          metricCalls: next.metricCalls
-        })
-      }
-      if (listening) {
-        // (a merge, and only a merge, has a reason)
-        if (reason !== undefined) events.push(GepaEvent.MergeRejected({ iteration, parents: result.parents, reason }))
-        else {
-          events.push(
-            GepaEvent.CandidateRejected({
-              iteration,
-              parents: result.parents,
-              before: sumOf(result.scoresBefore),
-              after: sumOf(result.scoresAfter)
-            }),
-            GepaEvent.ProposalEnded({ iteration, parent, outcome: "rejected", ...spentOn(usage) })
-          )
-        }
-      }
+      step = foldRejected(next, f, result, entry, rebased, listen, owner)
       break
     }
     case "Skipped": {
-      next = { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }) }
+      step = { next: { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }) } }
       if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
       break
     }
     case "Failed": {
-      failed = { error: result.error, allEvaluationsFailed: result.allEvaluationsFailed }
-      next = { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls }) }
+      step = {
+        next: { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls }) },
+        failed: { error: result.error, allEvaluationsFailed: result.allEvaluationsFailed }
+      }
       if (listening) {
         events.push(
           GepaEvent.Error({ iteration, message: result.error, willContinue: true }),
@@ -233,13 +293,14 @@ export const fold = <D, T, O>(
 
   // a proposal whose every evaluation failed counts as failed even if it was judged
   const allFailed = f.failures.evaluated > 0 && f.failures.failed === f.failures.evaluated
-  if (failed === undefined && allFailed) failed = { error: f.failures.lastError ?? "unknown", allEvaluationsFailed: true }
-  next = { ...next, consecutiveFailedIterations: failed === undefined ? 0 : next.consecutiveFailedIterations + 1 }
+  const failed = step.failed ?? (allFailed ? { error: f.failures.lastError ?? "unknown", allEvaluationsFailed: true } : undefined)
+  const added = step.added
+  const folded = { ...step.next, consecutiveFailedIterations: failed === undefined ? 0 : step.next.consecutiveFailedIterations + 1 }
   if (listening) {
     events.push(
-      GepaEvent.BudgetUpdated({ metricCalls: next.metricCalls, budget: r.budget }),
-      GepaEvent.IterationEnded({ iteration, accepted: added === undefined ? 0 : 1, state: next })
+      GepaEvent.BudgetUpdated({ metricCalls: folded.metricCalls, budget: r.budget }),
+      GepaEvent.IterationEnded({ iteration, accepted: added === undefined ? 0 : 1, state: folded })
     )
   }
-  return Either.right({ state: next, events, added, failed })
+  return Either.right({ state: folded, events, added, failed })
 }

@@ -24,32 +24,56 @@
  *
  * @internal
  */
-import { Duration, Effect, Either, Exit, Fiber, Option, Queue, type Scope } from "effect"
+import { Duration, Effect, Either, Option, type Scope } from "effect"
 import type { AdapterService } from "../../Adapter.js"
-import { AllEvaluationsFailed, ProposalsFailed } from "../../Errors.js"
+import type { Config } from "../../Config.js"
+import { AllEvaluationsFailed, type OptimizeError, ProposalsFailed } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
-import type { ProposalResult } from "../../Proposal.js"
-import type { Config, OptimizeError, OptimizeResult } from "../../Gepa.js"
 import type { ReflectionModel } from "../../LanguageModel.js"
 import * as Result from "../../Result.js"
+import type { OptimizeResult } from "../../Result.js"
 import type { RunStore } from "../../RunStore.js"
 import * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
-import * as Accept from "./accept.js"
 import * as Ledger from "../ledger.js"
+import * as Accept from "./accept.js"
+import * as Pipeline from "./pipeline.js"
 import * as Plan from "./plan.js"
 import * as Propose from "./propose.js"
-import * as Rebase from "./rebase.js"
-import type { Proposed } from "./reflect.js"
-import { adoptSaved, checkResume, type Resolved, resolve } from "./resolve.js"
+import { type Resolved, resolve } from "./resolve.js"
+import { adoptSaved, checkResume } from "./resume.js"
 import * as Session from "./session.js"
 import * as Step from "./step.js"
 
-type Message<T, O> =
-  | { readonly stage: "proposed"; readonly plan: State.PendingProposal; readonly p: Proposed }
-  | { readonly stage: "finished"; readonly f: Propose.Finished<T, O> }
-  | { readonly stage: "deadline" }
-type Done<T, O> = readonly [iteration: number, exit: Exit.Exit<Message<T, O>, OptimizeError>]
+type Best<O> = Map<string, { candidate: number; output: O; score: number }>
+
+/** What the steps of one run share: the resolved config, the session, the store and the best outputs. */
+interface Run<D, T, O> {
+  readonly r: Resolved<D, T, O>
+  readonly s: Session.Session<D, T, O>
+  readonly store: RunStore<O>
+  readonly best: Best<O>
+  readonly save: (state: State.GepaState) => Effect.Effect<void, OptimizeError>
+  readonly emitAll: (events: ReadonlyArray<GepaEvent>) => Effect.Effect<void>
+  /** work a crashed process paid for and the saved state does not count */
+  readonly unaccounted: Effect.Effect<{ readonly lost: number; readonly owed: ReadonlyMap<number, number> }, OptimizeError>
+}
+
+/**
+ * The loop's own record of where the run is. Only this module assigns it:
+ * the steps below receive it and return what changed.
+ */
+interface Progress {
+  state: State.GepaState
+  /** planned or folded since the last save */
+  dirty: boolean
+  /** why no new proposal starts (a stop condition, a monitor, a pause) */
+  stop: { readonly reason: string; readonly by: Result.StoppedBy } | undefined
+  /** why the last plan found nothing to do */
+  exhausted: { readonly reason: string; readonly learned: boolean } | undefined
+  /** the consecutive failures that end the run once the step being folded is complete */
+  failure: { readonly error: string; readonly allEvaluationsFailed: boolean } | undefined
+}
 
 /**
  * One run. `store` is the run's persistence, chosen by the caller;
@@ -69,289 +93,237 @@ export const run = <D, T, O>(
     // a resumed run keeps the saved pipeline depth unless one is given: the depth changes the schedule
     const r = Option.isSome(loaded) ? adoptSaved(requested, loaded.value) : requested
     const s = yield* Session.make(r, store, extraEmit)
-    const best = new Map<string, { candidate: number; output: O; score: number }>()
-    const emitAll = (events: ReadonlyArray<GepaEvent>) =>
-      events.length === 0 ? Effect.void : Effect.forEach(events, (e) => s.emit(() => e), { discard: true })
-    const save = (state: State.GepaState) =>
-      Effect.zipRight(
-        // a store may keep the state it saves: its arrays are copied on their next append
-        Effect.sync(() => s.sealSaved(state)),
-        store.durable
-          ? Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
-          : store.save(state)
-      )
+    const ctx: Run<D, T, O> = {
+      r,
+      s,
+      store,
+      best: new Map(),
+      emitAll: (events) => events.length === 0 ? Effect.void : Effect.forEach(events, (e) => s.emit(() => e), { discard: true }),
+      save: (state) =>
+        Effect.zipRight(
+          // a store may keep the state it saves: its arrays are copied on their next append
+          Effect.sync(() => s.sealSaved(state)),
+          store.durable
+            ? Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
+            : store.save(state)
+        ),
+      unaccounted: store.unaccounted
+    }
+    const progress: Progress = {
+      state: yield* start(ctx, loaded),
+      dirty: false,
+      stop: undefined,
+      exhausted: undefined,
+      failure: undefined
+    }
+    const pipeline = yield* Pipeline.make(r, s, progress)
+    // proposals an interrupted run had in flight start again as planned
+    for (const plan of progress.state.pending) yield* pipeline.launch(plan)
+    yield* pipeline.armDeadline
+    yield* drive(ctx, pipeline, progress)
+    return yield* finish(ctx, progress)
+  })
 
-    // ---- start: resume, or score the seed ----
+/** The run's first state: the saved one on resume, else the seed scored on the validation set. */
+const start = <D, T, O>(
+  { best, r, s, save, unaccounted }: Run<D, T, O>,
+  loaded: Option.Option<State.GepaState>
+): Effect.Effect<State.GepaState, OptimizeError> =>
+  Effect.gen(function*() {
     const started = (resumed: boolean) =>
       s.emit(() => GepaEvent.OptimizationStarted({ resumed, trainSize: r.trainIds.length, valSize: r.valIds.length, budget: r.budget }))
-    let state: State.GepaState
-    // work a crashed process paid for and the saved state does not count
-    const unaccounted = store.unaccounted
     const { lost } = yield* unaccounted
-    const chargeLost = lost === 0 ? Effect.void : s.emit(() =>
-      GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls })
-    )
+    const chargeLost = (state: State.GepaState) =>
+      lost === 0 ? Effect.void : s.emit(() => GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls }))
     if (Option.isSome(loaded)) {
       yield* checkResume(loaded.value, r as unknown as Resolved<unknown, unknown, unknown>)
-      state = Ledger.chargeLost({ ...loaded.value, fingerprint: r.fingerprint }, lost)
+      const state = Ledger.chargeLost({ ...loaded.value, fingerprint: r.fingerprint }, lost)
       yield* started(true)
-      yield* chargeLost
-    } else {
-      yield* started(false)
-      const seedEval = yield* s.evaluate({
-        iteration: 0,
-        purpose: "seed-validation",
-        candidate: config.seedCandidate,
-        ids: r.valIds,
-        captureTraces: false,
-        call: "evaluate(seed candidate, valset)"
-      })
-      if (r.trackBestOutputs) Session.recordBest(best, 0, seedEval.outcomes)
-      state = yield* State.initial({
-        seed: config.seed ?? 0,
-        seedCandidate: config.seedCandidate,
-        frontierType: config.frontierType ?? "instance",
-        valset: Session.valsetOf(seedEval.outcomes),
-        metricCalls: seedEval.spent,
-        fingerprint: r.fingerprint
-      })
-      state = Ledger.chargeLost(state, lost)
-      yield* chargeLost
-      if (seedEval.failures.evaluated > 0 && seedEval.failures.failed === seedEval.failures.evaluated) {
-        return yield* new AllEvaluationsFailed({ iterations: 0, lastError: seedEval.failures.lastError ?? "unknown" })
-      }
-      yield* s.emit(() => GepaEvent.ValsetEvaluated({ iteration: 0, candidate: 0, score: state.valAverages[0]!, coverage: state.valCoverage[0]! }))
-      yield* s.emit(() => GepaEvent.BudgetUpdated({ metricCalls: state.metricCalls, budget: r.budget }))
-      yield* save(state)
+      yield* chargeLost(state)
+      return state
     }
+    yield* started(false)
+    const seedEval = yield* s.evaluate({
+      iteration: 0,
+      purpose: "seed-validation",
+      candidate: r.seedCandidate,
+      ids: r.valIds,
+      captureTraces: false,
+      call: "evaluate(seed candidate, valset)"
+    })
+    if (r.trackBestOutputs) Session.recordBest(best, 0, seedEval.outcomes)
+    const initial = yield* State.initial({
+      seed: r.seed,
+      seedCandidate: r.seedCandidate,
+      frontierType: r.frontierType,
+      valset: Session.valsetOf(seedEval.outcomes),
+      metricCalls: seedEval.spent,
+      fingerprint: r.fingerprint
+    })
+    const state = Ledger.chargeLost(initial, lost)
+    yield* chargeLost(state)
+    if (seedEval.failures.evaluated > 0 && seedEval.failures.failed === seedEval.failures.evaluated) {
+      return yield* new AllEvaluationsFailed({ iterations: 0, lastError: seedEval.failures.lastError ?? "unknown" })
+    }
+    yield* s.emit(() => GepaEvent.ValsetEvaluated({ iteration: 0, candidate: 0, score: state.valAverages[0]!, coverage: state.valCoverage[0]! }))
+    yield* s.emit(() => GepaEvent.BudgetUpdated({ metricCalls: state.metricCalls, budget: r.budget }))
+    yield* save(state)
+    return state
+  })
 
-    // ---- the pipeline ----
-    const done = yield* Queue.unbounded<Done<T, O>>()
-    /** stage 1 results waiting for their fold turn */
-    const proposed = new Map<number, Proposed>()
-    /** results ready to fold */
-    const finished = new Map<number, Propose.Finished<T, O>>()
-    const validating = new Set<number>()
-    const fibers = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
-    // children of the loop's fiber: interrupted with the run, never outliving it
-    const forkReporting = <A>(iteration: number, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) =>
-      Effect.flatMap(
-        Effect.fork(
-          effect.pipe(
-            Effect.map(wrap),
-            Effect.exit,
-            Effect.flatMap((exit) => Queue.offer(done, [iteration, exit] as const))
-          )
-        ),
-        (fiber) =>
-          Effect.sync(() => {
-            fibers.add(fiber)
-            fiber.addObserver(() => fibers.delete(fiber))
-          })
-      )
-    const launch = (plan: State.PendingProposal) =>
-      forkReporting(plan.iteration, Propose.propose(s, plan, state.candidates), (p) => ({ stage: "proposed" as const, plan, p }))
-    /** steps whose selection was made (their accepted children are validating or ready) */
-    const selected = new Set<number>()
-    const startValidation = (plan: State.PendingProposal, p: Proposed) => {
-      const decision = plan._tag === "Reflective" && r.parallelProposals > 1
-        ? Rebase.decide(state, plan.base, plan.parent, (p.result as Extract<ProposalResult, { _tag: "Accepted" }>).candidate)
-        : undefined
-      const rebase = decision === undefined ? undefined : { ...decision, ontoCandidate: state.candidates[decision.onto]! }
-      validating.add(plan.iteration)
-      // in plan order every earlier step is folded when a step validates: their results are final
-      const visibleUpTo = plan.sees === undefined ? undefined : r.foldOrder === "plan" ? Step.stepOf(plan) - 1 : plan.sees
-      return forkReporting(
-        plan.iteration,
-        Propose.validate(s, plan, p, rebase, visibleUpTo),
-        (f) => ({ stage: "finished" as const, f })
-      )
-    }
-    /**
-     * A step of several proposals, once all of them are judged: its selection
-     * rule picks the children to validate; the others are ready at once.
-     */
-    const selectStep = (step: number): Effect.Effect<boolean> => {
-      const members = state.pending.filter((p) => p._tag === "Reflective" && p.step === step)
-      if (members.some((m) => !proposed.has(m.iteration))) return Effect.succeed(false)
-      const results = members.map((plan) => ({ plan, p: proposed.get(plan.iteration)! }))
-      for (const m of members) proposed.delete(m.iteration)
-      selected.add(step)
-      const chosen = Step.select<T, O>(results, r.proposalSelection)
-      return Effect.as(
-        Effect.forEach(results, ({ plan, p }) => {
-          const verdict = chosen.get(plan.iteration)
-          if (verdict === undefined) return startValidation(plan, p)
-          finished.set(plan.iteration, verdict)
-          return Effect.void
-        }, { discard: true }),
-        true
-      )
-    }
-
-    /**
-     * Moves the proposal at its fold turn along: a judged child that was not
-     * accepted is ready at once; an accepted one starts its validation (after
-     * a rebase decision made on the state as it is now).
-     */
-    const turn = (plan: State.PendingProposal): Effect.Effect<Propose.Finished<T, O> | undefined> => {
-      const step = plan._tag === "Reflective" ? plan.step : undefined
-      if (step !== undefined) {
-        // the members of a step fold in plan order, after its selection, and
-        // only once all of them are ready: a step folds as a whole
-        const whole = () =>
-          state.pending.every((p) => p._tag !== "Reflective" || p.step !== step || finished.has(p.iteration))
-            ? finished.get(plan.iteration)
-            : undefined
-        if (selected.has(step)) return Effect.succeed(whole())
-        return Effect.map(selectStep(step), (done) => (done ? whole() : undefined))
-      }
-      const ready = finished.get(plan.iteration)
-      if (ready !== undefined) return Effect.succeed(ready)
-      const p = proposed.get(plan.iteration)
-      if (p === undefined || validating.has(plan.iteration)) return Effect.succeed(undefined)
-      proposed.delete(plan.iteration)
-      if (p.result._tag !== "Accepted") return Effect.succeed({ ...p, plan, validation: undefined })
-      return Effect.as(startValidation(plan, p), undefined)
-    }
-    /** Whether a plan waits for an earlier member of its step to fold (members fold in plan order). */
-    const waitsForStep = (plan: State.PendingProposal) =>
-      plan._tag === "Reflective" && plan.step !== undefined &&
-      state.pending.some((p) => p._tag === "Reflective" && p.step === plan.step && p.iteration < plan.iteration)
-    /** The next result to fold: the oldest plan's in plan order, any in completion order. */
-    const nextToFold = Effect.suspend(() =>
-      r.foldOrder === "plan"
-        ? turn(state.pending[0]!)
-        : Effect.reduce(state.pending, undefined as Propose.Finished<T, O> | undefined, (found, plan) =>
-          found !== undefined || waitsForStep(plan) ? Effect.succeed(found) : turn(plan))
-    )
-    // proposals an interrupted run had in flight start again as planned
-    for (const plan of state.pending) yield* launch(plan)
-
-    // a deadline (StopCondition.timeout) ends the run even while it waits on calls in flight
-    let deadlinePassed = false
-    if (r.stop.interruptAfter !== undefined) {
-      yield* Effect.fork(
-        Effect.sleep(r.stop.interruptAfter).pipe(
-          Effect.zipRight(Effect.sync(() => {
-            deadlinePassed = true
-          })),
-          Effect.zipRight(Queue.offer(done, [-1, Exit.succeed({ stage: "deadline" as const })] as const))
-        )
-      )
-    }
-
-    let stopReason: string | undefined
-    let stoppedBy: Result.StoppedBy | undefined
-    let exhausted: string | undefined
-    let learned = false
-    let dirty = false
-    let failure: { readonly error: string; readonly allEvaluationsFailed: boolean } | undefined
+/**
+ * The pipeline, until a stop or until nothing is left in flight:
+ * between steps, check the stops and plan while the window has room; then
+ * fold the next result, waiting for one when none is ready.
+ */
+const drive = <D, T, O>(ctx: Run<D, T, O>, pipeline: Pipeline.Pipeline<T, O>, progress: Progress): Effect.Effect<void, OptimizeError> =>
+  Effect.gen(function*() {
     for (;;) {
       // the rest of a step being folded is ready: it folds before anything else
-      const between = !Step.midStep(state)
-      if (between && failure !== undefined) {
-        yield* save(state)
+      const between = !Step.midStep(progress.state)
+      if (between && progress.failure !== undefined) {
+        const failure = progress.failure
+        yield* ctx.save(progress.state)
         return yield* failure.allEvaluationsFailed
-          ? new AllEvaluationsFailed({ iterations: state.consecutiveFailedIterations, lastError: failure.error })
-          : new ProposalsFailed({ iterations: state.consecutiveFailedIterations, lastError: failure.error })
+          ? new AllEvaluationsFailed({ iterations: progress.state.consecutiveFailedIterations, lastError: failure.error })
+          : new ProposalsFailed({ iterations: progress.state.consecutiveFailedIterations, lastError: failure.error })
       }
-      const paused: { readonly reason: string; readonly by: Result.StoppedBy } | undefined = !between
-        ? undefined
-        : deadlinePassed
-        ? {
-          reason: `reached the time limit of ${Duration.format(r.stop.interruptAfter!)} (proposals in flight paused)`,
-          by: { kind: "deadline", condition: null }
-        }
-        : (yield* store.stopRequested)
-        ? { reason: "stopped by request (stop file)", by: { kind: "stopFile", condition: null } }
-        : undefined
-      if (paused !== undefined) {
-        // what is in flight stays planned in the saved state and is
-        // re-launched on resume: nothing is half-applied, nothing lost
-        yield* Fiber.interruptAll(fibers)
-        stopReason = paused.reason
-        stoppedBy = paused.by
-        break
-      }
+      if (between && (yield* pauseRequested(ctx, pipeline, progress))) return
       // stop conditions are checked, and steps planned, between steps only:
       // the members of a step fold together
-      if (between && stopReason === undefined) {
-        const fired = yield* s.stopCheck(StopCondition.snapshot(state))
-        if (Option.isSome(fired)) {
-          stopReason = fired.value.reason
-          stoppedBy = { kind: "condition", condition: fired.value.condition }
-        }
-      }
-      if (between && stopReason === undefined) {
-        // a monitor's stop (the dashboard's Stop button) takes Ctrl-C's path
-        const monitor = yield* s.monitorStop
-        if (monitor !== undefined) {
-          stopReason = `stopped by request (${monitor})`
-          stoppedBy = { kind: "monitor", condition: null }
-        }
-      }
-      // plan while the window has room
-      while (between && stopReason === undefined && Step.inFlight(state) < r.parallelProposals) {
-        const { owed } = yield* unaccounted
-        const planned = Plan.plan(r, state, Ledger.available(Ledger.balance(r.budget, state, owed)), s.listening)
-        if (planned._tag === "Exhausted") {
-          exhausted = planned.reason
-          learned = planned.learned === true
-          break
-        }
-        exhausted = undefined
-        state = planned.state
-        dirty = true
-        yield* emitAll(planned.events)
-        for (const plan of planned.plans) yield* launch(plan)
-      }
-      if (state.pending.length === 0) break
+      if (between && progress.stop === undefined) yield* checkStops(ctx, progress)
+      if (between) yield* planWhileRoom(ctx, pipeline, progress)
+      if (progress.state.pending.length === 0) return
 
-      let next = yield* nextToFold
-      if (next === undefined) {
-        // about to wait: persist what was planned and folded so far
-        if (dirty) {
-          yield* save(state)
-          dirty = false
-        }
-        while (next === undefined) {
-          const [iteration, exit] = yield* Queue.take(done)
-          if (Exit.isFailure(exit)) {
-            // what was folded and planned so far is kept: a resumed run re-launches the plans
-            yield* save(state)
-            return yield* Effect.failCause(exit.cause)
-          }
-          const message = exit.value
-          if (message.stage === "deadline") break
-          if (message.stage === "proposed") proposed.set(iteration, message.p)
-          else {
-            validating.delete(iteration)
-            finished.set(iteration, message.f)
-          }
-          next = yield* nextToFold
-        }
-      }
+      const next = yield* nextResult(ctx, pipeline, progress)
       if (next === undefined) continue // the deadline passed: the loop's top ends the run
-      finished.delete(next.plan.iteration)
-      const folded = yield* Either.match(Accept.fold(r, state, next, s.listening, s.owner), {
-        onLeft: Effect.fail,
-        onRight: Effect.succeed
-      })
-      state = folded.state
-      dirty = true
-      if (folded.added !== undefined && r.trackBestOutputs) Session.recordBest(best, folded.added.index, folded.added.outcomes)
-      yield* emitAll(folded.events)
-      if (folded.failed !== undefined && state.consecutiveFailedIterations >= r.maxFailedIterations) failure ??= folded.failed
+      yield* fold(ctx, pipeline, progress, next)
     }
-    // a pause saves even an unchanged state: it records what was in flight
-    if (dirty || state.pending.length > 0) yield* save(state)
+  })
 
-    const reason = stopReason ?? exhausted ?? "no proposal could be planned"
-    const by: Result.StoppedBy = stoppedBy ??
-      (exhausted === undefined
+/**
+ * A pause (the deadline, or a stop file) ends the run at once: what is in
+ * flight is interrupted, stays planned in the saved state and is re-launched
+ * on resume, so nothing is half-applied and nothing lost.
+ */
+const pauseRequested = <D, T, O>(
+  { r, store }: Run<D, T, O>,
+  pipeline: Pipeline.Pipeline<T, O>,
+  progress: Progress
+): Effect.Effect<boolean, OptimizeError> =>
+  Effect.gen(function*() {
+    const paused: { readonly reason: string; readonly by: Result.StoppedBy } | undefined = pipeline.deadlinePassed()
+      ? {
+        reason: `reached the time limit of ${Duration.format(r.stop.interruptAfter ?? 0)} (proposals in flight paused)`,
+        by: { kind: "deadline", condition: null }
+      }
+      : (yield* store.stopRequested)
+      ? { reason: "stopped by request (stop file)", by: { kind: "stopFile", condition: null } }
+      : undefined
+    if (paused === undefined) return false
+    yield* pipeline.interruptAll
+    progress.stop = paused
+    return true
+  })
+
+/** A stop condition that holds, or a monitor's stop (the dashboard's Stop button), stops planning. */
+const checkStops = <D, T, O>({ s }: Run<D, T, O>, progress: Progress): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const fired = yield* s.stopCheck(StopCondition.snapshot(progress.state))
+    if (Option.isSome(fired)) {
+      progress.stop = { reason: fired.value.reason, by: { kind: "condition", condition: fired.value.condition } }
+      return
+    }
+    // a monitor's stop takes Ctrl-C's path
+    const monitor = yield* s.monitorStop
+    if (monitor !== undefined) progress.stop = { reason: `stopped by request (${monitor})`, by: { kind: "monitor", condition: null } }
+  })
+
+/** Plans (and launches) steps while the window has room and nothing stops the run. */
+const planWhileRoom = <D, T, O>(
+  { emitAll, r, s, unaccounted }: Run<D, T, O>,
+  pipeline: Pipeline.Pipeline<T, O>,
+  progress: Progress
+): Effect.Effect<void, OptimizeError> =>
+  Effect.gen(function*() {
+    while (progress.stop === undefined && Step.inFlight(progress.state) < r.parallelProposals) {
+      const { owed } = yield* unaccounted
+      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.listening)
+      if (planned._tag === "Exhausted") {
+        progress.exhausted = { reason: planned.reason, learned: planned.learned === true }
+        return
+      }
+      progress.exhausted = undefined
+      progress.state = planned.state
+      progress.dirty = true
+      yield* emitAll(planned.events)
+      for (const plan of planned.plans) yield* pipeline.launch(plan)
+    }
+  })
+
+/**
+ * The next result to fold, waiting for stages to finish when none is ready
+ * (after saving what was planned and folded so far); `undefined` when the
+ * deadline passed meanwhile. A stage that failed fails the run, with what
+ * was folded and planned saved: a resumed run re-launches the plans.
+ */
+const nextResult = <D, T, O>(
+  { save }: Run<D, T, O>,
+  pipeline: Pipeline.Pipeline<T, O>,
+  progress: Progress
+): Effect.Effect<Propose.Finished<T, O> | undefined, OptimizeError> =>
+  Effect.gen(function*() {
+    let next = yield* pipeline.nextToFold
+    if (next !== undefined) return next
+    // about to wait: persist what was planned and folded so far
+    if (progress.dirty) {
+      yield* save(progress.state)
+      progress.dirty = false
+    }
+    while (next === undefined) {
+      const received = yield* Effect.tapErrorCause(pipeline.receive, () => save(progress.state))
+      if (!received) return undefined
+      next = yield* pipeline.nextToFold
+    }
+    return next
+  })
+
+/** Folds one finished proposal into the state; failures in a row past the limit end the run (see `drive`). */
+const fold = <D, T, O>(
+  { best, emitAll, r, s }: Run<D, T, O>,
+  pipeline: Pipeline.Pipeline<T, O>,
+  progress: Progress,
+  next: Propose.Finished<T, O>
+): Effect.Effect<void, OptimizeError> =>
+  Effect.gen(function*() {
+    pipeline.folded(next.plan.iteration)
+    const folded = yield* Either.match(Accept.fold(r, progress.state, next, s.listening, s.owner), {
+      onLeft: Effect.fail,
+      onRight: Effect.succeed
+    })
+    progress.state = folded.state
+    progress.dirty = true
+    if (folded.added !== undefined && r.trackBestOutputs) Session.recordBest(best, folded.added.index, folded.added.outcomes)
+    yield* emitAll(folded.events)
+    if (folded.failed !== undefined && progress.state.consecutiveFailedIterations >= r.maxFailedIterations) {
+      progress.failure ??= folded.failed
+    }
+  })
+
+/** Saves, records why the run stopped, and builds the result. */
+const finish = <D, T, O>(
+  { best, s, save, store, unaccounted }: Run<D, T, O>,
+  progress: Progress
+): Effect.Effect<OptimizeResult<O>, OptimizeError> =>
+  Effect.gen(function*() {
+    const state = progress.state
+    // a pause saves even an unchanged state: it records what was in flight
+    if (progress.dirty || state.pending.length > 0) yield* save(state)
+    const reason = progress.stop?.reason ?? progress.exhausted?.reason ?? "no proposal could be planned"
+    const by: Result.StoppedBy = progress.stop?.by ??
+      (progress.exhausted === undefined
         ? { kind: "noProposal", condition: null }
-        : { kind: learned ? "nothingToLearn" : "budget", condition: null })
+        : { kind: progress.exhausted.learned ? "nothingToLearn" : "budget", condition: null })
     // owed results never used were paid for nothing: lost work in the result
     // (the saved state keeps them owed, so that a resume charges them once)
     const final = Ledger.settle(state, (yield* unaccounted).owed)

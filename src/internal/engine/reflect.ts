@@ -78,7 +78,7 @@ const proposeTexts = <D, T, O>(
   ModelUnrecoverable | ReflectionUnusable
 > =>
   Effect.gen(function*() {
-    const own = s.r.config.componentProposers ?? {}
+    const own = s.r.componentProposers
     const mine = components.filter((c) => own[c] !== undefined)
     const rest = mine.length === 0 ? components : components.filter((c) => own[c] === undefined)
     const texts: Record<string, string> = {}
@@ -126,7 +126,7 @@ const reflectTexts = <D, T, O>(
     // other model failures fail this proposal only
     // the run's settings require a reflection model when there is no proposer
     const model = defined(s.r.reflectionModel, "the reflection model")
-    const proposals = yield* Reflection.proposeAll(model, parent, dataset, components, s.r.config.reflection ?? {}).pipe(
+    const proposals = yield* Reflection.proposeAll(model, parent, dataset, components, s.r.reflection).pipe(
       Effect.map(Either.right),
       Effect.catchAll((e) => e._tag === "ModelUnrecoverable" ? Effect.fail(e) : Effect.succeed(Either.left(describeError(e))))
     )

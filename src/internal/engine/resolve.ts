@@ -1,34 +1,48 @@
 /**
  * Resolving a run's configuration: every check and default in one place, so
  * the loop starts from a complete, validated `Resolved` and never re-reads
- * the raw config. Also the check that a saved state belongs to this
- * configuration.
+ * the raw config (a `Resolved` does not hold it). The defaults come from one
+ * table, `Config.defaults`.
  *
  * @internal
  */
-import { Effect, Option } from "effect"
+import type * as ComponentProposer from "../../ComponentProposer.js"
+import { Duration, Effect, Option, type Schedule, type Scope } from "effect"
 import * as Acceptance from "../../Acceptance.js"
 import { type Adapter, type AdapterService, tag as adapterTag } from "../../Adapter.js"
+import type { Candidate } from "../../Candidate.js"
 import * as CandidateSelector from "../../CandidateSelector.js"
 import * as ComponentSelector from "../../ComponentSelector.js"
+import { type Config, defaults, mergeDefaults } from "../../Config.js"
 import * as DataLoader from "../../DataLoader.js"
-import { ConfigError, ResumeConflict } from "../../Errors.js"
+import { type AdapterError, ConfigError, type EvaluationTimeout, type PersistenceError } from "../../Errors.js"
+import type { EvaluationCache } from "../../EvaluationCache.js"
 import * as EvaluationPolicy from "../../EvaluationPolicy.js"
+import type { GepaEvent } from "../../Event.js"
 import * as Fingerprint from "../../Fingerprint.js"
-import type { Config } from "../../Gepa.js"
+import type { FrontierType } from "../../Frontier.js"
 import { type LanguageModel, ReflectionModel } from "../../LanguageModel.js"
 import type { Proposer } from "../../Proposal.js"
 import * as Reflection from "../../Reflection.js"
-import type * as State from "../../State.js"
+import type { RunStore } from "../../RunStore.js"
 import * as StopCondition from "../../StopCondition.js"
-import { instrumentModel } from "../../Telemetry.js"
+import { instrumentModel, type ObserverOptions } from "../../Telemetry.js"
 
 /** @internal */
 export interface Resolved<D, T, O> {
-  readonly config: Config<D, T, O>
+  readonly seedCandidate: Candidate
+  /** per component, its own proposer instead of reflection (see `Config.componentProposers`) */
+  readonly componentProposers: Readonly<Record<string, ComponentProposer.TextProposer>>
+  /** checks a saved component on resume (see `Config.validateComponent`) */
+  readonly validateComponent: ((component: string, stored: string) => string | undefined) | undefined
+  /** seed of every random choice */
+  readonly seed: number
+  readonly frontierType: FrontierType
   readonly adapter: Adapter<D, T, O>
   readonly reflectionModel: LanguageModel | undefined
   readonly proposer: Proposer | undefined
+  /** options of the reflection prompt */
+  readonly reflection: Reflection.ReflectionConfig
   readonly train: DataLoader.DataLoader<D>
   readonly val: DataLoader.DataLoader<D>
   readonly trainIds: ReadonlyArray<string>
@@ -48,7 +62,18 @@ export interface Resolved<D, T, O> {
   readonly earlyRejection: boolean
   /** fold results in plan order (reproducible) or as they complete */
   readonly foldOrder: "plan" | "completion"
+  /** which proposal settings the config gave (a resume keeps the saved ones otherwise) */
+  readonly given: {
+    readonly parallelProposals: boolean
+    readonly proposalsPerStep: boolean
+    readonly earlyRejection: boolean
+  }
   readonly maxConcurrency: number
+  /** examples per adapter call */
+  readonly chunkSize: number
+  readonly evaluationTimeout: Duration.Duration | undefined
+  readonly evaluationRetry: Schedule.Schedule<unknown, AdapterError | EvaluationTimeout> | undefined
+  readonly fallbackScore: number
   readonly selectCandidate: CandidateSelector.CandidateSelector
   readonly selectComponents: ComponentSelector.ComponentSelector
   readonly policy: EvaluationPolicy.EvaluationPolicy
@@ -62,27 +87,19 @@ export interface Resolved<D, T, O> {
   /** the run's tally of unusable reflection answers in a row (not persisted: a resumed run starts afresh) */
   readonly unusable: { streak: number }
   readonly trackBestOutputs: boolean
+  /** the evaluation cache: the run's own (in memory, or the store's), none, or the caller's */
+  readonly cache: "default" | "off" | EvaluationCache<O>
+  readonly onEvent: ((event: GepaEvent) => void | Effect.Effect<void>) | undefined
+  /** the observer options of the `telemetry` setting: `undefined` when off */
+  readonly telemetry: ObserverOptions | undefined
+  /** the persistence the caller chose: a store of its own, or a run directory */
+  readonly store: Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope> | undefined
+  readonly runDir: string | undefined
   /** content hashes of the examples and the meaning-changing settings */
   readonly fingerprint: Fingerprint.RunFingerprint
   /** example id -> content hash, per split: the evaluation cache's example keys */
   readonly exampleKeys: { readonly train: ReadonlyMap<string, string>; readonly val: ReadonlyMap<string, string> }
 }
-
-/**
- * The defaults of the algorithm's settings that concern proposals. They are
- * algorithm settings, never derived from `maxConcurrency`: concurrency is an
- * execution resource, and the same seed and settings give the same result at
- * any concurrency. Chosen by measurement (bench/ "concurrency": held-out
- * score per budget over 10 seeds, and wall time when calls are slow).
- *
- * @internal
- */
-export const proposalDefaults = {
-  parallelProposals: 1,
-  proposalsPerStep: 1,
-  proposalSampling: "independent",
-  proposalSelection: "best"
-} as const
 
 const isPositiveInt = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0
 
@@ -103,20 +120,16 @@ const optionalNonNegativeInt = (value: unknown, field: string) =>
 const construct = <A>(field: string, make: () => A): Effect.Effect<A, ConfigError> =>
   Effect.try({ try: make, catch: (e) => new ConfigError({ field, detail: e instanceof Error ? e.message : String(e) }) })
 
-const resolveSelector = (
-  s: Config<unknown>["candidateSelector"]
-): Effect.Effect<CandidateSelector.CandidateSelector, ConfigError> => {
-  if (s === undefined || s === "pareto") return Effect.succeed(CandidateSelector.pareto)
-  if (s === "current_best") return Effect.succeed(CandidateSelector.currentBest)
-  if (typeof s === "function") return Effect.succeed(s)
-  return construct("candidateSelector", () =>
-    "epsilonGreedy" in s ? CandidateSelector.epsilonGreedy(s.epsilonGreedy) : CandidateSelector.topKPareto(s.topKPareto))
-}
+/**
+ * The observer options of the `telemetry` setting: `undefined` when off.
+ * The engine's default logs summaries at debug, not info: a library run
+ * under Effect's default logger (minimum info) stays quiet.
+ */
+const telemetryOptions = (setting: boolean | ObserverOptions | undefined): ObserverOptions | undefined =>
+  setting === false ? undefined : { summaryLevel: "debug", ...(setting === true || setting === undefined ? {} : setting) }
 
-/** @internal */
-export const resolve = <D, T, O>(
-  config: Config<D, T, O>
-): Effect.Effect<Resolved<D, T, O>, ConfigError | DataLoader.DataLoaderError, AdapterService<D, T, O> | ReflectionModel> =>
+/** The checks of the plain settings: names, numbers and choices. */
+const checkSettings = <D, T, O>(config: Config<D, T, O>): Effect.Effect<void, ConfigError> =>
   Effect.gen(function*() {
     const names = Object.keys(config.seedCandidate ?? {})
     yield* check(names.length > 0, "seedCandidate", "needs at least one named component")
@@ -151,27 +164,51 @@ export const resolve = <D, T, O>(
     yield* optionalNonNegativeInt(config.maxMetricCalls, "maxMetricCalls")
     yield* check(config.perfectScore === undefined || Number.isFinite(config.perfectScore), "perfectScore", "must be a finite number")
     yield* check(config.fallbackScore === undefined || Number.isFinite(config.fallbackScore), "fallbackScore", "must be a finite number")
+  })
 
-    const conditions: Array<StopCondition.StopCondition> = config.stop === undefined
-      ? []
-      : Array.isArray(config.stop) ? [...config.stop] : [config.stop as StopCondition.StopCondition]
-    if (config.maxMetricCalls !== undefined) conditions.unshift(StopCondition.maxMetricCalls(config.maxMetricCalls))
-    yield* check(
+/** The stop conditions: `maxMetricCalls` first, then the config's `stop`; at least one. */
+const resolveStop = <D, T, O>(config: Config<D, T, O>): Effect.Effect<StopCondition.StopCondition, ConfigError> => {
+  const conditions: Array<StopCondition.StopCondition> = config.stop === undefined
+    ? []
+    : Array.isArray(config.stop) ? [...config.stop] : [config.stop as StopCondition.StopCondition]
+  if (config.maxMetricCalls !== undefined) conditions.unshift(StopCondition.maxMetricCalls(config.maxMetricCalls))
+  return Effect.as(
+    check(
       conditions.length > 0,
       "stop",
       "at least one stop condition is required: set maxMetricCalls or give stop conditions (StopCondition.*)"
-    )
-    const stop = StopCondition.any(...conditions)
+    ),
+    StopCondition.any(...conditions)
+  )
+}
 
-    let merge: Resolved<D, T, O>["merge"]
-    if (config.merge !== undefined && config.merge !== false) {
-      const m = config.merge === true ? {} : config.merge
-      yield* optionalPositiveInt(m.overlapFloor, "merge.overlapFloor")
-      yield* optionalPositiveInt(m.subsampleSize, "merge.subsampleSize")
-      yield* optionalNonNegativeInt(m.maxInvocations, "merge.maxInvocations")
-      merge = { maxInvocations: m.maxInvocations ?? 5, overlapFloor: m.overlapFloor ?? 5, subsampleSize: m.subsampleSize ?? 5 }
+const resolveMerge = <D, T, O>(config: Config<D, T, O>): Effect.Effect<Resolved<D, T, O>["merge"], ConfigError> =>
+  Effect.gen(function*() {
+    if (config.merge === undefined || config.merge === false) return undefined
+    const m = config.merge === true ? {} : config.merge
+    yield* optionalPositiveInt(m.overlapFloor, "merge.overlapFloor")
+    yield* optionalPositiveInt(m.subsampleSize, "merge.subsampleSize")
+    yield* optionalNonNegativeInt(m.maxInvocations, "merge.maxInvocations")
+    return {
+      maxInvocations: m.maxInvocations ?? mergeDefaults.maxInvocations,
+      overlapFloor: m.overlapFloor ?? mergeDefaults.overlapFloor,
+      subsampleSize: m.subsampleSize ?? mergeDefaults.subsampleSize
     }
+  })
 
+const resolveSelector = (
+  s: Config<unknown>["candidateSelector"]
+): Effect.Effect<CandidateSelector.CandidateSelector, ConfigError> => {
+  if (s === undefined || s === "pareto") return Effect.succeed(CandidateSelector.pareto)
+  if (s === "current_best") return Effect.succeed(CandidateSelector.currentBest)
+  if (typeof s === "function") return Effect.succeed(s)
+  return construct("candidateSelector", () =>
+    "epsilonGreedy" in s ? CandidateSelector.epsilonGreedy(s.epsilonGreedy) : CandidateSelector.topKPareto(s.topKPareto))
+}
+
+/** The strategies named by the config (or given as functions). */
+const resolveStrategies = <D, T, O>(config: Config<D, T, O>) =>
+  Effect.gen(function*() {
     const policy = config.evaluationPolicy === undefined || config.evaluationPolicy === "full"
       ? EvaluationPolicy.full
       : typeof config.evaluationPolicy === "function"
@@ -188,9 +225,16 @@ export const resolve = <D, T, O>(
       : config.componentSelector === "all"
       ? ComponentSelector.all
       : config.componentSelector
+    return { policy, accept, selectComponents }
+  })
 
-    if (config.reflection !== undefined) yield* Reflection.validateConfig(config.reflection)
-
+/**
+ * Who proposes new texts: the adapter itself, the config's proposer, or the
+ * reflection model (from the config, else from the context), instrumented
+ * unless telemetry is off.
+ */
+const resolveProposer = <D, T, O>(config: Config<D, T, O>) =>
+  Effect.gen(function*() {
     const adapter = config.adapter ?? (yield* adapterTag<D, T, O>())
     const proposer = adapter.proposeNewTexts ?? config.proposer
     const givenModel = config.reflectionModel ??
@@ -205,29 +249,26 @@ export const resolve = <D, T, O>(
       "reflectionModel",
       "no way to propose new texts: give reflectionModel (or provide ReflectionModel), a proposer, or an adapter with proposeNewTexts"
     )
+    return { adapter, proposer, reflectionModel }
+  })
 
+/**
+ * The data: loaders, ids, and every example hashed once, at the start (the
+ * hashes key the cache and are checked on resume).
+ */
+const resolveData = <D, T, O>(config: Config<D, T, O>, budget: number | undefined) =>
+  Effect.gen(function*() {
     const train = DataLoader.ensure(config.trainset, "trainset")
     const val = config.valset === undefined ? train : DataLoader.ensure(config.valset, "valset")
     const trainIds = yield* train.ids
     const valIds = yield* val.ids
     yield* check(trainIds.length > 0, "trainset", "is empty")
     yield* check(valIds.length > 0, "valset", "is empty")
-    const budget = stop.budget
     yield* check(
       budget === undefined || budget >= valIds.length,
       "maxMetricCalls",
       `the budget (${budget}) is smaller than the validation set (${valIds.length} examples), which the seed candidate must be scored on`
     )
-
-    const minibatchSize = config.minibatchSize ?? 3
-    const maxConcurrency = config.maxConcurrency ?? 8
-    const parallelProposals = config.parallelProposals ?? proposalDefaults.parallelProposals
-    const proposalsPerStep = config.proposalsPerStep ?? proposalDefaults.proposalsPerStep
-    const proposalSampling = config.proposalSampling ?? proposalDefaults.proposalSampling
-    const proposalSelection = config.proposalSelection ?? proposalDefaults.proposalSelection
-    const foldOrder = config.foldOrder ?? "plan"
-    // every example is hashed once, at the start: the hashes key the cache and
-    // are checked on resume
     const hashData = (loader: DataLoader.DataLoader<D>, ids: ReadonlyArray<string>) =>
       Effect.flatMap(loader.fetch(ids), (examples) =>
         // a loader that breaks its contract would attach hashes to the wrong ids
@@ -240,43 +281,89 @@ export const resolve = <D, T, O>(
     const valPrint = val === train ? trainPrint : yield* hashData(val, valIds)
     const keysOf = (p: Fingerprint.DataFingerprint) => new Map(p.ids.map((id, i) => [id, p.hashes[i]!] as const))
     const trainKeys = keysOf(trainPrint)
-    const fingerprint: Fingerprint.RunFingerprint = {
-      settings: settingsOf(config, { minibatchSize, parallelProposals, foldOrder, merge, proposalsPerStep, proposalSampling, proposalSelection }),
-      trainset: trainPrint,
-      valset: valPrint
-    }
     return {
-      config,
-      adapter,
-      reflectionModel,
-      proposer,
       train,
       val,
       trainIds,
       valIds,
+      trainPrint,
+      valPrint,
+      exampleKeys: { train: trainKeys, val: val === train ? trainKeys : keysOf(valPrint) }
+    }
+  })
+
+/** @internal */
+export const resolve = <D, T, O>(
+  config: Config<D, T, O>
+): Effect.Effect<Resolved<D, T, O>, ConfigError | DataLoader.DataLoaderError, AdapterService<D, T, O> | ReflectionModel> =>
+  Effect.gen(function*() {
+    yield* checkSettings(config)
+    const stop = yield* resolveStop(config)
+    const merge = yield* resolveMerge(config)
+    const { accept, policy, selectComponents } = yield* resolveStrategies(config)
+    if (config.reflection !== undefined) yield* Reflection.validateConfig(config.reflection)
+    const { adapter, proposer, reflectionModel } = yield* resolveProposer(config)
+    const budget = stop.budget
+    const data = yield* resolveData(config, budget)
+    const settings = {
+      seed: config.seed ?? defaults.seed,
+      frontierType: config.frontierType ?? defaults.frontierType,
+      minibatchSize: config.minibatchSize ?? defaults.minibatchSize,
+      parallelProposals: config.parallelProposals ?? defaults.parallelProposals,
+      proposalsPerStep: config.proposalsPerStep ?? defaults.proposalsPerStep,
+      proposalSampling: config.proposalSampling ?? defaults.proposalSampling,
+      proposalSelection: config.proposalSelection ?? defaults.proposalSelection,
+      earlyRejection: config.earlyRejection ?? defaults.earlyRejection,
+      foldOrder: config.foldOrder ?? defaults.foldOrder,
+      skipPerfect: config.skipPerfectScore ?? defaults.skipPerfectScore,
+      perfectScore: config.perfectScore ?? defaults.perfectScore,
+      fallbackScore: config.fallbackScore ?? defaults.fallbackScore,
+      merge
+    }
+    const fingerprint: Fingerprint.RunFingerprint = {
+      settings: settingsOf(config, settings),
+      trainset: data.trainPrint,
+      valset: data.valPrint
+    }
+    return {
+      ...settings,
+      seedCandidate: config.seedCandidate,
+      componentProposers: config.componentProposers ?? {},
+      validateComponent: config.validateComponent,
+      adapter,
+      reflectionModel,
+      proposer,
+      reflection: config.reflection ?? {},
+      train: data.train,
+      val: data.val,
+      trainIds: data.trainIds,
+      valIds: data.valIds,
       budget,
       stop,
-      minibatchSize,
-      parallelProposals,
-      proposalsPerStep,
-      proposalSampling,
-      proposalSelection,
-      earlyRejection: config.earlyRejection ?? true,
-      foldOrder,
-      maxConcurrency,
+      given: {
+        parallelProposals: config.parallelProposals !== undefined,
+        proposalsPerStep: config.proposalsPerStep !== undefined,
+        earlyRejection: config.earlyRejection !== undefined
+      },
+      maxConcurrency: config.maxConcurrency ?? defaults.maxConcurrency,
+      chunkSize: config.chunkSize ?? defaults.chunkSize,
+      evaluationTimeout: config.evaluationTimeout === undefined ? undefined : Duration.decode(config.evaluationTimeout),
+      evaluationRetry: config.evaluationRetry,
       selectCandidate: yield* resolveSelector(config.candidateSelector as Config<unknown>["candidateSelector"]),
       selectComponents,
       policy,
       accept,
-      merge,
-      skipPerfect: config.skipPerfectScore ?? true,
-      perfectScore: config.perfectScore ?? 1,
-      maxFailedIterations: config.maxConsecutiveFailedIterations ?? 5,
+      maxFailedIterations: config.maxConsecutiveFailedIterations ?? defaults.maxConsecutiveFailedIterations,
       maxUnusableAnswers: config.reflection?.maxUnusableAnswers ?? Reflection.defaultMaxUnusableAnswers,
       unusable: { streak: 0 },
-      trackBestOutputs: config.trackBestOutputs ?? true,
+      trackBestOutputs: config.trackBestOutputs ?? defaults.trackBestOutputs,
+      cache: config.cache === false ? "off" : typeof config.cache === "object" ? config.cache : "default",
+      onEvent: config.onEvent,
+      telemetry: telemetryOptions(config.telemetry),
+      store: config.store,
+      runDir: config.runDir,
       fingerprint,
-      exampleKeys: { train: trainKeys, val: val === train ? trainKeys : keysOf(valPrint) }
+      exampleKeys: data.exampleKeys
     }
   })
 
@@ -298,117 +385,40 @@ const named = (setting: unknown, fallback: string): string =>
  */
 const settingsOf = <D, T, O>(
   config: Config<D, T, O>,
-  resolved: {
-    readonly minibatchSize: number
-    readonly parallelProposals: number
-    readonly foldOrder: string
-    readonly merge: Resolved<D, T, O>["merge"]
-    readonly proposalsPerStep: number
-    readonly proposalSampling: string
-    readonly proposalSelection: Resolved<D, T, O>["proposalSelection"]
-  }
+  resolved: Pick<
+    Resolved<D, T, O>,
+    | "seed"
+    | "frontierType"
+    | "minibatchSize"
+    | "parallelProposals"
+    | "proposalsPerStep"
+    | "proposalSampling"
+    | "proposalSelection"
+    | "earlyRejection"
+    | "foldOrder"
+    | "skipPerfect"
+    | "perfectScore"
+    | "fallbackScore"
+    | "merge"
+  >
 ): Record<string, string> => ({
   // a component's schema, as `schema.NAME`, so a changed schema is refused on resume
   ...Object.fromEntries(Object.entries(config.componentSchemas ?? {}).map(([name, d]) => [`schema.${name}`, d])),
-  seed: String(config.seed ?? 0),
+  seed: String(resolved.seed),
   minibatchSize: String(resolved.minibatchSize),
-  frontierType: config.frontierType ?? "instance",
-  acceptance: named(config.acceptance, "strict_improvement"),
+  frontierType: resolved.frontierType,
+  acceptance: named(config.acceptance, defaults.acceptance),
   merge: resolved.merge === undefined ? "off" : Fingerprint.stableStringify(resolved.merge),
-  evaluationPolicy: named(config.evaluationPolicy, "full"),
-  candidateSelector: named(config.candidateSelector, "pareto"),
-  componentSelector: named(config.componentSelector, "round_robin"),
+  evaluationPolicy: named(config.evaluationPolicy, defaults.evaluationPolicy),
+  candidateSelector: named(config.candidateSelector, defaults.candidateSelector),
+  componentSelector: named(config.componentSelector, defaults.componentSelector),
   parallelProposals: String(resolved.parallelProposals),
   proposalsPerStep: String(resolved.proposalsPerStep),
   proposalSampling: resolved.proposalSampling,
-  proposalSelection: named(resolved.proposalSelection, "best"),
-  earlyRejection: String(config.earlyRejection ?? true),
+  proposalSelection: named(resolved.proposalSelection, defaults.proposalSelection),
+  earlyRejection: String(resolved.earlyRejection),
   foldOrder: resolved.foldOrder,
-  skipPerfectScore: String(config.skipPerfectScore ?? true),
-  perfectScore: String(config.perfectScore ?? 1),
-  fallbackScore: String(config.fallbackScore ?? 0)
+  skipPerfectScore: String(resolved.skipPerfect),
+  perfectScore: String(resolved.perfectScore),
+  fallbackScore: String(resolved.fallbackScore)
 })
-
-/**
- * The configuration a resume continues with. Runs saved by 0.2 derived the
- * pipeline depth from `maxConcurrency` and planned one proposal per step:
- * without explicit settings, such a run continues as it was planned (these
- * settings change the schedule, and so the result).
- */
-export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState): Resolved<D, T, O> => {
-  const settings = state.fingerprint?.settings
-  if (settings === undefined) return r
-  const saved = Number(settings["parallelProposals"])
-  const depth = r.config.parallelProposals !== undefined || !isPositiveInt(saved) ? r.parallelProposals : saved
-  // a fingerprint without the step settings was written by 0.2: one proposal per step
-  const legacy = settings["proposalsPerStep"] === undefined
-  const perStep = r.config.proposalsPerStep !== undefined || !legacy ? r.proposalsPerStep : 1
-  // 0.2 judged every child on its whole minibatch
-  const early = r.config.earlyRejection !== undefined || !legacy ? r.earlyRejection : false
-  if (depth === r.parallelProposals && perStep === r.proposalsPerStep && early === r.earlyRejection) return r
-  const next = { ...r, parallelProposals: depth, proposalsPerStep: perStep, earlyRejection: early }
-  const fingerprintSettings: Record<string, string> = { ...r.fingerprint.settings, parallelProposals: String(depth) }
-  if (legacy) {
-    delete fingerprintSettings["proposalsPerStep"]
-    delete fingerprintSettings["proposalSampling"]
-    delete fingerprintSettings["proposalSelection"]
-    delete fingerprintSettings["earlyRejection"]
-  }
-  return { ...next, fingerprint: { ...r.fingerprint, settings: fingerprintSettings } }
-}
-
-/** Checks that a saved state belongs to this configuration. */
-export const checkResume = (
-  state: State.GepaState,
-  r: Resolved<unknown, unknown, unknown>
-): Effect.Effect<void, ResumeConflict> => {
-  const conflict = (field: string, saved: string, requested: string) =>
-    Effect.fail(new ResumeConflict({ field, saved, requested }))
-  const seedNames = Object.keys(r.config.seedCandidate).sort()
-  const savedNames = [...state.componentNames].sort()
-  if (seedNames.join("\u0000") !== savedNames.join("\u0000")) {
-    return conflict("seedCandidate", `components [${savedNames.join(", ")}]`, `components [${seedNames.join(", ")}]`)
-  }
-  for (const name of seedNames) {
-    if (state.candidates[0]?.[name] !== r.config.seedCandidate[name]) {
-      return conflict(`seedCandidate.${name}`, "a different seed text", "this seed text")
-    }
-  }
-  const frontierType = r.config.frontierType ?? "instance"
-  if (state.frontierType !== frontierType) return conflict("frontierType", state.frontierType, frontierType)
-  if (state.fingerprint !== undefined) {
-    const setting = Fingerprint.compareSettings(state.fingerprint.settings, r.fingerprint.settings)
-    if (setting !== undefined) return conflict(setting.field, setting.saved, setting.requested)
-    for (const split of ["trainset", "valset"] as const) {
-      const data = Fingerprint.compareData(state.fingerprint[split], r.fingerprint[split])
-      if (data !== undefined) return conflict(split, data.saved, data.requested)
-    }
-  }
-  // a typed run reads every saved component back through its schema
-  const validate = r.config.validateComponent
-  if (validate !== undefined) {
-    for (const [i, candidate] of state.candidates.entries()) {
-      for (const name of state.componentNames) {
-        const problem = validate(name, candidate[name] ?? "")
-        if (problem !== undefined) return conflict(`candidates[${i}].${name}`, problem, "a value its schema accepts")
-      }
-    }
-  }
-  const savedVal = new Set<string>()
-  for (const scores of state.valScores) for (const id in scores) savedVal.add(id)
-  const valSet = new Set(r.valIds)
-  const unknownVal = [...savedVal].find((id) => !valSet.has(id))
-  if (unknownVal !== undefined) {
-    return conflict("valset", `contains example id "${unknownVal}"`, `${r.valIds.length} examples without that id`)
-  }
-  if (state.sampler.trainSize !== 0 && state.sampler.trainSize !== r.trainIds.length) {
-    return conflict("trainset", `${state.sampler.trainSize} examples`, `${r.trainIds.length} examples`)
-  }
-  const trainSet = new Set(r.trainIds)
-  const unknownTrain = state.sampler.order.find((id) => !trainSet.has(id))
-  if (unknownTrain !== undefined) {
-    return conflict("trainset", `contains example id "${unknownTrain}"`, `${r.trainIds.length} examples without that id`)
-  }
-  return Effect.void
-}
-

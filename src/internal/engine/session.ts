@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Duration, Effect, Option, type Scope } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import type { Adapter } from "../../Adapter.js"
 import type { Candidate } from "../../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
@@ -24,7 +24,6 @@ import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Telemetry from "../../Telemetry.js"
 import * as AppendOnly from "../appendOnly.js"
-import { peekOf } from "../cacheBatch.js"
 import { evaluate, type Evaluation, hashOf, makePace, type Outcome, type Pool } from "../evaluate.js"
 import * as Spans from "../spans.js"
 import type { Resolved } from "./resolve.js"
@@ -101,18 +100,6 @@ export interface Session<D, T, O> {
   ) => ReadonlyArray<number | undefined> | undefined
 }
 
-/**
- * The observer options of the `telemetry` setting: `undefined` when off.
- * The engine's default logs summaries at debug, not info: a library run
- * under Effect's default logger (minimum info) stays quiet.
- *
- * @internal
- */
-export const telemetryOptions = (
-  setting: boolean | Telemetry.ObserverOptions | undefined
-): Telemetry.ObserverOptions | undefined =>
-  setting === false ? undefined : { summaryLevel: "debug", ...(setting === true || setting === undefined ? {} : setting) }
-
 /** Validation results of an evaluation, in the shape the state stores. @internal */
 export const valsetOf = <T, O>(outcomes: ReadonlyArray<Outcome<T, O>>): State.ValsetEvaluation => {
   const scores: Record<string, number> = {}
@@ -127,7 +114,7 @@ export const valsetOf = <T, O>(outcomes: ReadonlyArray<Outcome<T, O>>): State.Va
 /**
  * Builds the session. `extraEmit` receives events in addition to the
  * config's `onEvent` (used by `Gepa.stream`); `store` is chosen by the
- * composition root (`Gepa.ts`), not here.
+ * composition root (`optimize.ts`), not here.
  *
  * @internal
  */
@@ -137,18 +124,17 @@ export const make = <D, T, O>(
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Session<D, T, O>, ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const config = r.config
-    const cache: EvaluationCache.EvaluationCache<O> | undefined = config.cache === false
+    const cache: EvaluationCache.EvaluationCache<O> | undefined = r.cache === "off"
       ? undefined
-      : typeof config.cache === "object"
-      ? config.cache
+      : r.cache !== "default"
+      ? r.cache
       // a cache that lives no longer than the run never serves a trajectory
       // (only a proposal re-launched after a crash asks for one)
       : Option.getOrElse(store.cache, () => EvaluationCache.memory<O>(undefined, { trajectories: false }))
 
     const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
-    if (config.onEvent !== undefined) {
-      const onEvent = config.onEvent
+    if (r.onEvent !== undefined) {
+      const onEvent = r.onEvent
       sinks.push((event) => {
         const out = onEvent(event)
         return Effect.isEffect(out) ? out : Effect.void
@@ -174,8 +160,7 @@ export const make = <D, T, O>(
     const sealSaved = keepsSaves ? seal : () => {}
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
     // unless `telemetry: false`; library runs log summaries at debug
-    const telemetry = telemetryOptions(config.telemetry)
-    if (telemetry !== undefined) sinks.push(yield* Telemetry.observer(telemetry))
+    if (r.telemetry !== undefined) sinks.push(yield* Telemetry.observer(r.telemetry))
     const built = (event: () => GepaEvent): GepaEvent => {
       const e = event()
       if (kept && e._tag === "IterationEnded") seal(e.state)
@@ -199,17 +184,17 @@ export const make = <D, T, O>(
     const pool: Pool<D, T, O> = {
       adapter: r.adapter as Adapter<D, T, O>,
       withPermit: semaphore.withPermits(1),
-      chunkSize: config.chunkSize ?? 1,
+      chunkSize: r.chunkSize,
       workers: r.maxConcurrency,
-      timeout: config.evaluationTimeout === undefined ? undefined : Duration.decode(config.evaluationTimeout),
-      retry: config.evaluationRetry,
+      timeout: r.evaluationTimeout,
+      retry: r.evaluationRetry,
       cache,
-      fallbackScore: config.fallbackScore ?? 0,
+      fallbackScore: r.fallbackScore,
       // cache keys by example content; the run store's write-ahead budget
       exampleKey: (split, id) => r.exampleKeys[split].get(id) ?? id,
       // write-ahead reservations only where a later process can read them
       reserve: store.durable ? (iteration, calls) => store.reserve({ iteration, calls }) : undefined,
-      reserveBlock: r.maxConcurrency * (config.chunkSize ?? 1),
+      reserveBlock: r.maxConcurrency * r.chunkSize,
       pace: makePace()
     }
     const stopCheck = yield* StopCondition.explain(r.stop)
@@ -266,7 +251,7 @@ export const make = <D, T, O>(
       ))
     }
 
-    const peek = cache === undefined ? undefined : peekOf(cache)
+    const peek = cache === undefined ? undefined : EvaluationCache.batchOf(cache)?.peek
     const known: Session<D, T, O>["known"] = (candidate, ids, iteration, visibleUpTo) => {
       if (peek === undefined) return undefined
       const candidateHash = hashOf(candidate)

@@ -9,9 +9,10 @@
 import { Command, Options } from "@effect/cli"
 import { Duration, Effect, Either, Option } from "effect"
 import * as path from "node:path"
+import { defaults } from "../../Config.js"
 import { ConfigError } from "../../Errors.js"
 import type { LanguageModel } from "../../LanguageModel.js"
-import type * as OA from "../../OptimizeAnything.js"
+import type * as OA from "./types.js"
 import * as StopCondition from "../../StopCondition.js"
 import { type CommandOptions, runCommand } from "./command.js"
 
@@ -44,7 +45,7 @@ export const flags = {
   timeout: text("timeout", `stop after this long, e.g. "90s", "15m", "2h"`),
   scoreThreshold: text("score-threshold", "stop once the best score reaches this"),
   evaluationTimeout: text("evaluation-timeout", `time limit of one evaluator call, e.g. "30s"`),
-  maxConcurrency: text("max-concurrency", "evaluations in flight at most (default 8)"),
+  maxConcurrency: text("max-concurrency", `evaluations in flight at most (default ${defaults.maxConcurrency})`),
   minibatchSize: text("minibatch-size", "examples per reflection (default 3, 1 in single-task mode)"),
   seedAttempts: text("seed-attempts", "reflection-model calls for a usable first candidate, at most (default 3)"),
   randomSeed: text("random-seed", "seed of every random choice (default 0)"),

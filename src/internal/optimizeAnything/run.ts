@@ -6,20 +6,22 @@
  *
  * @internal
  */
+/* eslint-disable @typescript-eslint/no-explicit-any -- the run reads the user's configuration untyped (every value as unknown); the public optimizeAnything keeps the types */
 import { Duration, Effect, Option } from "effect"
 import type { Candidate } from "../../Candidate.js"
+import { type Config as EngineConfig, defaults } from "../../Config.js"
 import * as DataLoader from "../../DataLoader.js"
-import { AdapterContractError, ConfigError, ResumeConflict } from "../../Errors.js"
+import { AdapterContractError, ConfigError, type PersistenceError, ResumeConflict } from "../../Errors.js"
 import { mean } from "../../EvaluationBatch.js"
 import { GepaEvent } from "../../Event.js"
-import * as Gepa from "../../Gepa.js"
 import { type LanguageModel, ReflectionModel } from "../../LanguageModel.js"
-import type * as OA from "../../OptimizeAnything.js"
-import * as Ledger from "../ledger.js"
+import type * as OA from "./types.js"
 import { SeedGenerationFailed } from "./errors.js"
 import type { ReflectionConfig } from "../../Reflection.js"
 import * as RunDir from "../../RunDir.js"
 import { none as noStore, type RunStore, RunStoreService } from "../../RunStore.js"
+import * as Engine from "../engine/optimize.js"
+import * as Ledger from "../ledger.js"
 import * as Adapter from "./adapter.js"
 import * as Seed from "./seed.js"
 import { defaultLimits, type EvaluationRecord, type Limits } from "./sideInfo.js"
@@ -111,7 +113,6 @@ const steering = (objective: string | undefined, background: string | undefined,
  * objective and background ahead of the user's own additional instructions.
  */
 // reads only fields whose types do not depend on the type parameters
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 const reflectionOf = (config: OA.Config<any, any, any, any>): ReflectionConfig => {
   const user = config.reflection ?? {}
   const extra = steering(config.objective, config.background, user.additionalInstructions)
@@ -133,7 +134,6 @@ const evaluateTestSet = (
   examples: ReadonlyArray<unknown>,
   concurrency: number,
   fallback: number,
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the retry option's type does not depend on them
   retry: OA.Config<any, any>["evaluationRetry"]
 ): Effect.Effect<OA.TestScore> =>
   Effect.forEach(examples, (example) => {
@@ -149,33 +149,20 @@ const evaluateTestSet = (
     return { candidate: index, score: mean(scores), scores, failures: errors.length, errors }
   }))
 
-/** @internal */
-export const run = (
-  // internal: the public optimizeAnything keeps the types; the run reads every value as unknown
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
-  config: OA.Config<any, any, any, any>
-): Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError, unknown> =>
+/** What the checks settle before anything is written or called. */
+interface Checked {
+  readonly seedless: boolean
+  readonly limits: Limits
+  readonly timeout: Duration.Duration | undefined
+  readonly model: LanguageModel | undefined
+  readonly mode: OA.Mode
+}
+
+/** Every check of the configuration, before anything is written or called. */
+const checkConfig = (config: OA.Config<any, any, any, any>): Effect.Effect<Checked, ConfigError> =>
   Effect.gen(function*() {
-    const {
-      background,
-      captureLogs,
-      dataset,
-      evaluationTimeout,
-      evaluator,
-      objective,
-      reflection: _reflection,
-      reflectionModel: givenModel,
-      runDir,
-      seedAttempts,
-      seedCandidate,
-      sideInfo,
-      store: givenStore,
-      testSeed,
-      testset,
-      valset,
-      ...shared
-    } = config
-    // every check comes before anything is written or called
+    const { background, dataset, evaluationTimeout, evaluator, objective, seedAttempts, seedCandidate, testSeed, testset, valset } =
+      config
     yield* check(typeof evaluator === "function", "evaluator", "must be a function (candidate, example) => Effect")
     yield* check(objective === undefined || typeof objective === "string", "objective", "must be a string")
     yield* check(background === undefined || typeof background === "string", "background", "must be a string")
@@ -194,7 +181,7 @@ export const run = (
     yield* check(dataset !== undefined || testset === undefined, "testset", "needs a dataset (single-task mode has no examples)")
     yield* check(testSeed === undefined || typeof testSeed === "boolean", "testSeed", "must be true or false")
     yield* positiveInt(seedAttempts, "seedAttempts")
-    const limits = yield* limitsOf(sideInfo)
+    const limits = yield* limitsOf(config.sideInfo)
     const timeout = evaluationTimeout === undefined ? undefined : Duration.decodeUnknown(evaluationTimeout)
     if (evaluationTimeout !== undefined) {
       yield* check(
@@ -203,7 +190,8 @@ export const run = (
         "must be a positive duration"
       )
     }
-    const model: LanguageModel | undefined = givenModel ?? Option.getOrUndefined(yield* Effect.serviceOption(ReflectionModel))
+    const model: LanguageModel | undefined = config.reflectionModel ??
+      Option.getOrUndefined(yield* Effect.serviceOption(ReflectionModel))
     yield* check(
       model !== undefined || (config.proposer !== undefined && !seedless),
       "reflectionModel",
@@ -211,9 +199,136 @@ export const run = (
         ? "a seedless start needs a reflection model: set reflectionModel or provide ReflectionModel"
         : "set reflectionModel or proposer, or provide ReflectionModel"
     )
-
     const mode: OA.Mode = dataset === undefined ? "single-task" : valset === undefined ? "multi-task" : "generalization"
-    const textMode = seedless || typeof seedCandidate === "string"
+    return { seedless, limits, timeout: timeout === undefined ? undefined : Option.getOrUndefined(timeout), model, mode }
+  })
+
+/**
+ * The run's store, opened here (not by the engine) so that a seedless run
+ * can resume with the seed it generated, and the seed event is logged.
+ */
+const openStore = (config: OA.Config<any, any, any, any>) =>
+  config.store !== undefined
+    ? config.store
+    : config.runDir !== undefined
+    ? RunDir.make<EvaluationRecord>(config.runDir, {
+      cache: config.cache === undefined || config.cache === true,
+      trackBestOutputs: config.trackBestOutputs ?? defaults.trackBestOutputs
+    })
+    // a run store service from the context (e.g. `RunStore.layerMemory` in tests), else nothing is kept
+    : Effect.flatMap(
+      Effect.serviceOption(RunStoreService),
+      (service) => service._tag === "Some" ? service.value.open<EvaluationRecord>() : Effect.succeed(noStore<EvaluationRecord>())
+    )
+
+/**
+ * The seed: the one given, the one a seedless run generated before (from
+ * the store), or a new one written by the reflection model.
+ */
+const settleSeed = (
+  config: OA.Config<any, any, any, any>,
+  checked: Checked,
+  store: RunStore<EvaluationRecord>,
+  emit: (event: GepaEvent) => Effect.Effect<void, PersistenceError>
+): Effect.Effect<
+  { readonly seed: Candidate; readonly seedGeneration: OA.SeedGeneration | undefined },
+  ResumeConflict | SeedGenerationFailed | PersistenceError | DataLoader.DataLoaderError
+> =>
+  Effect.gen(function*() {
+    const { dataset, objective, seedCandidate } = config
+    if (!checked.seedless) {
+      return { seed: typeof seedCandidate === "string" ? { [TEXT]: seedCandidate } : (seedCandidate as Candidate), seedGeneration: undefined }
+    }
+    const saved = yield* store.load
+    if (Option.isSome(saved)) {
+      const first = saved.value.candidates[0] ?? {}
+      const names = Object.keys(first)
+      if (names.length !== 1 || names[0] !== TEXT) {
+        return yield* Effect.fail(new ResumeConflict({
+          field: "seedCandidate",
+          saved: `components [${names.join(", ")}]`,
+          requested: "a generated text seed"
+        }))
+      }
+      return { seed: first as Candidate, seedGeneration: undefined }
+    }
+    const samples = dataset === undefined
+      ? []
+      : yield* Effect.flatMap(toLoader(dataset, "dataset").ids, (ids) => toLoader(dataset, "dataset").fetch(ids.slice(0, 3)))
+    const outcome = yield* Seed.generate(checked.model!, {
+      objective: objective!,
+      background: config.background,
+      samples,
+      limits: checked.limits
+    }, config.seedAttempts ?? 3).pipe(
+      Effect.mapError((e) =>
+        e._tag === "Unusable"
+          ? new SeedGenerationFailed({ attempts: e.rejected.length, reasons: e.rejected })
+          : new SeedGenerationFailed({ attempts: 1, reasons: [`the model call failed: ${e.message}`] })
+      )
+    )
+    const seed = { [TEXT]: outcome.text }
+    yield* emit(GepaEvent.SeedGenerated({ attempts: outcome.attempts, rejected: outcome.rejected, candidate: seed }))
+    return { seed, seedGeneration: { attempts: outcome.attempts, rejected: outcome.rejected } }
+  })
+
+/**
+ * The test-set pass: the best candidate, and the seed when asked (a
+ * before/after comparison costs a whole test pass, which a user who only
+ * wants the best candidate's score should not pay for).
+ */
+const testPass = (
+  config: OA.Config<any, any, any, any>,
+  testset: ReadonlyArray<unknown> | DataLoader.DataLoader<unknown>,
+  result: Pick<OA.Result<unknown>, "bestIndex" | "candidates"> & { readonly bestCandidate: Candidate },
+  score: (candidate: Candidate, index: number, ids: ReadonlyArray<string>, examples: ReadonlyArray<unknown>) => Effect.Effect<OA.TestScore>
+): Effect.Effect<OA.TestResult, ConfigError | DataLoader.DataLoaderError> =>
+  Effect.gen(function*() {
+    const loader = toLoader(testset, "testset")
+    const ids = yield* loader.ids
+    yield* check(ids.length > 0, "testset", "is empty")
+    const examples = yield* loader.fetch(ids)
+    const seedScore = config.testSeed === true && result.bestIndex !== 0
+      ? yield* score(result.candidates[0]!, 0, ids, examples)
+      : undefined
+    const bestScore = yield* score(result.bestCandidate, result.bestIndex, ids, examples)
+    return {
+      size: ids.length,
+      seed: result.bestIndex === 0 ? bestScore : seedScore,
+      best: bestScore,
+      // one call per example scored, in each pass over the test set
+      metricCalls: Ledger.sum([bestScore.scores.length, seedScore?.scores.length ?? 0])
+    }
+  })
+
+/** @internal */
+export const run = (
+  config: OA.Config<any, any, any, any>
+): Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError, unknown> =>
+  Effect.gen(function*() {
+    const {
+      background: _background,
+      captureLogs,
+      dataset,
+      evaluationTimeout: _evaluationTimeout,
+      evaluator,
+      objective: _objective,
+      reflection: _reflection,
+      reflectionModel: _givenModel,
+      runDir: _runDir,
+      seedAttempts: _seedAttempts,
+      seedCandidate,
+      sideInfo: _sideInfo,
+      store: _givenStore,
+      testSeed: _testSeed,
+      testset,
+      valset,
+      ...shared
+    } = config
+    // every check comes before anything is written or called
+    const checked = yield* checkConfig(config)
+    const { mode, model } = checked
+    const textMode = checked.seedless || typeof seedCandidate === "string"
     const view = (c: Candidate): unknown => (textMode ? c[TEXT] ?? "" : c)
 
     let malformed: string | undefined
@@ -223,27 +338,15 @@ export const run = (
     const adapterOptions: Adapter.Options = {
       view,
       withExample: mode !== "single-task",
-      timeout: timeout === undefined ? undefined : Option.getOrUndefined(timeout),
+      timeout: checked.timeout,
       captureLogs: captureLogs ?? true,
-      limits,
+      limits: checked.limits,
       onMalformed: (detail) => {
         malformed ??= detail
       }
     }
 
-    // the store is opened here (not by the engine) so that a seedless run
-    // can resume with the seed it generated, and the seed event is logged
-    const service = yield* Effect.serviceOption(RunStoreService)
-    const store: RunStore<EvaluationRecord> = givenStore !== undefined
-      ? yield* givenStore
-      : runDir !== undefined
-      ? yield* RunDir.make<EvaluationRecord>(runDir, {
-        cache: config.cache === undefined || config.cache === true,
-        trackBestOutputs: config.trackBestOutputs ?? true
-      })
-      : service._tag === "Some"
-      ? yield* service.value.open<EvaluationRecord>()
-      : noStore<EvaluationRecord>()
+    const store: RunStore<EvaluationRecord> = yield* openStore(config)
     // the prompt shows side information cut to the prompt's limits; the run
     // directory keeps it as stored, one reflection a line
     const adapter = Adapter.make(raw, {
@@ -258,48 +361,9 @@ export const run = (
         }
         if (store.durable) yield* store.onEvent(event)
       })
+    const { seed, seedGeneration } = yield* settleSeed(config, checked, store, emit)
 
-    let seed: Candidate
-    let seedGeneration: OA.SeedGeneration | undefined
-    if (!seedless) {
-      seed = typeof seedCandidate === "string" ? { [TEXT]: seedCandidate } : (seedCandidate as Candidate)
-    } else {
-      const saved = yield* store.load
-      if (Option.isSome(saved)) {
-        const first = saved.value.candidates[0] ?? {}
-        const names = Object.keys(first)
-        if (names.length !== 1 || names[0] !== TEXT) {
-          return yield* Effect.fail(new ResumeConflict({
-            field: "seedCandidate",
-            saved: `components [${names.join(", ")}]`,
-            requested: "a generated text seed"
-          }))
-        }
-        seed = first as Candidate
-      } else {
-        const samples = dataset === undefined
-          ? []
-          : yield* Effect.flatMap(toLoader(dataset, "dataset").ids, (ids) => toLoader(dataset, "dataset").fetch(ids.slice(0, 3)))
-        const outcome = yield* Seed.generate(model!, {
-          objective: objective!,
-          background,
-          samples,
-          limits
-        }, seedAttempts ?? 3).pipe(
-          Effect.mapError((e) =>
-            e._tag === "Unusable"
-              ? new SeedGenerationFailed({ attempts: e.rejected.length, reasons: e.rejected })
-              : new SeedGenerationFailed({ attempts: 1, reasons: [`the model call failed: ${e.message}`] })
-          )
-        )
-        seed = { [TEXT]: outcome.text }
-        seedGeneration = { attempts: outcome.attempts, rejected: outcome.rejected }
-        yield* emit(GepaEvent.SeedGenerated({ attempts: outcome.attempts, rejected: outcome.rejected, candidate: seed }))
-      }
-    }
-
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- trajectories are whatever the evaluator attached
-    const engineConfig: Gepa.Config<unknown, any, EvaluationRecord> & { readonly adapter: typeof adapter } = {
+    const engineConfig: EngineConfig<unknown, any, EvaluationRecord> & { readonly adapter: typeof adapter } = {
       ...shared,
       seedCandidate: seed,
       trainset: dataset === undefined ? [undefined] : dataset,
@@ -311,8 +375,8 @@ export const run = (
       store: Effect.succeed(store)
     }
     const optimized = model !== undefined
-      ? Gepa.optimize({ ...engineConfig, reflectionModel: model })
-      : Gepa.optimize({ ...engineConfig, proposer: config.proposer! })
+      ? Engine.optimize({ ...engineConfig, reflectionModel: model })
+      : Engine.optimize({ ...engineConfig, proposer: config.proposer! })
     const result = yield* optimized.pipe(
       Effect.catchTag("AdapterContractError", (e) =>
         Effect.fail(
@@ -322,26 +386,20 @@ export const run = (
 
     let test: OA.TestResult | undefined
     if (testset !== undefined) {
-      const loader = toLoader(testset, "testset")
-      const ids = yield* loader.ids
-      yield* check(ids.length > 0, "testset", "is empty")
-      const examples = yield* loader.fetch(ids)
-      const score = (candidate: Candidate, index: number) =>
-        evaluateTestSet(raw, adapterOptions, candidate, index, ids, examples, config.maxConcurrency ?? 8, config.fallbackScore ?? 0, config.evaluationRetry)
-      // the seed only when asked: a before/after comparison costs a whole
-      // test pass, which a user who only wants the best candidate's score
-      // should not pay for
-      const seedScore = testSeed === true && result.bestIndex !== 0 ? yield* score(result.candidates[0]!, 0) : undefined
-      const bestScore = yield* score(result.bestCandidate, result.bestIndex)
+      test = yield* testPass(config, testset, result, (candidate, index, ids, examples) =>
+        evaluateTestSet(
+          raw,
+          adapterOptions,
+          candidate,
+          index,
+          ids,
+          examples,
+          config.maxConcurrency ?? defaults.maxConcurrency,
+          config.fallbackScore ?? defaults.fallbackScore,
+          config.evaluationRetry
+        ))
       if (malformed !== undefined) {
         return yield* Effect.fail(new AdapterContractError({ call: "evaluator (test set)", detail: `returned a malformed result: ${malformed}` }))
-      }
-      test = {
-        size: ids.length,
-        seed: result.bestIndex === 0 ? bestScore : seedScore,
-        best: bestScore,
-        // one call per example scored, in each pass over the test set
-        metricCalls: Ledger.sum([bestScore.scores.length, seedScore?.scores.length ?? 0])
       }
     }
 

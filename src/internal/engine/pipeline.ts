@@ -1,0 +1,187 @@
+/**
+ * The proposals in flight: each runs as a fiber (propose and judge, then
+ * validate), reports to one queue, and waits for its fold turn. In plan
+ * order a proposal is folded only after every proposal planned before it,
+ * and the members of a step fold together, after the step's selection rule
+ * picked the children to validate. The loop (`loop.ts`) folds and plans;
+ * this module only moves proposals along.
+ *
+ * @internal
+ */
+import { Effect, Exit, FiberSet, Queue, type Scope } from "effect"
+import type { OptimizeError } from "../../Errors.js"
+import type { ProposalResult } from "../../Proposal.js"
+import type * as State from "../../State.js"
+import * as Propose from "./propose.js"
+import * as Rebase from "./rebase.js"
+import type { Proposed } from "./reflect.js"
+import type { Resolved } from "./resolve.js"
+import type { Session } from "./session.js"
+import * as Step from "./step.js"
+
+type Message<T, O> =
+  | { readonly stage: "proposed"; readonly plan: State.PendingProposal; readonly p: Proposed }
+  | { readonly stage: "finished"; readonly f: Propose.Finished<T, O> }
+  | { readonly stage: "deadline" }
+type Done<T, O> = readonly [iteration: number, exit: Exit.Exit<Message<T, O>, OptimizeError>]
+
+/** The proposals in flight, and the order their results are folded in. */
+/** @internal */
+export interface Pipeline<T, O> {
+  /** starts a planned proposal (its first stage: propose and judge) */
+  readonly launch: (plan: State.PendingProposal) => Effect.Effect<void>
+  /** a deadline (StopCondition.timeout) ends the run even while it waits on calls in flight */
+  readonly armDeadline: Effect.Effect<void>
+  readonly deadlinePassed: () => boolean
+  /** the next result to fold, if one is ready: the oldest plan's in plan order, any in completion order */
+  readonly nextToFold: Effect.Effect<Propose.Finished<T, O> | undefined>
+  /** waits for a stage to finish and files its result; `false` when the deadline passed */
+  readonly receive: Effect.Effect<boolean, OptimizeError>
+  /** removes a folded result */
+  readonly folded: (iteration: number) => void
+  /** interrupts everything in flight (a pause) */
+  readonly interruptAll: Effect.Effect<void>
+}
+
+/**
+ * Builds the pipeline of a run. `progress.state` is read, never assigned:
+ * the loop owns it.
+ *
+ * @internal
+ */
+export const make = <D, T, O>(
+  r: Resolved<D, T, O>,
+  s: Session<D, T, O>,
+  progress: { readonly state: State.GepaState }
+): Effect.Effect<Pipeline<T, O>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const done = yield* Queue.unbounded<Done<T, O>>()
+    /** stage 1 results waiting for their fold turn */
+    const proposed = new Map<number, Proposed>()
+    /** results ready to fold */
+    const finished = new Map<number, Propose.Finished<T, O>>()
+    const validating = new Set<number>()
+    /** steps whose selection was made (their accepted children are validating or ready) */
+    const selected = new Set<number>()
+    // interrupted with the run (the set closes with the run's scope), or at once by a pause
+    const fibers = yield* FiberSet.make()
+    let deadlinePassed = false
+    const forkReporting = <A>(iteration: number, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) =>
+      Effect.asVoid(FiberSet.run(
+        fibers,
+        effect.pipe(
+          Effect.map(wrap),
+          Effect.exit,
+          Effect.flatMap((exit) => Queue.offer(done, [iteration, exit] as const))
+        )
+      ))
+    const launch = (plan: State.PendingProposal) =>
+      forkReporting(
+        plan.iteration,
+        Propose.propose(s, plan, progress.state.candidates),
+        (p) => ({ stage: "proposed" as const, plan, p })
+      )
+    const startValidation = (plan: State.PendingProposal, p: Proposed) => {
+      const state = progress.state
+      const decision = plan._tag === "Reflective" && r.parallelProposals > 1
+        ? Rebase.decide(state, plan.base, plan.parent, (p.result as Extract<ProposalResult, { _tag: "Accepted" }>).candidate)
+        : undefined
+      const rebase = decision === undefined ? undefined : { ...decision, ontoCandidate: state.candidates[decision.onto]! }
+      validating.add(plan.iteration)
+      // in plan order every earlier step is folded when a step validates: their results are final
+      const visibleUpTo = plan.sees === undefined ? undefined : r.foldOrder === "plan" ? Step.stepOf(plan) - 1 : plan.sees
+      return forkReporting(
+        plan.iteration,
+        Propose.validate(s, plan, p, rebase, visibleUpTo),
+        (f) => ({ stage: "finished" as const, f })
+      )
+    }
+    /**
+     * A step of several proposals, once all of them are judged: its selection
+     * rule picks the children to validate; the others are ready at once.
+     */
+    const selectStep = (step: number): Effect.Effect<boolean> => {
+      const members = progress.state.pending.filter((p) => p._tag === "Reflective" && p.step === step)
+      if (members.some((m) => !proposed.has(m.iteration))) return Effect.succeed(false)
+      const results = members.map((plan) => ({ plan, p: proposed.get(plan.iteration)! }))
+      for (const m of members) proposed.delete(m.iteration)
+      selected.add(step)
+      const chosen = Step.select<T, O>(results, r.proposalSelection)
+      return Effect.as(
+        Effect.forEach(results, ({ plan, p }) => {
+          const verdict = chosen.get(plan.iteration)
+          if (verdict === undefined) return startValidation(plan, p)
+          finished.set(plan.iteration, verdict)
+          return Effect.void
+        }, { discard: true }),
+        true
+      )
+    }
+    /**
+     * Moves the proposal at its fold turn along: a judged child that was not
+     * accepted is ready at once; an accepted one starts its validation (after
+     * a rebase decision made on the state as it is now).
+     */
+    const turn = (plan: State.PendingProposal): Effect.Effect<Propose.Finished<T, O> | undefined> => {
+      const step = plan._tag === "Reflective" ? plan.step : undefined
+      if (step !== undefined) {
+        // the members of a step fold in plan order, after its selection, and
+        // only once all of them are ready: a step folds as a whole
+        const whole = () =>
+          progress.state.pending.every((p) => p._tag !== "Reflective" || p.step !== step || finished.has(p.iteration))
+            ? finished.get(plan.iteration)
+            : undefined
+        if (selected.has(step)) return Effect.succeed(whole())
+        return Effect.map(selectStep(step), (done) => (done ? whole() : undefined))
+      }
+      const ready = finished.get(plan.iteration)
+      if (ready !== undefined) return Effect.succeed(ready)
+      const p = proposed.get(plan.iteration)
+      if (p === undefined || validating.has(plan.iteration)) return Effect.succeed(undefined)
+      proposed.delete(plan.iteration)
+      if (p.result._tag !== "Accepted") return Effect.succeed({ ...p, plan, validation: undefined })
+      return Effect.as(startValidation(plan, p), undefined)
+    }
+    /** Whether a plan waits for an earlier member of its step to fold (members fold in plan order). */
+    const waitsForStep = (plan: State.PendingProposal) =>
+      plan._tag === "Reflective" && plan.step !== undefined &&
+      progress.state.pending.some((p) => p._tag === "Reflective" && p.step === plan.step && p.iteration < plan.iteration)
+    const nextToFold = Effect.suspend(() =>
+      r.foldOrder === "plan"
+        ? turn(progress.state.pending[0]!)
+        : Effect.reduce(progress.state.pending, undefined as Propose.Finished<T, O> | undefined, (found, plan) =>
+          found !== undefined || waitsForStep(plan) ? Effect.succeed(found) : turn(plan))
+    )
+    const receive = Effect.gen(function*() {
+      const [iteration, exit] = yield* Queue.take(done)
+      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
+      const message = exit.value
+      if (message.stage === "deadline") return false
+      if (message.stage === "proposed") proposed.set(iteration, message.p)
+      else {
+        validating.delete(iteration)
+        finished.set(iteration, message.f)
+      }
+      return true
+    })
+    const interruptAfter = r.stop.interruptAfter
+    const armDeadline = interruptAfter === undefined ? Effect.void : Effect.asVoid(Effect.fork(
+      Effect.sleep(interruptAfter).pipe(
+        Effect.zipRight(Effect.sync(() => {
+          deadlinePassed = true
+        })),
+        Effect.zipRight(Queue.offer(done, [-1, Exit.succeed({ stage: "deadline" as const })] as const))
+      )
+    ))
+    return {
+      launch,
+      armDeadline,
+      deadlinePassed: () => deadlinePassed,
+      nextToFold,
+      receive,
+      folded: (iteration) => {
+        finished.delete(iteration)
+      },
+      interruptAll: FiberSet.clear(fibers)
+    }
+  })

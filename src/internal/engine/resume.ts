@@ -1,0 +1,100 @@
+/**
+ * Resuming: the configuration a resume continues with, and the check that a
+ * saved state belongs to this configuration (its seed, frontier, settings
+ * and data).
+ *
+ * @internal
+ */
+import { Effect } from "effect"
+import { ResumeConflict } from "../../Errors.js"
+import * as Fingerprint from "../../Fingerprint.js"
+import type * as State from "../../State.js"
+import type { Resolved } from "./resolve.js"
+
+const isPositiveInt = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0
+
+/**
+ * The configuration a resume continues with. Runs saved by 0.2 derived the
+ * pipeline depth from `maxConcurrency` and planned one proposal per step:
+ * without explicit settings, such a run continues as it was planned (these
+ * settings change the schedule, and so the result).
+ *
+ * @internal
+ */
+export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState): Resolved<D, T, O> => {
+  const settings = state.fingerprint?.settings
+  if (settings === undefined) return r
+  const saved = Number(settings["parallelProposals"])
+  const depth = r.given.parallelProposals || !isPositiveInt(saved) ? r.parallelProposals : saved
+  // a fingerprint without the step settings was written by 0.2: one proposal per step
+  const legacy = settings["proposalsPerStep"] === undefined
+  const perStep = r.given.proposalsPerStep || !legacy ? r.proposalsPerStep : 1
+  // 0.2 judged every child on its whole minibatch
+  const early = r.given.earlyRejection || !legacy ? r.earlyRejection : false
+  if (depth === r.parallelProposals && perStep === r.proposalsPerStep && early === r.earlyRejection) return r
+  const next = { ...r, parallelProposals: depth, proposalsPerStep: perStep, earlyRejection: early }
+  const fingerprintSettings: Record<string, string> = { ...r.fingerprint.settings, parallelProposals: String(depth) }
+  if (legacy) {
+    delete fingerprintSettings["proposalsPerStep"]
+    delete fingerprintSettings["proposalSampling"]
+    delete fingerprintSettings["proposalSelection"]
+    delete fingerprintSettings["earlyRejection"]
+  }
+  return { ...next, fingerprint: { ...r.fingerprint, settings: fingerprintSettings } }
+}
+
+/** Checks that a saved state belongs to this configuration. @internal */
+export const checkResume = (
+  state: State.GepaState,
+  r: Resolved<unknown, unknown, unknown>
+): Effect.Effect<void, ResumeConflict> => {
+  const conflict = (field: string, saved: string, requested: string) =>
+    Effect.fail(new ResumeConflict({ field, saved, requested }))
+  const seedNames = Object.keys(r.seedCandidate).sort()
+  const savedNames = [...state.componentNames].sort()
+  if (seedNames.join("\u0000") !== savedNames.join("\u0000")) {
+    return conflict("seedCandidate", `components [${savedNames.join(", ")}]`, `components [${seedNames.join(", ")}]`)
+  }
+  for (const name of seedNames) {
+    if (state.candidates[0]?.[name] !== r.seedCandidate[name]) {
+      return conflict(`seedCandidate.${name}`, "a different seed text", "this seed text")
+    }
+  }
+  const frontierType = r.frontierType
+  if (state.frontierType !== frontierType) return conflict("frontierType", state.frontierType, frontierType)
+  if (state.fingerprint !== undefined) {
+    const setting = Fingerprint.compareSettings(state.fingerprint.settings, r.fingerprint.settings)
+    if (setting !== undefined) return conflict(setting.field, setting.saved, setting.requested)
+    for (const split of ["trainset", "valset"] as const) {
+      const data = Fingerprint.compareData(state.fingerprint[split], r.fingerprint[split])
+      if (data !== undefined) return conflict(split, data.saved, data.requested)
+    }
+  }
+  // a typed run reads every saved component back through its schema
+  const validate = r.validateComponent
+  if (validate !== undefined) {
+    for (const [i, candidate] of state.candidates.entries()) {
+      for (const name of state.componentNames) {
+        const problem = validate(name, candidate[name] ?? "")
+        if (problem !== undefined) return conflict(`candidates[${i}].${name}`, problem, "a value its schema accepts")
+      }
+    }
+  }
+  const savedVal = new Set<string>()
+  for (const scores of state.valScores) for (const id in scores) savedVal.add(id)
+  const valSet = new Set(r.valIds)
+  const unknownVal = [...savedVal].find((id) => !valSet.has(id))
+  if (unknownVal !== undefined) {
+    return conflict("valset", `contains example id "${unknownVal}"`, `${r.valIds.length} examples without that id`)
+  }
+  if (state.sampler.trainSize !== 0 && state.sampler.trainSize !== r.trainIds.length) {
+    return conflict("trainset", `${state.sampler.trainSize} examples`, `${r.trainIds.length} examples`)
+  }
+  const trainSet = new Set(r.trainIds)
+  const unknownTrain = state.sampler.order.find((id) => !trainSet.has(id))
+  if (unknownTrain !== undefined) {
+    return conflict("trainset", `contains example id "${unknownTrain}"`, `${r.trainIds.length} examples without that id`)
+  }
+  return Effect.void
+}
+

@@ -1,0 +1,271 @@
+/**
+ * The types of `optimizeAnything`'s configuration and result, below both the
+ * public face (`OptimizeAnything`, which re-exports them) and the
+ * implementation (`run.ts`, `command.ts`), so that neither imports the other
+ * back.
+ *
+ * @internal
+ */
+import type { Effect } from "effect"
+import type { Candidate } from "../../Candidate.js"
+import type { Config as EngineConfig } from "../../Config.js"
+import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
+import type { OptimizeError, PersistenceError } from "../../Errors.js"
+import type { ObjectiveScores } from "../../EvaluationBatch.js"
+import type { OptimizeResult } from "../../Result.js"
+import type { SeedGenerationFailed } from "./errors.js"
+import type { EvaluationRecord, EvaluationTrace } from "./sideInfo.js"
+
+/**
+ * What an evaluator may report besides its score. `sideInfo` is any
+ * JSON-like value (strings, numbers, nested records, lists; errors, maps,
+ * sets and dates are converted) shown in every reflection;
+ * `componentSideInfo` is shown only when its component is revised; `scores`
+ * are per-objective scores (higher is better) for `frontierType:
+ * "objective" | "hybrid"`. `score` stays the ranking score.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Scored {
+  readonly score: number
+  readonly sideInfo?: unknown
+  readonly scores?: ObjectiveScores | undefined
+  /**
+   * side information about single components of a multi-component
+   * candidate (component name -> value): shown only in the reflection on
+   * that component, under `About "<component>"`
+   */
+  readonly componentSideInfo?: Readonly<Record<string, unknown>> | undefined
+}
+
+/**
+ * What an evaluator returns: a score, or a score with side information.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type EvaluatorResult = number | Scored
+
+/**
+ * The candidate as the evaluator and the result see it: the text for a text
+ * seed (or none), the record of texts for a `Candidate` seed.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type CandidateOf<S> = S extends string ? string : { readonly [K in keyof S]: string }
+
+/**
+ * The evaluator: scores `candidate` on `example` (on `undefined` in
+ * single-task mode). A failure, a defect or a timeout is a failed evaluation
+ * (not a score); its message and the logs written before it are shown to the
+ * reflection model.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Evaluator<C, D, E = never, R = never> = (candidate: C, example: D) => Effect.Effect<EvaluatorResult, E, R>
+
+/**
+ * Size budgets of one evaluation's side information: as stored (in the
+ * result, the cache and the run directory) and, smaller, as shown in the
+ * reflection prompt.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SideInfoLimits {
+  /** longer strings keep their head and tail around a truncation marker (default 2000) */
+  readonly maxStringLength?: number
+  /** longer lists and records keep their first items and say how many were cut (default 25) */
+  readonly maxListItems?: number
+  /** deeper structures are shown as (truncated) JSON text (default 6) */
+  readonly maxDepth?: number
+  /** the whole side information of one evaluation, as JSON, at most (default 8000) */
+  readonly maxRecordLength?: number
+  /**
+   * strings as shown in the reflection prompt, at most (default 400); the
+   * run directory keeps them within `maxStringLength` (`side_info.jsonl`)
+   */
+  readonly promptStringLength?: number
+  /**
+   * one evaluation's input and side information as shown in the reflection
+   * prompt, each at most this many characters of JSON (default 1000); the
+   * run directory keeps them within `maxRecordLength`
+   */
+  readonly promptRecordLength?: number
+}
+
+/**
+ * The engine options `optimizeAnything` shares with `Gepa.optimize`
+ * (budget, stops, selection, merge, concurrency, timeout, retries, cache, run
+ * directory, events...). `evaluationTimeout` applies to each evaluator call.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type EngineOptions = Omit<
+  EngineConfig<unknown, EvaluationTrace, EvaluationRecord>,
+  "seedCandidate" | "trainset" | "valset" | "adapter"
+>
+
+/**
+ * What every configuration of `optimizeAnything` has: the engine options of
+ * `Gepa.optimize` plus the evaluator and the data. A configuration is a
+ * `SeededConfig` or a `SeedlessConfig` (see `Config`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ConfigBase<S extends string | Candidate, D, E = never, R = never> extends EngineOptions {
+  /** scores a candidate; see `Evaluator` and `evaluator` to lift plain functions */
+  readonly evaluator: Evaluator<CandidateOf<NoInfer<S>>, D, E, R>
+  /** examples (multi-task and generalization modes); absent for single-task mode */
+  readonly dataset?: ReadonlyArray<D> | DataLoader<D>
+  /** validation examples (generalization mode); needs `dataset` */
+  readonly valset?: ReadonlyArray<D> | DataLoader<D>
+  /**
+   * held-out examples: the best candidate is scored on them once, after the
+   * run, outside the metric-call budget (`result.test`); the seed too with
+   * `testSeed: true`
+   */
+  readonly testset?: ReadonlyArray<D> | DataLoader<D>
+  /**
+   * also score the seed on the test set, for a before/after comparison
+   * (default false: only the best candidate is scored; when the seed is the
+   * best, it is scored once either way)
+   */
+  readonly testSeed?: boolean
+  /** what to achieve; shown in every reflection prompt and used to write a seed when there is none */
+  readonly objective?: string
+  /** context, constraints, rules of evaluation; shown in every reflection prompt */
+  readonly background?: string
+  /** calls to the reflection model for a usable first candidate, at most (default 3) */
+  readonly seedAttempts?: number
+  /** size budgets of each evaluation's side information: as stored, and as shown in the reflection prompt */
+  readonly sideInfo?: SideInfoLimits
+  /** capture `Effect.log*` output of each evaluation as side information (default true) */
+  readonly captureLogs?: boolean
+}
+
+/**
+ * A run from a given seed: the starting text, or texts.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface SeededConfig<S extends string | Candidate, D, E = never, R = never> extends ConfigBase<S, D, E, R> {
+  /** the starting text, or record of named texts */
+  readonly seedCandidate: S
+}
+
+/**
+ * A seedless run: the reflection model writes the first candidate from the
+ * `objective` (and `background`), so the objective is required.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface SeedlessConfig<S extends string | Candidate, D, E = never, R = never> extends ConfigBase<S, D, E, R> {
+  readonly seedCandidate?: undefined
+  /** what to achieve: the reflection model writes the first candidate from it */
+  readonly objective: string
+}
+
+/**
+ * The configuration of `optimizeAnything`: the engine options of
+ * `Gepa.optimize` plus the evaluator, the data, and the seed or the
+ * objective. A configuration with neither a `seedCandidate` nor an
+ * `objective` does not type-check (a JavaScript caller gets a `ConfigError`
+ * naming `objective`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Config<S extends string | Candidate, D, E = never, R = never> =
+  | SeededConfig<S, D, E, R>
+  | SeedlessConfig<S, D, E, R>
+
+/**
+ * The mode a run is in, from the data given.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Mode = "single-task" | "multi-task" | "generalization"
+
+/**
+ * How the first candidate was written in a seedless start.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SeedGeneration {
+  /** model calls made (the last one gave the seed) */
+  readonly attempts: number
+  /** why the answers before it could not be used */
+  readonly rejected: ReadonlyArray<string>
+}
+
+/**
+ * One candidate's score on the test set. Failed evaluations count with the
+ * fallback score in `score` and are listed in `errors`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TestScore {
+  /** the candidate's index in the run */
+  readonly candidate: number
+  /** mean test score */
+  readonly score: number
+  /** per test example, in order */
+  readonly scores: ReadonlyArray<number>
+  readonly failures: number
+  readonly errors: ReadonlyArray<{ readonly id: string; readonly error: string }>
+}
+
+/**
+ * Test-set scores of the best candidate and, when asked (`testSeed: true`)
+ * or when the seed is the best, of the seed (then the same evaluation). Not
+ * part of `totalMetricCalls`; `metricCalls` counts them.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TestResult {
+  readonly size: number
+  /** the seed's scores: with `testSeed: true`, or when the seed is the best candidate */
+  readonly seed: TestScore | undefined
+  readonly best: TestScore
+  readonly metricCalls: number
+}
+
+/**
+ * The result: the engine's result with the best candidate (and the seed) in
+ * the shape of the seed given (text or record), the mode, how the seed was
+ * made and the test scores.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Result<C> extends Omit<OptimizeResult<EvaluationRecord>, "bestCandidate"> {
+  readonly bestCandidate: C
+  /** the best candidate as the engine holds it (component name -> text) */
+  readonly bestComponents: Candidate
+  readonly seedCandidate: C
+  readonly mode: Mode
+  /** set when the reflection model wrote the seed in this call */
+  readonly seedGeneration: SeedGeneration | undefined
+  /** set when a test set was given */
+  readonly test: TestResult | undefined
+}
+
+/**
+ * Every way `optimizeAnything` can fail.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type OptimizeAnythingError = OptimizeError | SeedGenerationFailed | PersistenceError | DataLoaderError

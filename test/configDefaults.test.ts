@@ -1,0 +1,57 @@
+/**
+ * The defaults are written once, in `Config.defaults`: the engine resolves
+ * against it, the CLI's defaults for the same settings are read from it, and
+ * the option tables of the README are checked against it here.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Cli from "../src/Cli.js"
+import * as Config from "../src/Config.js"
+
+const readme = fs.readFileSync(path.resolve(import.meta.dirname, "..", "README.md"), "utf8")
+
+/** The rows of the first markdown table from `heading` on (the heading may be the table's header row), as cells. */
+const tableAfter = (heading: string): ReadonlyArray<ReadonlyArray<string>> => {
+  const at = readme.indexOf(heading)
+  if (at < 0) throw new Error(`README.md: no "${heading}"`)
+  const lines = readme.slice(at).split("\n")
+  const start = lines.findIndex((l) => l.startsWith("|"))
+  const rows: Array<ReadonlyArray<string>> = []
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith("|")) break
+    rows.push(line.slice(1, -1).split(" | ").map((c) => c.trim()))
+  }
+  return rows
+}
+
+/** How the README writes a default: the value as code. */
+const written = (value: unknown) => `\`${JSON.stringify(value)}\``
+
+describe("the defaults table", () => {
+  it("the README's table of Gepa.Config options shows every default of Config.defaults", () => {
+    const rows = new Map(tableAfter("The options of `Gepa.optimize` / `Gepa.stream` (`Gepa.Config`):").map((r) => [r[0] ?? "", r]))
+    const wrong: Array<string> = []
+    for (const [name, value] of Object.entries(Config.defaults)) {
+      const row = rows.get(`\`${name}\``)
+      if (row === undefined) wrong.push(`${name}: no row`)
+      else if (row[1] !== written(value)) wrong.push(`${name}: README says ${row[1]}, Config.defaults ${written(value)}`)
+    }
+    const merge = rows.get("`merge`")?.[2] ?? ""
+    for (const [name, value] of Object.entries(Config.mergeDefaults)) {
+      if (!merge.includes(`\`${name}\` ${value}`)) wrong.push(`merge.${name}: README does not say ${value}`)
+    }
+    expect(wrong).toEqual([])
+  })
+
+  it("the CLI's defaults of the same settings are the library's, and so is its table", () => {
+    for (const name of ["maxConcurrency", "minibatchSize", "merge", "seed"] as const) {
+      expect(Cli.defaults[name]).toBe(Config.defaults[name])
+    }
+    const rows = new Map(tableAfter("| Field | Flag | Default | Meaning |").map((r) => [r[0] ?? "", r]))
+    expect(rows.size).toBeGreaterThan(0)
+    for (const name of ["maxConcurrency", "minibatchSize", "merge", "seed", "parallelProposals", "proposalsPerStep"] as const) {
+      expect(rows.get(`\`${name}\``)?.[2], name).toBe(written(Config.defaults[name]))
+    }
+  })
+})
