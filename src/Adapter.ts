@@ -215,8 +215,7 @@ export const tag = <D, T = unknown, O = unknown>(): Context.Tag<AdapterService<D
  * @since 0.1.0
  * @category layers
  */
-export const layer = <D, T, O>(adapter: Adapter<D, T, O>): Layer.Layer<AdapterService<D, T, O>> =>
-  Layer.succeed(tag<D, T, O>(), adapter)
+export const layer = <D, T, O>(adapter: Adapter<D, T, O>): Layer.Layer<AdapterService<D, T, O>> => Layer.succeed(tag<D, T, O>(), adapter)
 
 /**
  * What a per-example scoring function returns.
@@ -440,14 +439,15 @@ export function fromPromise<D, O, T>(
  * @since 0.1.0
  * @category constructors
  */
-export function fromBatch<D, T, O, E = never>(options: FromBatchOptions<D, T, O, E> & {
-  readonly proposeNewTexts: NonNullable<Adapter<D, T, O>["proposeNewTexts"]>
-}): ProposingAdapter<D, T, O>
+export function fromBatch<D, T, O, E = never>(
+  options: FromBatchOptions<D, T, O, E> & {
+    readonly proposeNewTexts: NonNullable<Adapter<D, T, O>["proposeNewTexts"]>
+  }
+): ProposingAdapter<D, T, O>
 export function fromBatch<D, T, O, E = never>(options: FromBatchOptions<D, T, O, E>): Adapter<D, T, O>
 export function fromBatch<D, T, O, E>(options: FromBatchOptions<D, T, O, E>): Adapter<D, T, O> {
   return {
-    evaluate: (batch, candidate, opts) =>
-      options.evaluate(batch, candidate, opts).pipe(Effect.mapError(toAdapterError("evaluate"))),
+    evaluate: (batch, candidate, opts) => options.evaluate(batch, candidate, opts).pipe(Effect.mapError(toAdapterError("evaluate"))),
     makeReflectiveDataset: options.makeReflectiveDataset,
     ...(options.proposeNewTexts ? { proposeNewTexts: options.proposeNewTexts } : {})
   }

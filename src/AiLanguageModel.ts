@@ -268,11 +268,9 @@ const classify = (ctx: ClassifyContext, error: AiError.AiError, nowMillis: numbe
 export const fromAiError = (
   error: AiError.AiError,
   options: { readonly model: string; readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined }
-): LlmError =>
-  classify({ model: options.model, scrub: Secrets.scrubberWith(...(options.secrets ?? [])) }, error, Date.now()).error
+): LlmError => classify({ model: options.model, scrub: Secrets.scrubberWith(...(options.secrets ?? [])) }, error, Date.now()).error
 
-const toAiPrompt = (prompt: Prompt): AiPrompt.RawInput =>
-  promptMessages(prompt).map((m) => ({ role: m.role, content: m.content }))
+const toAiPrompt = (prompt: Prompt): AiPrompt.RawInput => promptMessages(prompt).map((m) => ({ role: m.role, content: m.content }))
 
 const responseModel = (content: ReadonlyArray<AiResponse.AnyPart>): string | undefined => {
   for (const part of content) {
@@ -385,8 +383,10 @@ const named = (options: Options) =>
   })
 
 const instrumented = (role: ModelRole, options: Options) =>
-  Effect.flatMap(named(options), ([service, resolved]) =>
-    Effect.map(fromService(service, resolved), (model) => instrumentModel(model, { role, model: resolved.model })))
+  Effect.flatMap(
+    named(options),
+    ([service, resolved]) => Effect.map(fromService(service, resolved), (model) => instrumentModel(model, { role, model: resolved.model }))
+  )
 
 /**
  * The `@effect/ai` model in the context as the `ReflectionModel`; calls are
@@ -397,8 +397,7 @@ const instrumented = (role: ModelRole, options: Options) =>
  */
 export const layerReflection = (
   options: Options = {}
-): Layer.Layer<ReflectionModel, ConfigError, AiLm.LanguageModel> =>
-  Layer.effect(ReflectionModel, instrumented("reflection", options))
+): Layer.Layer<ReflectionModel, ConfigError, AiLm.LanguageModel> => Layer.effect(ReflectionModel, instrumented("reflection", options))
 
 /**
  * The `@effect/ai` model in the context as the `TaskModel`; calls are

@@ -56,5 +56,4 @@ export const equals = (a: Candidate, b: Candidate): boolean => {
  * @since 0.1.0
  * @category utils
  */
-export const changedComponents = (parent: Candidate, child: Candidate): ReadonlyArray<string> =>
-  Object.keys(child).filter((k) => parent[k] !== child[k])
+export const changedComponents = (parent: Candidate, child: Candidate): ReadonlyArray<string> => Object.keys(child).filter((k) => parent[k] !== child[k])

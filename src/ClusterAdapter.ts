@@ -127,9 +127,7 @@ export const make = <D, T, O, E>(
           Effect.catchTag("RemoteEvaluationError", (e) => Effect.succeed(Either.left(e))),
           Effect.retry(sendRetry),
           Effect.mapError((e) => fail(`${e._tag}: ${e.message}`)),
-          Effect.flatMap((outcome) =>
-            Either.isLeft(outcome) ? Effect.fail(fail(outcome.left.message)) : Effect.succeed(outcome.right)
-          )
+          Effect.flatMap((outcome) => Either.isLeft(outcome) ? Effect.fail(fail(outcome.left.message)) : Effect.succeed(outcome.right))
         )
     })
 
@@ -191,8 +189,7 @@ export const make = <D, T, O, E>(
 export const layer = <D, T, O, E>(
   definition: ClusterEvaluation.Definition<D, T, O, E>,
   options?: Options
-): Layer.Layer<AdapterService<D, T, O>, E | ConfigError, Sharding> =>
-  Layer.scoped(Adapters.tag<D, T, O>(), make(definition, options))
+): Layer.Layer<AdapterService<D, T, O>, E | ConfigError, Sharding> => Layer.scoped(Adapters.tag<D, T, O>(), make(definition, options))
 
 /**
  * A client of the cluster (it hosts no entity): the storage from the
@@ -226,5 +223,4 @@ export const layerClient = (settings?: Partial<ClusterEvaluation.Settings>): Lay
 export const layerCluster = <D, T, O, E>(
   definition: ClusterEvaluation.Definition<D, T, O, E>,
   options?: Options & Partial<ClusterEvaluation.Settings>
-): Layer.Layer<AdapterService<D, T, O>, E | ConfigError> =>
-  layer(definition, options).pipe(Layer.provide(layerClient(options)))
+): Layer.Layer<AdapterService<D, T, O>, E | ConfigError> => layer(definition, options).pipe(Layer.provide(layerClient(options)))

@@ -109,8 +109,7 @@ export const define = <D, T, O, E = never>(options: {
  * @since 0.2.0
  * @category guards
  */
-export const isDefinition = (u: unknown): u is Definition<unknown, unknown, unknown, unknown> =>
-  field(u, "_tag") === "ClusterEvaluation"
+export const isDefinition = (u: unknown): u is Definition<unknown, unknown, unknown, unknown> => field(u, "_tag") === "ClusterEvaluation"
 
 /**
  * The evaluator entity. Its one RPC, `Evaluate`, is persisted and keyed by

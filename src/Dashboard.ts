@@ -118,9 +118,7 @@ const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i
  * @category utils
  */
 export const environmentSecrets = (env: NodeJS.ProcessEnv = process.env): ReadonlyArray<Redacted.Redacted<string>> =>
-  Object.entries(env).flatMap(([name, value]) =>
-    SECRET_NAME.test(name) && typeof value === "string" && value.trim().length >= 4 ? [Redacted.make(value)] : []
-  )
+  Object.entries(env).flatMap(([name, value]) => SECRET_NAME.test(name) && typeof value === "string" && value.trim().length >= 4 ? [Redacted.make(value)] : [])
 
 const settings = (options: Options | undefined, title: string) => {
   const clientBuffer = options?.clientBuffer ?? 64

@@ -81,8 +81,7 @@ export const fromArray = <D>(
  * @since 0.1.0
  * @category constructors
  */
-export const ensure = <D>(data: ReadonlyArray<D> | DataLoader<D>, name: string): DataLoader<D> =>
-  isLoader(data) ? data : fromArray(data, { name })
+export const ensure = <D>(data: ReadonlyArray<D> | DataLoader<D>, name: string): DataLoader<D> => isLoader(data) ? data : fromArray(data, { name })
 
 // (Array.isArray does not narrow a ReadonlyArray out of a union)
 const isLoader = <D>(data: ReadonlyArray<D> | DataLoader<D>): data is DataLoader<D> => !Array.isArray(data)

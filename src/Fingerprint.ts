@@ -81,8 +81,7 @@ export const stableStringify = (value: unknown): string => {
  * @since 0.2.0
  * @category utils
  */
-export const exampleHash = (example: unknown): string =>
-  createHash("sha256").update(stableStringify(example)).digest("hex").slice(0, 24)
+export const exampleHash = (example: unknown): string => createHash("sha256").update(stableStringify(example)).digest("hex").slice(0, 24)
 
 /**
  * The examples of one data set: ids in the loader's order, with the content

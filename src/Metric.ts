@@ -77,11 +77,9 @@ const normalize = (text: string, options: TextOptions | undefined): string => {
 
 const MAX_QUOTE = 500
 
-const quote = (text: string): string =>
-  JSON.stringify(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}… (${text.length} characters)` : text)
+const quote = (text: string): string => JSON.stringify(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}… (${text.length} characters)` : text)
 
-const asList = (value: string | ReadonlyArray<string>): ReadonlyArray<string> =>
-  typeof value === "string" ? [value] : value
+const asList = (value: string | ReadonlyArray<string>): ReadonlyArray<string> => typeof value === "string" ? [value] : value
 
 const oneOf = (xs: ReadonlyArray<string>): string => {
   const [only] = xs
@@ -131,9 +129,7 @@ export const contains = <D>(
       ? { score: 1, feedback: `Correct: the output contains ${quote(first)}.` }
       : {
         score: 0,
-        feedback: `Expected the output to contain ${
-          oneOf(wanted)
-        } but got ${quote(output.trim())}.`
+        feedback: `Expected the output to contain ${oneOf(wanted)} but got ${quote(output.trim())}.`
       }
   }
   return missing.length === 0
@@ -208,8 +204,7 @@ const canonical = (value: unknown): string =>
 const pathSegments = (path: string | ReadonlyArray<string | number>): ReadonlyArray<string | number> =>
   typeof path === "string" ? (path === "" ? [] : path.split(".")) : path
 
-const pathText = (segments: ReadonlyArray<string | number>): string =>
-  segments.length === 0 ? "the output" : `field "${segments.join(".")}"`
+const pathText = (segments: ReadonlyArray<string | number>): string => segments.length === 0 ? "the output" : `field "${segments.join(".")}"`
 
 /**
  * Parses the output as JSON (see `parseJson`) and compares the value at
@@ -238,9 +233,9 @@ export const jsonField = <D>(
     if (value === null || typeof value !== "object" || !Object.prototype.hasOwnProperty.call(value, key)) {
       return {
         score: 0,
-        feedback: `The output JSON has no ${pathText(segments.slice(0, i + 1))}; expected ${where} to be ${
-          canonical(expected(example))
-        }. Output: ${quote(output.trim())}.`
+        feedback: `The output JSON has no ${pathText(segments.slice(0, i + 1))}; expected ${where} to be ${canonical(expected(example))}. Output: ${
+          quote(output.trim())
+        }.`
       }
     }
     value = field(value, key)

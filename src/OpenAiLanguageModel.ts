@@ -378,8 +378,7 @@ export const fromEnv = (options: EnvOptions): Effect.Effect<LanguageModel, Confi
  * @since 0.1.0
  * @category layers
  */
-export const layerReflection = (options: Options): Layer.Layer<ReflectionModel, ConfigError> =>
-  Layer.effect(ReflectionModel, make(options))
+export const layerReflection = (options: Options): Layer.Layer<ReflectionModel, ConfigError> => Layer.effect(ReflectionModel, make(options))
 
 /**
  * The model as the `TaskModel` service.
@@ -387,8 +386,7 @@ export const layerReflection = (options: Options): Layer.Layer<ReflectionModel, 
  * @since 0.1.0
  * @category layers
  */
-export const layerTask = (options: Options): Layer.Layer<TaskModel, ConfigError> =>
-  Layer.effect(TaskModel, make(options))
+export const layerTask = (options: Options): Layer.Layer<TaskModel, ConfigError> => Layer.effect(TaskModel, make(options))
 
 /**
  * The model configured through `config` (key and base URL from the ambient
@@ -397,8 +395,7 @@ export const layerTask = (options: Options): Layer.Layer<TaskModel, ConfigError>
  * @since 0.3.0
  * @category layers
  */
-export const layerReflectionConfig = (options: EnvOptions): Layer.Layer<ReflectionModel, ConfigError> =>
-  Layer.effect(ReflectionModel, fromEnv(options))
+export const layerReflectionConfig = (options: EnvOptions): Layer.Layer<ReflectionModel, ConfigError> => Layer.effect(ReflectionModel, fromEnv(options))
 
 /**
  * The model configured through `config` (key and base URL from the ambient
@@ -407,16 +404,14 @@ export const layerReflectionConfig = (options: EnvOptions): Layer.Layer<Reflecti
  * @since 0.3.0
  * @category layers
  */
-export const layerTaskConfig = (options: EnvOptions): Layer.Layer<TaskModel, ConfigError> =>
-  Layer.effect(TaskModel, fromEnv(options))
+export const layerTaskConfig = (options: EnvOptions): Layer.Layer<TaskModel, ConfigError> => Layer.effect(TaskModel, fromEnv(options))
 
 /**
  * @deprecated Use `layerReflectionConfig` (same function); removed in 0.4.0.
  * @since 0.1.0
  * @category layers
  */
-export const layerReflectionFromEnv: (options: EnvOptions) => Layer.Layer<ReflectionModel, ConfigError> =
-  layerReflectionConfig
+export const layerReflectionFromEnv: (options: EnvOptions) => Layer.Layer<ReflectionModel, ConfigError> = layerReflectionConfig
 
 /**
  * @deprecated Use `layerTaskConfig` (same function); removed in 0.4.0.

@@ -90,7 +90,7 @@ const analyze = (fronts: FrontSets, scoreOf: (program: number) => number): Analy
   for (const program of removalOrder(programs, scoreOf)) {
     // the program's fronts: membership[offset[program] .. offset[program + 1])
     const own = membership.subarray(at(offset, program), at(offset, program + 1))
-    if (own.every((f) => at(alive, f) >= 2)) for (const f of own) alive[f] = at(alive, f) - 1
+    if (own.every((f) => at(alive, f) >= 2)) { for (const f of own) alive[f] = at(alive, f) - 1 }
     else survivors.push(program)
   }
   return { survivors, count }
@@ -102,8 +102,7 @@ const analyze = (fronts: FrontSets, scoreOf: (program: number) => number): Analy
  * @since 0.1.0
  * @category pareto
  */
-export const dominators = (fronts: FrontSets, scoreOf: (program: number) => number): Array<number> =>
-  analyze(fronts, scoreOf).survivors
+export const dominators = (fronts: FrontSets, scoreOf: (program: number) => number): Array<number> => analyze(fronts, scoreOf).survivors
 
 /**
  * The fronts with dominated programs removed. Every non-empty front keeps at

@@ -86,7 +86,8 @@ export interface ExtractOptions {
  * @since 0.1.0
  * @category constants
  */
-export const defaultTemplate = `You are revising one text component of a system built on a language model. The text below, called "{{component}}", is part of what the model is given when it works on a task. Your job is to rewrite it so that the system does better on tasks like the ones shown.
+export const defaultTemplate =
+  `You are revising one text component of a system built on a language model. The text below, called "{{component}}", is part of what the model is given when it works on a task. Your job is to rewrite it so that the system does better on tasks like the ones shown.
 
 # Current text of "{{component}}"
 
@@ -113,8 +114,7 @@ Reply with the complete new text of "{{component}}" (not a list of changes, not 
 const PLACEHOLDER = /\{\{\s*(current_text|examples|component|additional_instructions)\s*\}\}/g
 const REQUIRED = ["current_text", "examples"] as const
 
-const placeholdersIn = (template: string): ReadonlySet<string> =>
-  new Set(Array.from(template.matchAll(PLACEHOLDER), (m) => at(m, 1)))
+const placeholdersIn = (template: string): ReadonlySet<string> => new Set(Array.from(template.matchAll(PLACEHOLDER), (m) => at(m, 1)))
 
 const checkTemplate = (field: string, template: unknown): Effect.Effect<void, ConfigError> => {
   if (typeof template !== "string") {
@@ -127,9 +127,7 @@ const checkTemplate = (field: string, template: unknown): Effect.Effect<void, Co
     : Effect.fail(
       new ConfigError({
         field,
-        detail: `the template lacks the placeholder${missing.length > 1 ? "s" : ""} ${
-          missing.map((p) => `{{${p}}}`).join(" and ")
-        }`
+        detail: `the template lacks the placeholder${missing.length > 1 ? "s" : ""} ${missing.map((p) => `{{${p}}}`).join(" and ")}`
       })
     )
 }
@@ -242,8 +240,7 @@ export const renderRecords = (records: ReadonlyArray<ReflectiveRecord>): string 
  * @since 0.1.0
  * @category rendering
  */
-export const templateFor = (component: string, config: ReflectionConfig): string =>
-  config.componentTemplates?.[component] ?? config.template ?? defaultTemplate
+export const templateFor = (component: string, config: ReflectionConfig): string => config.componentTemplates?.[component] ?? config.template ?? defaultTemplate
 
 /**
  * The reflection prompt for one component. The current text is fenced;

@@ -177,8 +177,7 @@ export const bestScoreCurve = (
 
 // Parents that are not earlier candidates would make the tree cyclic or
 // dangling; a malformed result is still rendered, with such links dropped.
-const validParents = (result: GepaResult, i: number): ReadonlyArray<number> =>
-  (result.parents[i] ?? []).filter((p) => Number.isInteger(p) && p >= 0 && p < i)
+const validParents = (result: GepaResult, i: number): ReadonlyArray<number> => (result.parents[i] ?? []).filter((p) => Number.isInteger(p) && p >= 0 && p < i)
 
 const frontCounts = (result: GepaResult): ReadonlyArray<number> => {
   const counts = result.candidates.map(() => 0)
@@ -210,11 +209,9 @@ const fmtScore = formatScore
 
 // Spreading a long array into Math.max can overflow the call stack; a fold
 // cannot.
-const maxOf = (values: ReadonlyArray<number>, floor: number): number =>
-  values.reduce((m, v) => (v > m ? v : m), floor)
+const maxOf = (values: ReadonlyArray<number>, floor: number): number => values.reduce((m, v) => (v > m ? v : m), floor)
 
-const minOf = (values: ReadonlyArray<number>, ceiling: number): number =>
-  values.reduce((m, v) => (v < m ? v : m), ceiling)
+const minOf = (values: ReadonlyArray<number>, ceiling: number): number => values.reduce((m, v) => (v < m ? v : m), ceiling)
 
 const fmtInt = (v: number): string => (Number.isFinite(v) ? String(Math.round(v)) : "—")
 
@@ -295,7 +292,9 @@ const frame = (xAxis: Axis, yAxis: Axis, xLabel: string, yLabel: string): Frame 
   parts.push(`<line class="axis" x1="${px(M.left)}" x2="${px(M.left)}" y1="${px(M.top)}" y2="${px(H - M.bottom)}"/>`)
   parts.push(`<text class="axis-label" x="${px(M.left + plotW / 2)}" y="${px(H - 8)}" text-anchor="middle">${esc(xLabel)}</text>`)
   parts.push(
-    `<text class="axis-label" x="14" y="${px(M.top + plotH / 2)}" text-anchor="middle" transform="rotate(-90 14 ${px(M.top + plotH / 2)})">${esc(yLabel)}</text>`
+    `<text class="axis-label" x="14" y="${px(M.top + plotH / 2)}" text-anchor="middle" transform="rotate(-90 14 ${px(M.top + plotH / 2)})">${
+      esc(yLabel)
+    }</text>`
   )
   return { x, y, svg: parts.join("") }
 }
@@ -358,7 +357,9 @@ const scatterChart = (result: GepaResult, curve: ReadonlyArray<CurvePoint>): str
     const best = c.i === result.bestIndex ? " best" : ""
     const label = `#${c.i} (${kind}): score ${fmtScore(c.score)}, found after ${fmtInt(c.budget)} metric calls`
     parts.push(
-      `<circle class="pt ${kind}${best}" data-index="${c.i}" cx="${px(f.x(c.budget))}" cy="${px(f.y(c.score))}" r="${best ? 6 : 4.5}"><title>${esc(label)}</title></circle>`
+      `<circle class="pt ${kind}${best}" data-index="${c.i}" cx="${px(f.x(c.budget))}" cy="${px(f.y(c.score))}" r="${best ? 6 : 4.5}"><title>${
+        esc(label)
+      }</title></circle>`
     )
   }
   parts.push("</svg>")
@@ -380,7 +381,9 @@ const summarySection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
     ["Seed score", fmtScore(result.seedScore)],
     [
       "Best score",
-      `${fmtScore(result.bestScore)} (candidate ${candidateRef(result.bestIndex)}${gain === null ? "" : `, ${gain >= 0 ? "+" : ""}${fmtScore(gain)} over the seed`})`
+      `${fmtScore(result.bestScore)} (candidate ${candidateRef(result.bestIndex)}${
+        gain === null ? "" : `, ${gain >= 0 ? "+" : ""}${fmtScore(gain)} over the seed`
+      })`
     ],
     ["Candidates", fmtInt(result.candidates.length)],
     ["Metric calls", fmtInt(result.totalMetricCalls)],
@@ -398,9 +401,7 @@ const summarySection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
       `${trace.length} (${count("accepted")} accepted, ${count("rejected")} rejected, ${count("skipped")} skipped, ${count("failed")} failed)`
     ])
   }
-  return `<section id="summary"><h2>Summary</h2><dl class="summary">${
-    rows.map(([k, v]) => `<div><dt>${k}</dt><dd>${v}</dd></div>`).join("")
-  }</dl></section>`
+  return `<section id="summary"><h2>Summary</h2><dl class="summary">${rows.map(([k, v]) => `<div><dt>${k}</dt><dd>${v}</dd></div>`).join("")}</dl></section>`
 }
 
 const chartsSection = (result: GepaResult, progress: ReportInput["progress"]): string => {
@@ -416,7 +417,9 @@ const chartsSection = (result: GepaResult, progress: ReportInput["progress"]): s
     `<figure>${bestChart(result, curve, fromProgress)}<figcaption>Best validation score against metric calls${
       fromProgress ? " (as logged during the run)" : " (running best at each candidate's discovery)"
     }.</figcaption></figure>` +
-    `<figure>${scatterChart(result, derived)}${legend()}<figcaption>Each candidate's mean validation score against the metric calls spent when it was discovered.</figcaption></figure>` +
+    `<figure>${
+      scatterChart(result, derived)
+    }${legend()}<figcaption>Each candidate's mean validation score against the metric calls spent when it was discovered.</figcaption></figure>` +
     `</section>`
 }
 
@@ -452,9 +455,9 @@ const lineageSection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
       const path = onBestPath.has(i) && onBestPath.has(p) && k === 0 ? " on-path" : ""
       // the first parent's link is the tree's; a merge's other parents are dashed
       edges.push(
-        `<path class="edge${k > 0 ? " second" : ""}${path}" d="M${px(cx(p))} ${px(top(p) + NODE_H)} C${px(cx(p))} ${px(top(p) + NODE_H + 16)} ${
-          px(cx(i))
-        } ${px(top(i) - 16)} ${px(cx(i))} ${px(top(i))}"/>`
+        `<path class="edge${k > 0 ? " second" : ""}${path}" d="M${px(cx(p))} ${px(top(p) + NODE_H)} C${px(cx(p))} ${px(top(p) + NODE_H + 16)} ${px(cx(i))} ${
+          px(top(i) - 16)
+        } ${px(cx(i))} ${px(top(i))}"/>`
       )
     })
     const kind = kindOf(result, i)
@@ -484,9 +487,11 @@ const lineageSection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
     )
   }
   const merges = result.candidates.map((_, i) => i).filter((i) => kindOf(result, i) === "merge")
-  const mergeList = merges.length === 0 ? "" : `<details><summary>${fmtInt(merges.length)} merges</summary><p class="note">${
-    merges.map((i) => `${candidateRef(i)} is a merge of ${validParents(result, i).map(candidateRef).join(" + ")}`).join("; ")
-  }.</p></details>`
+  const mergeList = merges.length === 0 ?
+    "" :
+    `<details><summary>${fmtInt(merges.length)} merges</summary><p class="note">${
+      merges.map((i) => `${candidateRef(i)} is a merge of ${validParents(result, i).map(candidateRef).join(" + ")}`).join("; ")
+    }.</p></details>`
   const best = n > 0 ? lineage(result, result.bestIndex) : []
   const path = best.length <= 12
     ? best.map(candidateRef).join(" → ")

@@ -138,8 +138,7 @@ export const fromState = (state: State.GepaState, stopReason: string, stoppedBy:
  * @since 0.2.0
  * @category formatting
  */
-export const formatScore = (score: number | null | undefined): string =>
-  typeof score === "number" && Number.isFinite(score) ? score.toFixed(3) : "n/a"
+export const formatScore = (score: number | null | undefined): string => typeof score === "number" && Number.isFinite(score) ? score.toFixed(3) : "n/a"
 
 /**
  * The lineage of a candidate, from the seed to itself (first parent first

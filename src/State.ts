@@ -398,8 +398,7 @@ export const bestIndex = (state: GepaState): number => {
  * @since 0.1.0
  * @category getters
  */
-export const frontSets = (state: GepaState): ReadonlyArray<ReadonlyArray<number>> =>
-  Frontier.programSets(state.fronts, state.frontierType)
+export const frontSets = (state: GepaState): ReadonlyArray<ReadonlyArray<number>> => Frontier.programSets(state.fronts, state.frontierType)
 
 /**
  * Checks the invariants that every state must satisfy; returns the list of

@@ -11,7 +11,21 @@
  *
  * @since 0.2.0
  */
-import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Metric, MetricBoundaries, MetricKey, type MetricKeyType, MetricLabel } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Effect,
+  Exit,
+  type Fiber,
+  FiberRef,
+  LogLevel,
+  Metric,
+  MetricBoundaries,
+  MetricKey,
+  type MetricKeyType,
+  MetricLabel
+} from "effect"
 
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
@@ -505,8 +519,7 @@ export const observer = (
       if (span?._tag !== "Span") return
       for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
     }
-    const now = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number =>
-      Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+    const now = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number => Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
 
     const update = (event: GepaEvent, fiber: Fiber.RuntimeFiber<unknown, unknown>, labels: Labels): void => {
       switch (event._tag) {
@@ -665,5 +678,4 @@ const kindOf = (event: GepaEvent): "summary" | "warning" | "debug" => {
   }
 }
 
-const outcomeOf = (outcome: string): ProposalOutcome =>
-  outcome === "accepted" || outcome === "rejected" || outcome === "skipped" ? outcome : "failed"
+const outcomeOf = (outcome: string): ProposalOutcome => outcome === "accepted" || outcome === "rejected" || outcome === "skipped" ? outcome : "failed"

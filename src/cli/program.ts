@@ -98,8 +98,7 @@ const consoleFor = (env: Environment, argv: ReadonlyArray<string>) =>
   Effect.consoleWith((current) =>
     Effect.succeed({
       ...current,
-      log: (...args: ReadonlyArray<unknown>) =>
-        Effect.sync(() => env.stdout(`${args.map(String).join(" ").replace(ansi, "").replace(/\n+$/, "")}\n`)),
+      log: (...args: ReadonlyArray<unknown>) => Effect.sync(() => env.stdout(`${args.map(String).join(" ").replace(ansi, "").replace(/\n+$/, "")}\n`)),
       error: (...args: ReadonlyArray<unknown>) =>
         Effect.sync(() => {
           // the first problem only, as for every other input error
@@ -211,8 +210,7 @@ const logTo = (env: Environment, format: typeof logFormats[number]) => {
     recent.set(key, at)
     return false
   }
-  const textOf = (message: unknown) =>
-    (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+  const textOf = (message: unknown) => (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
   return Logger.replace(
     Logger.defaultLogger,
     format === "json"

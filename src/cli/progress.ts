@@ -181,9 +181,11 @@ export const make = (options: ProgressOptions): Progress => {
         figures.candidates = Math.max(figures.candidates, event.candidate + 1)
         if (figures.best === undefined || event.score > figures.best) {
           figures.best = event.score
-          line(event.candidate === 0 && event.iteration === 0
-            ? `seed candidate: ${fmt(event.score)}`
-            : `iteration ${event.iteration}: new best ${fmt(event.score)} (candidate ${event.candidate})`)
+          line(
+            event.candidate === 0 && event.iteration === 0
+              ? `seed candidate: ${fmt(event.score)}`
+              : `iteration ${event.iteration}: new best ${fmt(event.score)} (candidate ${event.candidate})`
+          )
         }
         update()
         break

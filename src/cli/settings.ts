@@ -15,18 +15,7 @@ import { CliInputError, errorText, inputError, show } from "./errors.js"
 import { didYouMean } from "./suggest.js"
 import { Bool, DurationText, expecting, Int, NonNegativeInt, Num, Pattern, PositiveInt, Text } from "./fields.js"
 
-export {
-  Bool,
-  DurationText,
-  formatDuration,
-  Int,
-  NonNegativeInt,
-  Num,
-  parseDuration,
-  Pattern,
-  PositiveInt,
-  Text
-} from "./fields.js"
+export { Bool, DurationText, formatDuration, Int, NonNegativeInt, Num, parseDuration, Pattern, PositiveInt, Text } from "./fields.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 
@@ -314,8 +303,7 @@ export const resolveSettings = (
       ...(task.value === undefined ? {} : { taskModel: task.value }),
       ...(reflection.value === undefined ? {} : { reflectionModel: reflection.value })
     }
-    const missing = (field: string, flag: string) =>
-      Either.left(inputError(`missing setting "${field}": set it in the config file or pass --${flag}`))
+    const missing = (field: string, flag: string) => Either.left(inputError(`missing setting "${field}": set it in the config file or pass --${flag}`))
     if (raw.train === undefined) return yield* missing("train", "train")
     // the file's seed prompt gives way to a flag's, in either form
     const seedFromFlags = flags.seedPrompt !== undefined || flags.seedPromptFile !== undefined

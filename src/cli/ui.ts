@@ -31,8 +31,7 @@ const optionsOf = (flags: DashboardFlags, title: string): Dashboard.Options => (
   ...(Option.isSome(flags.uiPort) ? { port: flags.uiPort.value } : {})
 })
 
-const notice = (url: string, what: string) =>
-  `Live dashboard: ${url}\n  ${what}\n`
+const notice = (url: string, what: string) => `Live dashboard: ${url}\n  ${what}\n`
 
 /**
  * Runs `effect` with the dashboard when `--ui` was given: the address is
@@ -54,9 +53,7 @@ export const withUi = (
   if (!flags.ui) return effect as Effect.Effect<A, E, Exclude<R, Dashboard.Dashboard>>
   const layer = Dashboard.layer(optionsOf(flags, `GEPA run ${path.basename(runDir)}`)).pipe(
     Layer.tap((context) =>
-      Effect.sync(() =>
-        env.stdout(notice(Context.get(context, Dashboard.Dashboard).url, "its Stop button ends the run like Ctrl-C (the state is saved)"))
-      )
+      Effect.sync(() => env.stdout(notice(Context.get(context, Dashboard.Dashboard).url, "its Stop button ends the run like Ctrl-C (the state is saved)")))
     ),
     Layer.mapError((e) => inputError(e.message))
   )

@@ -134,8 +134,7 @@ export interface Policy {
 
 const invalid = (field: string, detail: string) => Effect.fail(new ConfigError({ field, detail }))
 
-export const isNonNegativeInteger = (n: unknown): n is number =>
-  typeof n === "number" && Number.isInteger(n) && n >= 0
+export const isNonNegativeInteger = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 0
 
 /** A duration option in milliseconds; negative numbers are refused rather than clamped. */
 export const millisOf = (
@@ -269,8 +268,10 @@ const tapRetry = <Out, In, R>(
   self: Schedule.Schedule<Out, In, R>,
   f: (out: Out) => Effect.Effect<void>
 ): Schedule.Schedule<Out, In, R> =>
-  Schedule.makeWithState(self.initial, (now, input, state) =>
-    Effect.tap(self.step(now, input, state), ([, out, decision]) => (ScheduleDecision.isContinue(decision) ? f(out) : Effect.void)))
+  Schedule.makeWithState(
+    self.initial,
+    (now, input, state) => Effect.tap(self.step(now, input, state), ([, out, decision]) => (ScheduleDecision.isContinue(decision) ? f(out) : Effect.void))
+  )
 
 /**
  * The retry schedule of a model call: retries transient failures only, at
@@ -295,28 +296,30 @@ export const retrySchedule = (
       return [failure, retry, failure.unreached === true ? Math.min(delay, unreachedRetries.maxDelayMillis) : delay] as const
     }),
     Schedule.addDelay(([, , delay]) => Duration.millis(delay)),
-    (schedule) => tapRetry(schedule, ([failure, retry, delay]) =>
-      FiberRef.getWith(currentCallStats, (stats) => {
-        if (stats !== undefined) stats.retries = retry + 1
-        return Effect.void
-      }).pipe(
-        Effect.zipRight(Effect.logWarning(
-          // already scrubbed by the layer; again, with every secret of the process
-          Secrets.scrub(
-            `retrying model call (${retry + 1} of ${failure.unreached === true ? Math.min(policy.maxRetries, unreachedRetries.retries) : policy.maxRetries}, ` +
-              `in ${(delay / 1000).toFixed(1)} s): ${failure.error.message}${where === undefined ? "" : `; base URL ${where}`}`
-          )
-        )),
-        Effect.annotateLogs({
-          model,
-          // already scrubbed by the layer; again, with every secret of the process
-          error: Secrets.scrub(failure.error.message),
-          retry: retry + 1,
-          maxRetries: policy.maxRetries,
-          delayMillis: Math.round(delay)
-        })
-      )
-    )
+    (schedule) =>
+      tapRetry(schedule, ([failure, retry, delay]) =>
+        FiberRef.getWith(currentCallStats, (stats) => {
+          if (stats !== undefined) stats.retries = retry + 1
+          return Effect.void
+        }).pipe(
+          Effect.zipRight(Effect.logWarning(
+            // already scrubbed by the layer; again, with every secret of the process
+            Secrets.scrub(
+              `retrying model call (${retry + 1} of ${
+                failure.unreached === true ? Math.min(policy.maxRetries, unreachedRetries.retries) : policy.maxRetries
+              }, ` +
+                `in ${(delay / 1000).toFixed(1)} s): ${failure.error.message}${where === undefined ? "" : `; base URL ${where}`}`
+            )
+          )),
+          Effect.annotateLogs({
+            model,
+            // already scrubbed by the layer; again, with every secret of the process
+            error: Secrets.scrub(failure.error.message),
+            retry: retry + 1,
+            maxRetries: policy.maxRetries,
+            delayMillis: Math.round(delay)
+          })
+        ))
   )
 
 /**
@@ -380,8 +383,7 @@ export const systemCodeOf = (error: unknown): string | undefined => {
   return undefined
 }
 
-const scrubMessage = (message: unknown): unknown =>
-  Array.isArray(message) ? message.map(Secrets.scrubUnknown) : Secrets.scrubUnknown(message)
+const scrubMessage = (message: unknown): unknown => Array.isArray(message) ? message.map(Secrets.scrubUnknown) : Secrets.scrubUnknown(message)
 
 /**
  * Runs a provider's own code (an `@effect/ai` client) so that nothing it

@@ -284,4 +284,3 @@ export const toCompletion = (
     model: ctx.scrub(response.model ?? model)
   })
 }
-

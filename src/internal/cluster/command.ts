@@ -14,8 +14,7 @@ import { Cause, Duration, Effect, Logger, Option } from "effect"
 import { ConfigError } from "../../Errors.js"
 import { at } from "../invariant.js"
 
-const text = (name: string, description: string) =>
-  Options.text(name).pipe(Options.withDescription(description), Options.optional)
+const text = (name: string, description: string) => Options.text(name).pipe(Options.withDescription(description), Options.optional)
 
 /** @internal */
 export const runnerOptions = {

@@ -130,8 +130,7 @@ export const requestId = (parts: {
 }
 
 /** The key of an example without a user id: a hash of its encoded form. @internal */
-export const exampleKey = (encoded: unknown): string =>
-  createHash("sha256").update(JSON.stringify(encoded) ?? "undefined").digest("hex").slice(0, 24)
+export const exampleKey = (encoded: unknown): string => createHash("sha256").update(JSON.stringify(encoded) ?? "undefined").digest("hex").slice(0, 24)
 
 /** The name of entity `index` (requests are spread over a bounded set of entities). @internal */
 export const entityId = (index: number): string => `evaluator-${index}`

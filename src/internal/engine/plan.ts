@@ -43,11 +43,9 @@ export type Planned =
   }
 
 /** The validation ids of a plan, which the state stores as absent for "the whole set". @internal */
-export const validationIds = <D, T, O>(r: Resolved<D, T, O>, plan: State.PendingProposal): ReadonlyArray<string> =>
-  plan.valIds ?? r.valIds
+export const validationIds = <D, T, O>(r: Resolved<D, T, O>, plan: State.PendingProposal): ReadonlyArray<string> => plan.valIds ?? r.valIds
 
-const storedValIds = <D, T, O>(r: Resolved<D, T, O>, ids: ReadonlyArray<string>) =>
-  ids === r.valIds ? undefined : ids
+const storedValIds = <D, T, O>(r: Resolved<D, T, O>, ids: ReadonlyArray<string>) => ids === r.valIds ? undefined : ids
 
 const planMerge = <D, T, O>(
   r: Resolved<D, T, O>,

@@ -318,7 +318,12 @@ export const reflect = <D, T, O>(
       const partial = first?.outcomes.map((o) => o.score) ?? []
       if (Early.hopeless(s.r, before, partial, split)) {
         return done(
-          ProposalResult.Rejected({ ...fields, subsampleIds: split.open, scoresBefore: split.open.map((id) => at(before, ids.indexOf(id))), scoresAfter: partial }),
+          ProposalResult.Rejected({
+            ...fields,
+            subsampleIds: split.open,
+            scoresBefore: split.open.map((id) => at(before, ids.indexOf(id))),
+            scoresAfter: partial
+          }),
           Ledger.sum([parentEval.spent, first?.spent ?? 0]),
           first === undefined ? parentEval.failures : addFailures(parentEval.failures, first.failures),
           usage,
@@ -348,4 +353,3 @@ export const reflect = <D, T, O>(
     // adapter reads the proposal's iteration and parent from it
     Effect.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false })
   )
-

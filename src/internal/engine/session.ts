@@ -228,27 +228,29 @@ export const make = <D, T, O>(
         captureStackTrace: false
       })
       if (!listening) return span(run)
-      return span(emit(() => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })).pipe(
-        Effect.zipRight(run),
-        Effect.tap((result) =>
-          Effect.zipRight(
-            Effect.forEach(
-              result.outcomes.flatMap((out) => (out.error === undefined ? [] : [{ id: out.id, error: out.error }])),
-              (out) => emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error: out.error })),
-              { discard: true }
-            ),
-            emit(() =>
-              GepaEvent.EvaluationEnded({
-                iteration: o.iteration,
-                purpose: o.purpose,
-                scores: result.outcomes.map((out) => out.score),
-                failures: result.outcomes.filter((out) => out.error !== undefined).length,
-                cacheHits: result.outcomes.filter((out) => out.cached).length
-              })
+      return span(
+        emit(() => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })).pipe(
+          Effect.zipRight(run),
+          Effect.tap((result) =>
+            Effect.zipRight(
+              Effect.forEach(
+                result.outcomes.flatMap((out) => (out.error === undefined ? [] : [{ id: out.id, error: out.error }])),
+                (out) => emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error: out.error })),
+                { discard: true }
+              ),
+              emit(() =>
+                GepaEvent.EvaluationEnded({
+                  iteration: o.iteration,
+                  purpose: o.purpose,
+                  scores: result.outcomes.map((out) => out.score),
+                  failures: result.outcomes.filter((out) => out.error !== undefined).length,
+                  cacheHits: result.outcomes.filter((out) => out.cached).length
+                })
+              )
             )
           )
         )
-      ))
+      )
     }
 
     const peek = cache === undefined ? undefined : EvaluationCache.batchOf(cache)?.peek

@@ -22,8 +22,7 @@ import type { Proposed } from "./reflect.js"
 import type { Resolved } from "./resolve.js"
 
 /** The step a plan belongs to (its own iteration when planned alone). @internal */
-export const stepOf = (plan: State.PendingProposal): number =>
-  plan._tag === "Reflective" && plan.step !== undefined ? plan.step : plan.iteration
+export const stepOf = (plan: State.PendingProposal): number => plan._tag === "Reflective" && plan.step !== undefined ? plan.step : plan.iteration
 
 /** Steps in flight: the pipeline's occupancy. @internal */
 export const inFlight = (state: State.GepaState): number => {

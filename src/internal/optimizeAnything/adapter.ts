@@ -14,16 +14,7 @@ import type { Adapter } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
 import { AdapterError } from "../../Errors.js"
 import type { ObjectiveScores } from "../../EvaluationBatch.js"
-import {
-  budget,
-  dropRepeats,
-  type EvaluationRecord,
-  type EvaluationTrace,
-  type Limits,
-  reflectiveRecord,
-  toJsonLike,
-  truncateString
-} from "./sideInfo.js"
+import { budget, dropRepeats, type EvaluationRecord, type EvaluationTrace, type Limits, reflectiveRecord, toJsonLike, truncateString } from "./sideInfo.js"
 import * as Secrets from "../../Secrets.js"
 import { field, isRecord } from "../fields.js"
 
@@ -66,8 +57,7 @@ export interface SideInfoEntry {
   }>
 }
 
-const attribute = (value: unknown): number | undefined =>
-  typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : undefined
+const attribute = (value: unknown): number | undefined => typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : undefined
 
 /**
  * The iteration and parent of the proposal being made, read from the
@@ -133,8 +123,7 @@ const settle = <A, E, R>(effect: Effect.Effect<A, E, R>, capture: boolean): Effe
       lines.push(Secrets.scrub(formatLog(options, inherited)))
     })
     const run = capture
-      ? Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
-        HashSet.add(HashSet.remove(loggers, Logger.defaultLogger), capturing))
+      ? Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) => HashSet.add(HashSet.remove(loggers, Logger.defaultLogger), capturing))
       : effect
     return Effect.flatMap(Effect.exit(run), (exit): Effect.Effect<Settled<A, E>> =>
       exit._tag === "Success"
@@ -223,9 +212,7 @@ export const evaluateOne = (
   example: unknown,
   options: Options
 ): Effect.Effect<EvaluationRecord, AdapterError> => {
-  let call: Effect.Effect<unknown, unknown> = Effect.suspend(() =>
-    evaluator(options.view(candidate), options.withExample ? example : undefined)
-  )
+  let call: Effect.Effect<unknown, unknown> = Effect.suspend(() => evaluator(options.view(candidate), options.withExample ? example : undefined))
   if (options.timeout !== undefined) {
     const millis = Duration.toMillis(options.timeout)
     call = Effect.timeoutFail(call, {
@@ -236,11 +223,13 @@ export const evaluateOne = (
   const run = settle(call, options.captureLogs)
   return Effect.flatMap(run, ([result, logs]): Effect.Effect<EvaluationRecord, AdapterError> => {
     if (Either.isLeft(result)) {
-      return Effect.fail(new AdapterError({
-        call: "evaluator",
-        detail: failureDetail(describeFailure(result.left), logs, options.limits),
-        cause: Cause.squash(result.left)
-      }))
+      return Effect.fail(
+        new AdapterError({
+          call: "evaluator",
+          detail: failureDetail(describeFailure(result.left), logs, options.limits),
+          cause: Cause.squash(result.left)
+        })
+      )
     }
     const record = toRecord(result.right, logs, options.limits)
     if (Either.isLeft(record)) {

@@ -106,8 +106,7 @@ export const parseData = (field: string, file: string, text: string): Either.Eit
 // JSON.parse throws a SyntaxError
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-const isCandidate = (u: unknown): u is Candidate =>
-  isRecord(u) && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
+const isCandidate = (u: unknown): u is Candidate => isRecord(u) && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
 
 const parseSeed = (file: string, text: string): Either.Either<string | Candidate, ConfigError> => {
   if (!/\.json$/i.test(file)) return Either.right(text.replace(/\r?\n$/, ""))
@@ -217,17 +216,19 @@ export const runCommand = (
       Effect.ensuring(Effect.sync(progress.stop))
     )
     // through the run directory's own atomic write
-    const write = (name: RunDir.FileName, text: string) =>
-      Effect.as(RunDir.writeFile(runDir, name, text), path.join(runDir, name))
+    const write = (name: RunDir.FileName, text: string) => Effect.as(RunDir.writeFile(runDir, name, text), path.join(runDir, name))
     const { bestComponents, bestCandidate: _best, mode: _mode, seedCandidate: _seed, seedGeneration: _gen, test, ...rest } = result
-    const report = yield* write(files.report, Report.render({
-      result: { ...rest, bestCandidate: bestComponents },
-      trace: result.state.trace,
-      title: `GEPA anything run ${path.basename(runDir)} (${result.mode}${
-        result.seedGeneration === undefined ? "" : ", seed written by the reflection model"
-      })`,
-      generatedAt: new Date().toISOString()
-    }))
+    const report = yield* write(
+      files.report,
+      Report.render({
+        result: { ...rest, bestCandidate: bestComponents },
+        trace: result.state.trace,
+        title: `GEPA anything run ${path.basename(runDir)} (${result.mode}${
+          result.seedGeneration === undefined ? "" : ", seed written by the reflection model"
+        })`,
+        generatedAt: new Date().toISOString()
+      })
+    )
     if (test !== undefined) yield* write(files.test, `${JSON.stringify(test, null, 2)}\n`)
     const best = typeof result.bestCandidate === "string" ? result.bestCandidate : JSON.stringify(result.bestCandidate, null, 2)
     env.stdout([
@@ -240,7 +241,9 @@ export const runCommand = (
       `  best score    ${fmt(result.bestScore)} (candidate ${result.bestIndex} of ${result.candidates.length})`,
       `  metric calls  ${result.totalMetricCalls}, iterations ${result.iterations}`,
       ...(test === undefined ? [] : [
-        `  test score    ${test.seed === undefined ? "" : `seed ${fmt(test.seed.score)} -> `}best ${fmt(test.best.score)} (${test.size} examples, outside the budget)`
+        `  test score    ${test.seed === undefined ? "" : `seed ${fmt(test.seed.score)} -> `}best ${
+          fmt(test.best.score)
+        } (${test.size} examples, outside the budget)`
       ]),
       "",
       "Best candidate:",

@@ -35,7 +35,8 @@ const TEXT = "candidate"
  *
  * @internal
  */
-export const template = `You are improving a text artifact called "{{component}}". It may be program code, a configuration, a prompt, a policy or any other text. An evaluator ran the current version and reported, for each evaluation below, a score (higher is better) and side information: errors, failing cases, measurements, logs.
+export const template =
+  `You are improving a text artifact called "{{component}}". It may be program code, a configuration, a prompt, a policy or any other text. An evaluator ran the current version and reported, for each evaluation below, a score (higher is better) and side information: errors, failing cases, measurements, logs.
 
 # Current text of "{{component}}"
 
@@ -161,8 +162,7 @@ interface Checked {
 /** Every check of the configuration, before anything is written or called. */
 const checkConfig = (config: OA.Config<any, any, any, any>): Effect.Effect<Checked, ConfigError> =>
   Effect.gen(function*() {
-    const { background, dataset, evaluationTimeout, evaluator, objective, seedAttempts, seedCandidate, testSeed, testset, valset } =
-      config
+    const { background, dataset, evaluationTimeout, evaluator, objective, seedAttempts, seedCandidate, testSeed, testset, valset } = config
     yield* check(typeof evaluator === "function", "evaluator", "must be a function (candidate, example) => Effect")
     yield* check(objective === undefined || typeof objective === "string", "objective", "must be a string")
     yield* check(background === undefined || typeof background === "string", "background", "must be a string")
@@ -244,11 +244,13 @@ const settleSeed = (
       const first = saved.value.candidates[0] ?? {}
       const names = Object.keys(first)
       if (names.length !== 1 || names[0] !== TEXT) {
-        return yield* Effect.fail(new ResumeConflict({
-          field: "seedCandidate",
-          saved: `components [${names.join(", ")}]`,
-          requested: "a generated text seed"
-        }))
+        return yield* Effect.fail(
+          new ResumeConflict({
+            field: "seedCandidate",
+            saved: `components [${names.join(", ")}]`,
+            requested: "a generated text seed"
+          })
+        )
       }
       return { seed: first as Candidate, seedGeneration: undefined }
     }
