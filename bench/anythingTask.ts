@@ -52,15 +52,16 @@ export const makeAnythingTask = (options: AnythingTaskOptions) => {
   const testset = range(options.trainSize + options.valSize, options.testSize)
   const traceLength = options.traceLength ?? 1200
 
-  const known = (text: string): ReadonlyArray<string> =>
-    (/know: ([^|]*)\|/.exec(text)?.[1] ?? "").split(" ").filter((w) => w !== "")
+  const known = (text: string): ReadonlyArray<string> => (/know: ([^|]*)\|/.exec(text)?.[1] ?? "").split(" ").filter((w) => w !== "")
 
   const solves = (text: string, ex: Example) => known(text).includes(keywordOf(ex.category))
 
   const trace = (text: string, ex: Example): string => {
     const lines: Array<string> = []
     for (let step = 0; lines.join("\n").length < traceLength; step++) {
-      lines.push(`step ${step}: looked up category ${ex.category} among ${known(text).length} known keywords (checksum ${fnv(`${text}|${ex.id}|${step}`) % 9973})`)
+      lines.push(
+        `step ${step}: looked up category ${ex.category} among ${known(text).length} known keywords (checksum ${fnv(`${text}|${ex.id}|${step}`) % 9973})`
+      )
     }
     return lines.join("\n").slice(0, traceLength)
   }

@@ -231,7 +231,7 @@ export const syntheticState = (n: number, m: number, options: { readonly fullSco
     sampler: BatchSampler.initial,
     merge: Merge.initial,
     trace: [],
-  pending: [],
+    pending: [],
     lostMetricCalls: 0
   }
 }
@@ -417,7 +417,8 @@ export const persistence = async (options: {
     return {
       candidates: options.candidates,
       examples: options.examples,
-      method: "RunDir.save (candidates appended once to candidates.jsonl; head written to a temp file, fsynced, renamed, previous generation kept) and RunDir.readState (JSON.parse + Schema.decode)",
+      method:
+        "RunDir.save (candidates appended once to candidates.jsonl; head written to a temp file, fsynced, renamed, previous generation kept) and RunDir.readState (JSON.parse + Schema.decode)",
       runDirSaveMs: median(runDirTimes.saves),
       runDirReserveMsPerIteration: median(runDirTimes.reserves),
       runDirSaveWithReservationsMs: median(runDirTimes.savesAfterReserves),
@@ -488,7 +489,11 @@ export const faults = async (options: {
 }): Promise<ReadonlyArray<FaultRow>> => {
   const settings = [
     { label: "fault-free", failureRate: 0, hangRate: 0 },
-    ...options.failureRates.map((f) => ({ label: `${Math.round(f * 100)}% fail + ${Math.round(options.hangRate * 100)}% hang`, failureRate: f, hangRate: options.hangRate }))
+    ...options.failureRates.map((f) => ({
+      label: `${Math.round(f * 100)}% fail + ${Math.round(options.hangRate * 100)}% hang`,
+      failureRate: f,
+      hangRate: options.hangRate
+    }))
   ]
   const reference = new Map<number, number>()
   const rows: Array<FaultRow> = []

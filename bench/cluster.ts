@@ -72,7 +72,12 @@ const freshStorage = (dir: string) => {
 type Evaluate = Adapter.Adapter<Example, Trace, string>["evaluate"]
 
 /** A cluster of `n` runners with evaluation `spec`, and the optimizer's adapter on it. */
-const onCluster = <A extends object, E>(n: number, spec: string, concurrency: number, body: (evaluate: Evaluate, runners: ReadonlyArray<Runners.Runner>) => Effect.Effect<A, E>) =>
+const onCluster = <A extends object, E>(
+  n: number,
+  spec: string,
+  concurrency: number,
+  body: (evaluate: Evaluate, runners: ReadonlyArray<Runners.Runner>) => Effect.Effect<A, E>
+) =>
   Effect.scoped(Effect.gen(function*() {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-bench-cluster-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
@@ -133,8 +138,12 @@ const load = Effect.gen(function*() {
   const rows = []
   for (const perCandidate of [1, 8]) {
     const idle = yield* idleCores()
-    const row = yield* onCluster(3, "cpu:5", 4, (evaluate, runners) =>
-      Effect.map(drive(evaluate, calls, 12, perCandidate, `load${perCandidate}`), (r) => ({ ...r, warnings: Runners.warnings(runners) })))
+    const row = yield* onCluster(
+      3,
+      "cpu:5",
+      4,
+      (evaluate, runners) => Effect.map(drive(evaluate, calls, 12, perCandidate, `load${perCandidate}`), (r) => ({ ...r, warnings: Runners.warnings(runners) }))
+    )
     rows.push({
       perCandidate,
       calls,
@@ -157,13 +166,16 @@ const overhead = Effect.gen(function*() {
       Effect.gen(function*() {
         const start = performance.now()
         for (let r = 0; r < rounds; r++) {
-          yield* Effect.forEach(Array.from({ length: batch }, (_, i) => i), (i) =>
-            evaluate([{ id: i }], { text: `${tag}-${r}` }, { captureTraces: false }), { concurrency: "unbounded", discard: true })
+          yield* Effect.forEach(Array.from({ length: batch }, (_, i) => i), (i) => evaluate([{ id: i }], { text: `${tag}-${r}` }, { captureTraces: false }), {
+            concurrency: "unbounded",
+            discard: true
+          })
         }
         return { msPerRound: (performance.now() - start) / rounds }
       })
-    const local = yield* Effect.scoped(Effect.flatMap(Layer.build(define("io:5").adapter), (ctx) =>
-      round(Context.get(ctx, Adapter.tag<Example, Trace, string>()).evaluate, "local")))
+    const local = yield* Effect.scoped(
+      Effect.flatMap(Layer.build(define("io:5").adapter), (ctx) => round(Context.get(ctx, Adapter.tag<Example, Trace, string>()).evaluate, "local"))
+    )
     const remote = yield* onCluster(1, "io:5", batch, (evaluate) => round(evaluate, `remote${batch}`))
     rows.push({
       batch,
@@ -224,12 +236,14 @@ const failover = Effect.gen(function*() {
       const logs = [0, 1, 2].map((i) => path.join(dir, `evals-${i}.log`))
       const runners: Array<Runners.Runner> = []
       for (const log of logs) {
-        runners.push(yield* Runners.start(path.join(import.meta.dirname, "..", "test", "fixtures", "clusterRunner.ts"), {
-          GEPA_CLUSTER_STORAGE: storage,
-          GEPA_RUNNER_STATUS_EVERY: "0",
-          GEPA_TEST_LOG: log,
-          ...shardEnv
-        }))
+        runners.push(
+          yield* Runners.start(path.join(import.meta.dirname, "..", "test", "fixtures", "clusterRunner.ts"), {
+            GEPA_CLUSTER_STORAGE: storage,
+            GEPA_RUNNER_STATUS_EVERY: "0",
+            GEPA_TEST_LOG: log,
+            ...shardEnv
+          })
+        )
       }
       const count = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8").split("\n").length - 1 : 0)
       const ctx = yield* Layer.build(ClusterAdapter.layerCluster(toyEvaluation, { storage, ...shardSettings }))
@@ -262,7 +276,14 @@ const failover = Effect.gen(function*() {
         runners[busiest]!.process.kill(graceful ? "SIGTERM" : "SIGKILL")
       }, 5)
       const result = yield* Gepa.optimize(crashConfig(timed, budget, iterations)).pipe(Effect.ensuring(Effect.sync(() => clearInterval(watcher))))
-      return { kill: k + 1, signal: graceful ? "SIGTERM" : "SIGKILL", killed: killedAt !== undefined, failoverMs: lastHeld, identical: same(result), warnings: Runners.warnings(runners).length }
+      return {
+        kill: k + 1,
+        signal: graceful ? "SIGTERM" : "SIGKILL",
+        killed: killedAt !== undefined,
+        failoverMs: lastHeld,
+        identical: same(result),
+        warnings: Runners.warnings(runners).length
+      }
     }))
     console.error(`[failover] ${JSON.stringify(row)}`)
     rows.push(row)

@@ -46,9 +46,7 @@ export const runnersCpuMs = (runners: ReadonlyArray<Runner>): number => runners.
 
 /** Lines that report a storage problem or a deprecation, in what runners printed. */
 export const warnings = (runners: ReadonlyArray<Runner>): ReadonlyArray<string> =>
-  runners.flatMap((r) =>
-    r.output().split("\n").filter((l) => /Could not|database is locked|DeprecationWarning|SqlError|PersistenceError/i.test(l))
-  )
+  runners.flatMap((r) => r.output().split("\n").filter((l) => /Could not|database is locked|DeprecationWarning|SqlError|PersistenceError/i.test(l)))
 
 /**
  * Starts a runner of `script` (a file whose main runs `ClusterRunner.run`);

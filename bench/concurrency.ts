@@ -180,7 +180,11 @@ export const quality = async (
         overBudget: runs.filter((r) => r.metricCalls > budget || r.adapterCalls > budget).length,
         candidatesMean: mean(runs.map((r) => r.candidates))
       }
-      log(`  quality ${budget} ${row.strategy}: held-out ${row.testMean.toFixed(3)} ± ${row.testSd.toFixed(3)}, spent ${row.spentMean.toFixed(0)} (min ${row.spentMin}), over ${row.overBudget}`)
+      log(
+        `  quality ${budget} ${row.strategy}: held-out ${row.testMean.toFixed(3)} ± ${row.testSd.toFixed(3)}, spent ${
+          row.spentMean.toFixed(0)
+        } (min ${row.spentMin}), over ${row.overBudget}`
+      )
       rows.push(row)
     }
   }
@@ -220,9 +224,11 @@ export const determinism = async (
   for (const budget of budgets) {
     let identical = 0
     for (const seed of seeds) {
-      const prints = await Promise.all([1, 8, 16].map((maxConcurrency, i) =>
-        runOnce(strategy, { budget, seed, maxConcurrency, taskLatencyMs: 0, llmLatencyMs: 0, jitterMs: 2, latencySeed: 1000 * i + seed })
-      ))
+      const prints = await Promise.all(
+        [1, 8, 16].map((maxConcurrency, i) =>
+          runOnce(strategy, { budget, seed, maxConcurrency, taskLatencyMs: 0, llmLatencyMs: 0, jitterMs: 2, latencySeed: 1000 * i + seed })
+        )
+      )
       if (prints.every((p) => p.fingerprint === prints[0]!.fingerprint)) identical++
     }
     log(`  determinism ${budget} ${strategy.label}: ${identical}/${seeds.length} seeds identical at maxConcurrency 1, 8, 16`)
@@ -251,7 +257,11 @@ export const markdown = (q: ReadonlyArray<QualityRow>, l: ReadonlyArray<LatencyR
   if (l.length > 0) {
     lines.push("## Latency-bound (task 20 ms, reflection 50 ms, 16 in flight, budget 1000)", "")
     lines.push("| strategy | seeds | median wall s | held-out mean ± sd | spent mean |", "|---|---|---|---|---|")
-    for (const r of l) lines.push(`| ${r.strategy} | ${r.seeds} | ${(r.medianWallMs / 1000).toFixed(2)} | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${r.spentMean.toFixed(0)} |`)
+    for (const r of l) {
+      lines.push(
+        `| ${r.strategy} | ${r.seeds} | ${(r.medianWallMs / 1000).toFixed(2)} | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${r.spentMean.toFixed(0)} |`
+      )
+    }
     lines.push("")
   }
   if (d.length > 0) {

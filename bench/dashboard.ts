@@ -41,16 +41,18 @@ const heap = () => {
 const plain = (n: number) => Effect.runPromise(Gepa.optimize(makeConfig({ maxCandidates: n })).pipe(Effect.asVoid))
 
 const withUi = (n: number, browser: Browser | undefined) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const info = yield* Dashboard.Dashboard
-    const page = browser === undefined ? undefined : yield* Effect.promise(() => browser.newPage({ viewport: { width: 1400, height: 900 }, bypassCSP: true }))
-    if (page !== undefined) {
-      yield* Effect.promise(() => page.goto(info.url))
-      yield* Effect.promise(() => page.waitForFunction(`document.querySelector("#status")?.textContent !== "connecting"`))
-    }
-    yield* Gepa.optimize(makeConfig({ maxCandidates: n }))
-    if (page !== undefined) yield* Effect.promise(() => page.close())
-  }).pipe(Effect.provide(Dashboard.layer()))))
+  Effect.runPromise(Effect.scoped(
+    Effect.gen(function*() {
+      const info = yield* Dashboard.Dashboard
+      const page = browser === undefined ? undefined : yield* Effect.promise(() => browser.newPage({ viewport: { width: 1400, height: 900 }, bypassCSP: true }))
+      if (page !== undefined) {
+        yield* Effect.promise(() => page.goto(info.url))
+        yield* Effect.promise(() => page.waitForFunction(`document.querySelector("#status")?.textContent !== "connecting"`))
+      }
+      yield* Gepa.optimize(makeConfig({ maxCandidates: n }))
+      if (page !== undefined) yield* Effect.promise(() => page.close())
+    }).pipe(Effect.provide(Dashboard.layer()))
+  ))
 
 // wall time, and the CPU time of this process (the engine and the server,
 // not the browser): the CPU figure is far less sensitive to other load on a
@@ -91,7 +93,9 @@ const main = async () => {
       const v = variants[(r + k) % variants.length]!
       v.wall.push(await time(v.run, v.cpu))
     }
-    console.error(`[bench] rep ${r + 1}/${reps}: ` + variants.map((v) => `${v.name} ${v.wall[r]!.toFixed(0)} ms wall, ${v.cpu[r]!.toFixed(0)} ms cpu`).join("; "))
+    console.error(
+      `[bench] rep ${r + 1}/${reps}: ` + variants.map((v) => `${v.name} ${v.wall[r]!.toFixed(0)} ms wall, ${v.cpu[r]!.toFixed(0)} ms cpu`).join("; ")
+    )
   }
   await browser?.close()
 
@@ -99,13 +103,15 @@ const main = async () => {
   const before = heap()
   let held = 0
   let snapshotBytes = 0
-  await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const info = yield* Dashboard.Dashboard
-    yield* Gepa.optimize(makeConfig({ maxCandidates: memoryCandidates }))
-    yield* Effect.sleep("400 millis")
-    snapshotBytes = (yield* Effect.promise(() => fetch(info.url.replace("/?", "/snapshot.json?")).then((r) => r.text()))).length
-    held = heap()
-  }).pipe(Effect.provide(Dashboard.layer()))))
+  await Effect.runPromise(Effect.scoped(
+    Effect.gen(function*() {
+      const info = yield* Dashboard.Dashboard
+      yield* Gepa.optimize(makeConfig({ maxCandidates: memoryCandidates }))
+      yield* Effect.sleep("400 millis")
+      snapshotBytes = (yield* Effect.promise(() => fetch(info.url.replace("/?", "/snapshot.json?")).then((r) => r.text()))).length
+      held = heap()
+    }).pipe(Effect.provide(Dashboard.layer()))
+  ))
   const after = heap()
 
   const ratio = median(withDashboard) / median(without)
@@ -151,8 +157,12 @@ const main = async () => {
     "|---|---|",
     `| wall time, ${candidates} candidates, instant adapter, median of ${reps} | ${report.overhead.medianWithoutMs} ms without, ${report.overhead.medianWithMs} ms with dashboard + ${report.browser} |`,
     `| wall-time slowdown (goal ≤ 2%): of the medians; median of the ${reps} pairs | ${report.overhead.slowdownPercent}%; ${report.overhead.medianPairSlowdownPercent}% |`,
-    `| served with no browser connected: wall, CPU (medians, vs without) | ${Math.round(median(served))} ms (${report.overhead.servedSlowdownPercent}%), ${Math.round(median(cpuServed))} ms (${report.overhead.servedCpuSlowdownPercent}%) |`,
-    `| CPU time of the run's process (engine + server, not the browser), medians | ${Math.round(median(cpuWithout))} ms without, ${Math.round(median(cpuWith))} ms with: ${report.overhead.cpuSlowdownPercent}% |`,
+    `| served with no browser connected: wall, CPU (medians, vs without) | ${Math.round(median(served))} ms (${report.overhead.servedSlowdownPercent}%), ${
+      Math.round(median(cpuServed))
+    } ms (${report.overhead.servedCpuSlowdownPercent}%) |`,
+    `| CPU time of the run's process (engine + server, not the browser), medians | ${Math.round(median(cpuWithout))} ms without, ${
+      Math.round(median(cpuWith))
+    } ms with: ${report.overhead.cpuSlowdownPercent}% |`,
     `| server heap holding ${memoryCandidates} candidates | ${report.memory.heapHeldMiB} MiB${gc === undefined ? " (no --expose-gc: rough)" : ""} |`,
     `| snapshot a new page loads | ${report.memory.snapshotKiB} KiB |`
   ].join("\n"))

@@ -16,8 +16,7 @@ export interface Example {
   readonly k: number
 }
 
-const examples = (prefix: string, n: number): ReadonlyArray<Example> =>
-  Array.from({ length: n }, (_, k) => ({ id: `${prefix}${k}`, k }))
+const examples = (prefix: string, n: number): ReadonlyArray<Example> => Array.from({ length: n }, (_, k) => ({ id: `${prefix}${k}`, k }))
 
 export const train = examples("t", 24)
 export const validation = examples("v", 12)

@@ -154,7 +154,11 @@ export const latencyQuality = async (
       wastedCallsMean: mean(runs.map((r) => r.wasted)),
       acceptedMean: mean(runs.map((r) => r.accepted))
     }
-    log(`  ${row.label}: wall ${row.medianWallMs.toFixed(0)} ms (${row.wallOverBound.toFixed(2)}x bound), test ${row.testMean.toFixed(3)} ± ${row.testSd.toFixed(3)}, calls ${row.metricCallsMean.toFixed(0)}, accepted ${row.acceptedMean.toFixed(1)}`)
+    log(
+      `  ${row.label}: wall ${row.medianWallMs.toFixed(0)} ms (${row.wallOverBound.toFixed(2)}x bound), test ${row.testMean.toFixed(3)} ± ${
+        row.testSd.toFixed(3)
+      }, calls ${row.metricCallsMean.toFixed(0)}, accepted ${row.acceptedMean.toFixed(1)}`
+    )
     rows.push(row)
   }
   return rows

@@ -103,8 +103,7 @@ const serve = (responses: boolean) =>
     })
   })
 
-const sdkModel = (baseURL: string) =>
-  OpenAiLanguageModel.make({ model: "gpt-4.1-mini", apiKey: Redacted.make("sk-bench"), baseURL, maxRetries: 0 })
+const sdkModel = (baseURL: string) => OpenAiLanguageModel.make({ model: "gpt-4.1-mini", apiKey: Redacted.make("sk-bench"), baseURL, maxRetries: 0 })
 
 const effectAiModel = (baseURL: string) =>
   AiLanguageModel.make({ model: "gpt-4.1-mini", maxRetries: 0 }).pipe(
@@ -117,8 +116,7 @@ const effectAiModel = (baseURL: string) =>
   )
 
 const timeCalls = async (model: LanguageModel, calls: number, concurrency: number) => {
-  const run = (n: number) =>
-    Effect.runPromise(Effect.forEach(Array.from({ length: n }), () => model.complete("ping"), { concurrency, discard: true }))
+  const run = (n: number) => Effect.runPromise(Effect.forEach(Array.from({ length: n }), () => model.complete("ping"), { concurrency, discard: true }))
   await run(30) // warm up
   const start = performance.now()
   await run(calls)
@@ -128,11 +126,11 @@ const timeCalls = async (model: LanguageModel, calls: number, concurrency: numbe
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const coldImport = (specifiers: ReadonlyArray<string>) => {
-  const script = `const t = performance.now(); ${
-    specifiers.map((s) => `await import(${JSON.stringify(s)});`).join(" ")
-  } console.log(performance.now() - t)`
-  const runs = Array.from({ length: 5 }, () =>
-    Number(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" }).trim()))
+  const script = `const t = performance.now(); ${specifiers.map((s) => `await import(${JSON.stringify(s)});`).join(" ")} console.log(performance.now() - t)`
+  const runs = Array.from(
+    { length: 5 },
+    () => Number(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" }).trim())
+  )
   return median(runs)
 }
 

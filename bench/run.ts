@@ -124,7 +124,12 @@ export const runAll = async (sizes: Sizes, mode: string, log: (line: string) => 
         actual: `${recommended.testMean.toFixed(3)} (paired difference ${pairedDifference(recommended, sequential)})`,
         met: recommended.testMean >= sequential.testMean - 0.01
       }]),
-      { name: "calls wasted (minibatches of children never validated)", target: "0", actual: f(recommended.wastedCallsMean, 1), met: recommended.wastedCallsMean === 0 }
+      {
+        name: "calls wasted (minibatches of children never validated)",
+        target: "0",
+        actual: f(recommended.wastedCallsMean, 1),
+        met: recommended.wastedCallsMean === 0
+      }
     ]),
     ...Object.entries(scaling.exponents).map(([fn, e]) => ({
       name: `${fn}: growth exponent (candidates, examples)`,
@@ -138,7 +143,12 @@ export const runAll = async (sizes: Sizes, mode: string, log: (line: string) => 
       actual: `${cell1k.selectMs.toFixed(1)} ms`,
       met: cell1k.selectMs < 10
     }]),
-    { name: "state save at 1,000 x 1,000 (RunDir)", target: "< 100 ms", actual: `${persistence.runDirSaveMs.toFixed(0)} ms`, met: persistence.runDirSaveMs < 100 },
+    {
+      name: "state save at 1,000 x 1,000 (RunDir)",
+      target: "< 100 ms",
+      actual: `${persistence.runDirSaveMs.toFixed(0)} ms`,
+      met: persistence.runDirSaveMs < 100
+    },
     {
       name: "budget never exceeded under faults",
       target: "all rows OK",
@@ -173,13 +183,25 @@ export const markdown = (r: Report): string => {
   const lines: Array<string> = []
   const o = r.overhead
   lines.push(`# effect-gepa benchmarks (${r.mode})`, "")
-  lines.push(`Machine: node ${r.machine.node}, ${r.machine.cpus} CPUs (${r.machine.cpuModel}), ${r.machine.platform}. ${r.date}, ${f(r.totalSeconds)} s total.`, "")
+  lines.push(
+    `Machine: node ${r.machine.node}, ${r.machine.cpus} CPUs (${r.machine.cpuModel}), ${r.machine.platform}. ${r.date}, ${f(r.totalSeconds)} s total.`,
+    ""
+  )
   lines.push("## 1. Engine overhead (zero-latency adapter and model)", "")
-  lines.push("| metric calls (budget) | iterations | accepted | wall ms | adapter ms | model ms | engine us / iteration | engine us / metric call | share outside adapter | engine share |")
+  lines.push(
+    "| metric calls (budget) | iterations | accepted | wall ms | adapter ms | model ms | engine us / iteration | engine us / metric call | share outside adapter | engine share |"
+  )
   lines.push("|---|---|---|---|---|---|---|---|---|---|")
-  lines.push(`| ${o.metricCalls} (${o.budget}) | ${o.iterations} | ${o.accepted} | ${f(o.wallMs, 0)} | ${f(o.adapterMs, 0)} | ${f(o.modelMs, 0)} | ${f(o.engineUsPerIteration, 0)} | ${f(o.engineUsPerMetricCall, 0)} | ${pct(o.shareOutsideAdapter)} | ${pct(o.shareEngine)} |`, "")
+  lines.push(
+    `| ${o.metricCalls} (${o.budget}) | ${o.iterations} | ${o.accepted} | ${f(o.wallMs, 0)} | ${f(o.adapterMs, 0)} | ${f(o.modelMs, 0)} | ${
+      f(o.engineUsPerIteration, 0)
+    } | ${f(o.engineUsPerMetricCall, 0)} | ${pct(o.shareOutsideAdapter)} | ${pct(o.shareEngine)} |`,
+    ""
+  )
   lines.push("## 2. Latency x quality (task call 20 ms, reflection 50 ms)", "")
-  lines.push("| setting | components | runs | median wall s | wall / utilization bound | held-out score mean ± sd | validation score mean | metric calls | calls wasted | accepted |")
+  lines.push(
+    "| setting | components | runs | median wall s | wall / utilization bound | held-out score mean ± sd | validation score mean | metric calls | calls wasted | accepted |"
+  )
   lines.push("|---|---|---|---|---|---|---|---|---|---|")
   for (const c of r.latency) {
     lines.push(
@@ -191,25 +213,48 @@ export const markdown = (r: Report): string => {
   lines.push("| candidates | examples | front entries | select (pareto) | Frontier.updateTable | State.addCandidate | State.bestIndex |")
   lines.push("|---|---|---|---|---|---|---|")
   for (const c of r.scaling.cells) {
-    lines.push(`| ${c.candidates} | ${c.examples} | ${c.frontEntries} | ${f(c.selectMs, 3)} | ${f(c.updateTableMs, 3)} | ${f(c.addCandidateMs, 3)} | ${f(c.bestIndexMs, 4)} |`)
+    lines.push(
+      `| ${c.candidates} | ${c.examples} | ${c.frontEntries} | ${f(c.selectMs, 3)} | ${f(c.updateTableMs, 3)} | ${f(c.addCandidateMs, 3)} | ${
+        f(c.bestIndexMs, 4)
+      } |`
+    )
   }
   lines.push("", "| function | exponent in candidates | exponent in examples |", "|---|---|---|")
   for (const [fn, e] of Object.entries(r.scaling.exponents)) lines.push(`| ${fn} | ${f(e.candidates, 2)} | ${f(e.examples, 2)} |`)
   const p = r.persistence
   lines.push("", `## 4. Persistence (${p.candidates} candidates x ${p.examples} examples)`, "")
   lines.push(`Method: ${p.method}. For comparison, a plain write: Schema.encode + JSON.stringify + writeFile/rename, and the same without Schema.encode.`, "")
-  lines.push("| RunDir save per iteration ms | RunDir first save ms | RunDir load ms | head MB | candidates.jsonl MB | plain save ms | plain save without Schema.encode ms | plain load ms | round trip |", "|---|---|---|---|---|---|---|---|---|")
-  lines.push(`| ${f(p.runDirSaveMs, 1)} | ${f(p.runDirFirstSaveMs, 0)} | ${f(p.runDirLoadMs, 0)} | ${f(p.runDirFileMb, 2)} | ${f(p.runDirCandidatesMb, 2)} | ${f(p.saveMs, 0)} | ${f(p.saveWithoutSchemaMs, 0)} | ${f(p.loadMs, 0)} | ${p.roundTripOk ? "OK" : "FAIL"} |`, "")
+  lines.push(
+    "| RunDir save per iteration ms | RunDir first save ms | RunDir load ms | head MB | candidates.jsonl MB | plain save ms | plain save without Schema.encode ms | plain load ms | round trip |",
+    "|---|---|---|---|---|---|---|---|---|"
+  )
+  lines.push(
+    `| ${f(p.runDirSaveMs, 1)} | ${f(p.runDirFirstSaveMs, 0)} | ${f(p.runDirLoadMs, 0)} | ${f(p.runDirFileMb, 2)} | ${f(p.runDirCandidatesMb, 2)} | ${
+      f(p.saveMs, 0)
+    } | ${f(p.saveWithoutSchemaMs, 0)} | ${f(p.loadMs, 0)} | ${p.roundTripOk ? "OK" : "FAIL"} |`,
+    ""
+  )
   lines.push("| cache | entries | appends / s | lookups / s |", "|---|---|---|---|")
   for (const c of p.cache) lines.push(`| ${c.name} | ${c.entries} | ${f(c.appendPerSec, 0)} | ${f(c.lookupPerSec, 0)} |`)
   lines.push("", "## 5. Fault injection", "")
-  lines.push("| setting | runs completed | max metric calls / budget | max adapter examples / budget | budget | best score vs fault-free | injected failures, hangs |")
+  lines.push(
+    "| setting | runs completed | max metric calls / budget | max adapter examples / budget | budget | best score vs fault-free | injected failures, hangs |"
+  )
   lines.push("|---|---|---|---|---|---|---|")
   for (const x of r.faults) {
-    lines.push(`| ${x.label} | ${x.completed}/${x.runs} | ${x.maxMetricCalls}/${x.budget} | ${x.maxAdapterExamples}/${x.budget} | ${x.budgetOk ? "OK" : "FAIL"} | ${f(x.relativeBestScore, 2)} | ${x.injected.failures}, ${x.injected.hangs} |`)
+    lines.push(
+      `| ${x.label} | ${x.completed}/${x.runs} | ${x.maxMetricCalls}/${x.budget} | ${x.maxAdapterExamples}/${x.budget} | ${x.budgetOk ? "OK" : "FAIL"} | ${
+        f(x.relativeBestScore, 2)
+      } | ${x.injected.failures}, ${x.injected.hangs} |`
+    )
   }
   lines.push("", "## 6. Memory", "")
-  lines.push(`Peak RSS after the scaling benchmark (largest case ${r.memory.largestScalingCase}): ${f(r.memory.peakRssAfterScalingMb, 0)} MB; process peak: ${f(r.memory.peakRssMb, 0)} MB.`, "")
+  lines.push(
+    `Peak RSS after the scaling benchmark (largest case ${r.memory.largestScalingCase}): ${f(r.memory.peakRssAfterScalingMb, 0)} MB; process peak: ${
+      f(r.memory.peakRssMb, 0)
+    } MB.`,
+    ""
+  )
   lines.push("## Goals", "", "| goal | target | actual | met |", "|---|---|---|---|")
   for (const g of r.goals) lines.push(`| ${g.name} | ${g.target} | ${g.actual} | ${g.met ? "yes" : "**NO**"} |`)
   return lines.join("\n") + "\n"

@@ -100,8 +100,7 @@ const bytesWritten = (): number => {
   }
 }
 
-const folderBytes = (dir: string): number =>
-  fs.readdirSync(dir).reduce((n, name) => n + fs.statSync(path.join(dir, name)).size, 0)
+const folderBytes = (dir: string): number => fs.readdirSync(dir).reduce((n, name) => n + fs.statSync(path.join(dir, name)).size, 0)
 
 const mix = (a: number, b: number): number => {
   let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca6b)
@@ -121,7 +120,19 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
   let examples = 0
   const decile = options.calls / 10
   const marks: Array<
-    { t: number; cpu: number; adapterMs: number; modelMs: number; selectMs: number; selects: number; rss: number; written: number; saveMs: number; saves: number; saveMax: number }
+    {
+      t: number
+      cpu: number
+      adapterMs: number
+      modelMs: number
+      selectMs: number
+      selects: number
+      rss: number
+      written: number
+      saveMs: number
+      saves: number
+      saveMax: number
+    }
   > = []
   // saves, timed around the run folder's own save
   const saving = { ms: 0, count: 0, max: 0 }
@@ -134,7 +145,19 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
     return (u.user + u.system) / 1000
   }
   const mark = () => {
-    const m = { t: performance.now(), cpu: cpuMs(), adapterMs, modelMs, selectMs, selects, rss: process.memoryUsage.rss() / 1048576, written: bytesWritten(), saveMs: saving.ms, saves: saving.count, saveMax: saving.max }
+    const m = {
+      t: performance.now(),
+      cpu: cpuMs(),
+      adapterMs,
+      modelMs,
+      selectMs,
+      selects,
+      rss: process.memoryUsage.rss() / 1048576,
+      written: bytesWritten(),
+      saveMs: saving.ms,
+      saves: saving.count,
+      saveMax: saving.max
+    }
     saving.max = 0
     return m
   }
@@ -214,12 +237,15 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
         save: (state: GepaState) =>
           Effect.suspend(() => {
             const start = performance.now()
-            return Effect.ensuring(store.save(state), Effect.sync(() => {
-              const ms = performance.now() - start
-              saving.ms += ms
-              saving.count++
-              saving.max = Math.max(saving.max, ms)
-            }))
+            return Effect.ensuring(
+              store.save(state),
+              Effect.sync(() => {
+                const ms = performance.now() - start
+                saving.ms += ms
+                saving.count++
+                saving.max = Math.max(saving.max, ms)
+              })
+            )
           })
       }))
     }),

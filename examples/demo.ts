@@ -62,8 +62,10 @@ const onEvent = (event: GepaEvent): void => {
     case "OptimizationStarted":
       progress.budget = event.budget
       if (!tty) {
-        plain(`${event.resumed ? "resumed" : "started"}: ${event.trainSize} training and ${event.valSize} validation tickets, ` +
-          `budget ${event.budget ?? "unlimited"} metric calls`)
+        plain(
+          `${event.resumed ? "resumed" : "started"}: ${event.trainSize} training and ${event.valSize} validation tickets, ` +
+            `budget ${event.budget ?? "unlimited"} metric calls`
+        )
       }
       break
     case "BudgetUpdated":

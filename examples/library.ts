@@ -22,8 +22,7 @@ const data: ReadonlyArray<Example> = ["hello", "good morning", "ship it", "all t
   .map((text) => ({ text, expected: text.toUpperCase() }))
 
 // The user's system: what it does depends on the candidate's instructions.
-const runSystem = (instructions: string, input: string): string =>
-  /capital|upper ?case/i.test(instructions) ? input.toUpperCase() : input
+const runSystem = (instructions: string, input: string): string => /capital|upper ?case/i.test(instructions) ? input.toUpperCase() : input
 
 // The adapter as a service: tests can provide a different layer.
 const AdapterLive = Adapter.layer(
@@ -36,7 +35,8 @@ const AdapterLive = Adapter.layer(
         score,
         feedback: score === 1 ? "Correct." : `Expected "${example.expected}" (all capital letters) but got "${output}".`
       }
-    }))
+    })
+  )
 )
 
 // A stand-in for a real reflection model (see OpenAiLanguageModel for one):

@@ -116,6 +116,7 @@ export const jsonTraces = <T>(): TraceCodec<T> => ({
     if (stableStringify(json) !== stableStringify(t)) throw new Error("the trajectory is not a JSON value")
     return json
   },
+  // what encode returned: a JSON value equal to the trajectory (checked there)
   decode: (u) => u as T
 })
 
@@ -214,8 +215,7 @@ export const tag = <D, T = unknown, O = unknown>(): Context.Tag<AdapterService<D
  * @since 0.1.0
  * @category layers
  */
-export const layer = <D, T, O>(adapter: Adapter<D, T, O>): Layer.Layer<AdapterService<D, T, O>> =>
-  Layer.succeed(tag<D, T, O>(), adapter)
+export const layer = <D, T, O>(adapter: Adapter<D, T, O>): Layer.Layer<AdapterService<D, T, O>> => Layer.succeed(tag<D, T, O>(), adapter)
 
 /**
  * What a per-example scoring function returns.
@@ -270,6 +270,12 @@ export interface FromExampleOptions<D, T, O> {
   readonly proposeNewTexts?: Adapter<D, ExampleTrace<D, T, O>, O>["proposeNewTexts"]
 }
 
+// the values when every one is defined
+const allDefined = <A>(values: ReadonlyArray<A | undefined>): Array<A> | undefined => {
+  const defined = values.flatMap((v) => (v === undefined ? [] : [v]))
+  return defined.length === values.length ? defined : undefined
+}
+
 const exampleAdapter = <D, T, O>(
   run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, AdapterError | ModelUnrecoverable>,
   options: FromExampleOptions<D, T, O> | undefined
@@ -290,9 +296,7 @@ const exampleAdapter = <D, T, O>(
             trajectory: r.trajectory
           }))
           : undefined,
-        objectiveScores: results.every(([, r]) => r.objectiveScores !== undefined)
-          ? results.map(([, r]) => r.objectiveScores!)
-          : undefined
+        objectiveScores: allDefined(results.map(([, r]) => r.objectiveScores))
       }))
     ),
   makeReflectiveDataset: (_candidate, evaluation, components) =>
@@ -345,6 +349,8 @@ export function fromExample<D, O, T, E>(
  * @since 0.2.0
  * @category models
  */
+// T is unused here but kept so the options read like Adapter<D, T, O>
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- see above
 export interface FromPromiseOptions<D, T, O> {
   /** renders an example for the reflective dataset's `Inputs` (default: the example) */
   readonly describeInput?: (example: D) => unknown
@@ -433,14 +439,15 @@ export function fromPromise<D, O, T>(
  * @since 0.1.0
  * @category constructors
  */
-export function fromBatch<D, T, O, E = never>(options: FromBatchOptions<D, T, O, E> & {
-  readonly proposeNewTexts: NonNullable<Adapter<D, T, O>["proposeNewTexts"]>
-}): ProposingAdapter<D, T, O>
+export function fromBatch<D, T, O, E = never>(
+  options: FromBatchOptions<D, T, O, E> & {
+    readonly proposeNewTexts: NonNullable<Adapter<D, T, O>["proposeNewTexts"]>
+  }
+): ProposingAdapter<D, T, O>
 export function fromBatch<D, T, O, E = never>(options: FromBatchOptions<D, T, O, E>): Adapter<D, T, O>
 export function fromBatch<D, T, O, E>(options: FromBatchOptions<D, T, O, E>): Adapter<D, T, O> {
   return {
-    evaluate: (batch, candidate, opts) =>
-      options.evaluate(batch, candidate, opts).pipe(Effect.mapError(toAdapterError("evaluate"))),
+    evaluate: (batch, candidate, opts) => options.evaluate(batch, candidate, opts).pipe(Effect.mapError(toAdapterError("evaluate"))),
     makeReflectiveDataset: options.makeReflectiveDataset,
     ...(options.proposeNewTexts ? { proposeNewTexts: options.proposeNewTexts } : {})
   }

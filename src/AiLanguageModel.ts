@@ -54,6 +54,7 @@ import {
   TaskModel,
   type Usage
 } from "./LanguageModel.js"
+import { isRecord } from "./internal/fields.js"
 import * as internal from "./internal/modelCall.js"
 import * as Secrets from "./Secrets.js"
 import { instrumentModel, type ModelRole } from "./Telemetry.js"
@@ -142,9 +143,9 @@ const errorObjectOf = (body: string | undefined): Readonly<Record<string, unknow
   if (body === undefined || body.trim() === "") return undefined
   try {
     const parsed: unknown = JSON.parse(body)
-    if (typeof parsed !== "object" || parsed === null) return undefined
-    const inner = (parsed as { readonly error?: unknown }).error
-    return (typeof inner === "object" && inner !== null ? inner : parsed) as Readonly<Record<string, unknown>>
+    if (!isRecord(parsed)) return undefined
+    const inner = parsed["error"]
+    return isRecord(inner) ? inner : parsed
   } catch {
     return undefined
   }
@@ -267,11 +268,9 @@ const classify = (ctx: ClassifyContext, error: AiError.AiError, nowMillis: numbe
 export const fromAiError = (
   error: AiError.AiError,
   options: { readonly model: string; readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined }
-): LlmError =>
-  classify({ model: options.model, scrub: Secrets.scrubberWith(...(options.secrets ?? [])) }, error, Date.now()).error
+): LlmError => classify({ model: options.model, scrub: Secrets.scrubberWith(...(options.secrets ?? [])) }, error, Date.now()).error
 
-const toAiPrompt = (prompt: Prompt): AiPrompt.RawInput =>
-  promptMessages(prompt).map((m) => ({ role: m.role, content: m.content }))
+const toAiPrompt = (prompt: Prompt): AiPrompt.RawInput => promptMessages(prompt).map((m) => ({ role: m.role, content: m.content }))
 
 const responseModel = (content: ReadonlyArray<AiResponse.AnyPart>): string | undefined => {
   for (const part of content) {
@@ -384,8 +383,10 @@ const named = (options: Options) =>
   })
 
 const instrumented = (role: ModelRole, options: Options) =>
-  Effect.flatMap(named(options), ([service, resolved]) =>
-    Effect.map(fromService(service, resolved), (model) => instrumentModel(model, { role, model: resolved.model })))
+  Effect.flatMap(
+    named(options),
+    ([service, resolved]) => Effect.map(fromService(service, resolved), (model) => instrumentModel(model, { role, model: resolved.model }))
+  )
 
 /**
  * The `@effect/ai` model in the context as the `ReflectionModel`; calls are
@@ -396,8 +397,7 @@ const instrumented = (role: ModelRole, options: Options) =>
  */
 export const layerReflection = (
   options: Options = {}
-): Layer.Layer<ReflectionModel, ConfigError, AiLm.LanguageModel> =>
-  Layer.effect(ReflectionModel, instrumented("reflection", options))
+): Layer.Layer<ReflectionModel, ConfigError, AiLm.LanguageModel> => Layer.effect(ReflectionModel, instrumented("reflection", options))
 
 /**
  * The `@effect/ai` model in the context as the `TaskModel`; calls are

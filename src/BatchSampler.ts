@@ -49,27 +49,23 @@ export const epochOrder = (ids: ReadonlyArray<string>, size: number, rng: Rng): 
   const order = rng.shuffle(ids)
   const remainder = order.length % size
   if (remainder === 0 || order.length === 0) return order
-  const freq = new Map<string, number>()
-  const lastPos = new Map<string, number>()
-  order.forEach((id, i) => {
-    freq.set(id, (freq.get(id) ?? 0) + 1)
-    lastPos.set(id, i)
-  })
+  // per id, in order of first appearance: how often it appears and where last
+  const seen = new Map<string, { readonly count: number; readonly last: number }>()
+  order.forEach((id, i) => seen.set(id, { count: (seen.get(id)?.count ?? 0) + 1, last: i }))
   for (let n = size - remainder; n > 0; n--) {
     let chosen: string | undefined
     let chosenFreq = Infinity
     let chosenPos = -1
-    for (const [id, f] of freq) {
-      const pos = lastPos.get(id)!
+    for (const [id, { count: f, last: pos }] of seen) {
       if (f < chosenFreq || (f === chosenFreq && pos > chosenPos)) {
         chosen = id
         chosenFreq = f
         chosenPos = pos
       }
     }
-    order.push(chosen!)
-    freq.set(chosen!, chosenFreq + 1)
-    lastPos.set(chosen!, order.length - 1)
+    if (chosen === undefined) break // (not reached: `order` is not empty)
+    order.push(chosen)
+    seen.set(chosen, { count: chosenFreq + 1, last: order.length - 1 })
   }
   return order
 }

@@ -31,9 +31,9 @@ export type Candidate = typeof Candidate.Type
  */
 export const hash = (candidate: Candidate): string => {
   const h = createHash("sha256")
-  for (const name of Object.keys(candidate).sort()) {
+  for (const [name, text] of Object.entries(candidate).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     // length-prefixed so that no two different candidates serialize alike
-    h.update(`${name.length}:${name}${candidate[name]!.length}:${candidate[name]}`)
+    h.update(`${name.length}:${name}${text.length}:${text}`)
   }
   return h.digest("hex").slice(0, 32)
 }
@@ -56,5 +56,4 @@ export const equals = (a: Candidate, b: Candidate): boolean => {
  * @since 0.1.0
  * @category utils
  */
-export const changedComponents = (parent: Candidate, child: Candidate): ReadonlyArray<string> =>
-  Object.keys(child).filter((k) => parent[k] !== child[k])
+export const changedComponents = (parent: Candidate, child: Candidate): ReadonlyArray<string> => Object.keys(child).filter((k) => parent[k] !== child[k])

@@ -396,5 +396,4 @@ export interface ResultFields<A> {
 export const kindSchedule = <A>(
   shape: CandidateSchema<A>,
   options?: Omit<ComponentSelector.ScheduleOptions, "isCode">
-): ComponentSelector.ComponentSelector =>
-  ComponentSelector.codePromptSchedule({ ...options, isCode: (component) => shape.kind(component) === "structured" })
+): ComponentSelector.ComponentSelector => ComponentSelector.codePromptSchedule({ ...options, isCode: (component) => shape.kind(component) === "structured" })

@@ -24,8 +24,7 @@ export type CandidateSelector = (state: State.GepaState, rng: Rng) => number
  * @since 0.1.0
  * @category selectors
  */
-export const pareto: CandidateSelector = (state, rng) =>
-  ParetoIndex.draw(indexOf(state), rng) ?? State.bestIndex(state)
+export const pareto: CandidateSelector = (state, rng) => ParetoIndex.draw(indexOf(state), rng) ?? State.bestIndex(state)
 
 // The analysis is kept per run (keyed by its seed candidate, which every
 // later state shares) and brought up to date with each state asked about:
@@ -73,8 +72,7 @@ export const currentBest: CandidateSelector = (state) => State.bestIndex(state)
  */
 export const epsilonGreedy = (epsilon: number): CandidateSelector => {
   if (!(epsilon >= 0 && epsilon <= 1)) throw new RangeError(`epsilonGreedy: epsilon must be in [0, 1], got ${epsilon}`)
-  return (state, rng) =>
-    rng.nextFloat() < epsilon ? rng.nextInt(state.candidates.length) : State.bestIndex(state)
+  return (state, rng) => rng.nextFloat() < epsilon ? rng.nextInt(state.candidates.length) : State.bestIndex(state)
 }
 
 /**

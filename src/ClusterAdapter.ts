@@ -21,6 +21,7 @@ import { AdapterError, ConfigError } from "./Errors.js"
 import type { EvaluationBatch } from "./EvaluationBatch.js"
 import * as codec from "./internal/cluster/codec.js"
 import * as config from "./internal/cluster/config.js"
+import { at, defined } from "./internal/invariant.js"
 import * as protocol from "./internal/cluster/protocol.js"
 import { make as makeRouter } from "./internal/cluster/router.js"
 import * as batching from "./internal/cluster/batcher.js"
@@ -116,18 +117,17 @@ export const make = <D, T, O, E>(
       send: (entity, calls) =>
         client(protocol.entityId(entity)).Evaluate({
           requestId: protocol.batchId(calls.map((c) => c.key)),
-          candidate: { ...calls[0]!.candidate },
-          captureTraces: calls[0]!.captureTraces,
-          items: calls.map((c) => ({ key: c.key, ...(c.ids === undefined ? { examples: c.examples! } : { ids: c.ids }) }))
+          // the calls of a batch share their candidate and trace setting (grouped by them)
+          candidate: { ...at(calls, 0).candidate },
+          captureTraces: at(calls, 0).captureTraces,
+          items: calls.map((c) => ({ key: c.key, ...(c.ids === undefined ? { examples: defined(c.examples, "a call's inline examples") } : { ids: c.ids }) }))
         }).pipe(
           // the runner's answer (even a failure) is final; only transport errors are retried
           Effect.map((r): Either.Either<protocol.EvaluateReply, protocol.RemoteEvaluationError> => Either.right(r)),
           Effect.catchTag("RemoteEvaluationError", (e) => Effect.succeed(Either.left(e))),
           Effect.retry(sendRetry),
           Effect.mapError((e) => fail(`${e._tag}: ${e.message}`)),
-          Effect.flatMap((outcome) =>
-            Either.isLeft(outcome) ? Effect.fail(fail(outcome.left.message)) : Effect.succeed(outcome.right)
-          )
+          Effect.flatMap((outcome) => Either.isLeft(outcome) ? Effect.fail(fail(outcome.left.message)) : Effect.succeed(outcome.right))
         )
     })
 
@@ -138,7 +138,8 @@ export const make = <D, T, O, E>(
         const encoded = ids === undefined
           ? yield* Effect.mapError(codec.encodeAll(examples, "example", batch), fail)
           : undefined
-        const keys = ids ?? encoded!.map(protocol.exampleKey)
+        // (examples are encoded exactly when they have no ids)
+        const keys = ids ?? defined(encoded, "the encoded examples").map(protocol.exampleKey)
         const candidateHash = Candidate.hash(candidate)
         const call = { session, candidateHash, exampleKeys: keys, captureTraces }
         // keyed by the first attempt's id: a short key however large the chunk
@@ -188,8 +189,7 @@ export const make = <D, T, O, E>(
 export const layer = <D, T, O, E>(
   definition: ClusterEvaluation.Definition<D, T, O, E>,
   options?: Options
-): Layer.Layer<AdapterService<D, T, O>, E | ConfigError, Sharding> =>
-  Layer.scoped(Adapters.tag<D, T, O>(), make(definition, options))
+): Layer.Layer<AdapterService<D, T, O>, E | ConfigError, Sharding> => Layer.scoped(Adapters.tag<D, T, O>(), make(definition, options))
 
 /**
  * A client of the cluster (it hosts no entity): the storage from the
@@ -223,5 +223,4 @@ export const layerClient = (settings?: Partial<ClusterEvaluation.Settings>): Lay
 export const layerCluster = <D, T, O, E>(
   definition: ClusterEvaluation.Definition<D, T, O, E>,
   options?: Options & Partial<ClusterEvaluation.Settings>
-): Layer.Layer<AdapterService<D, T, O>, E | ConfigError> =>
-  layer(definition, options).pipe(Layer.provide(layerClient(options)))
+): Layer.Layer<AdapterService<D, T, O>, E | ConfigError> => layer(definition, options).pipe(Layer.provide(layerClient(options)))

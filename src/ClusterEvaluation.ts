@@ -31,6 +31,7 @@ import * as Adapters from "./Adapter.js"
 import type { DataLoader } from "./DataLoader.js"
 import { ConfigError } from "./Errors.js"
 import * as config from "./internal/cluster/config.js"
+import { field } from "./internal/fields.js"
 import * as protocol from "./internal/cluster/protocol.js"
 import * as storage from "./internal/cluster/storage.js"
 
@@ -50,10 +51,14 @@ export interface Definition<D, T, O, E = never> {
   /** the user's adapter; runners use its `evaluate`, the optimizer the rest */
   readonly adapter: Layer.Layer<AdapterService<D, T, O>, E>
   /** schema of an example, when examples are sent inline (default: JSON-safe values) */
+  // a schema's encoded side is the user's choice; Schema is invariant in it, so only `any` admits every one
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
   readonly example?: Schema.Schema<D, any> | undefined
   /** schema of an output (default: JSON-safe values) */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see `example`
   readonly output?: Schema.Schema<O, any> | undefined
   /** schema of a trajectory (default: JSON-safe values) */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see `example`
   readonly trajectory?: Schema.Schema<T, any> | undefined
   /**
    * the id of an example: when set, the optimizer sends ids and each runner
@@ -82,8 +87,11 @@ export interface Definition<D, T, O, E = never> {
  */
 export const define = <D, T, O, E = never>(options: {
   readonly adapter: Adapter<D, T, O> | Layer.Layer<AdapterService<D, T, O>, E>
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see Definition.example
   readonly example?: Schema.Schema<D, any> | undefined
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see Definition.example
   readonly output?: Schema.Schema<O, any> | undefined
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see Definition.example
   readonly trajectory?: Schema.Schema<T, any> | undefined
   readonly exampleId?: ((example: D) => string) | undefined
   readonly data?: ReadonlyArray<D> | DataLoader<D> | undefined
@@ -101,8 +109,7 @@ export const define = <D, T, O, E = never>(options: {
  * @since 0.2.0
  * @category guards
  */
-export const isDefinition = (u: unknown): u is Definition<unknown, unknown, unknown, unknown> =>
-  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "ClusterEvaluation"
+export const isDefinition = (u: unknown): u is Definition<unknown, unknown, unknown, unknown> => field(u, "_tag") === "ClusterEvaluation"
 
 /**
  * The evaluator entity. Its one RPC, `Evaluate`, is persisted and keyed by

@@ -53,27 +53,26 @@ export interface RunnerOptions {
 export const runnerConfig: Config.Config<
   Required<Omit<RunnerOptions, "listenHost">> & { readonly listenHost: string | undefined; readonly statusEvery: Duration.Duration }
 > = Config.all({
-    host: Config.string("GEPA_RUNNER_HOST").pipe(Config.withDefault(config.defaults.runnerHost)),
-    port: Config.port("GEPA_RUNNER_PORT").pipe(Config.withDefault(config.defaults.runnerPort)),
-    listenHost: Config.option(Config.string("GEPA_RUNNER_LISTEN_HOST")).pipe(Config.map(Option.getOrUndefined)),
-    concurrency: Config.integer("GEPA_RUNNER_CONCURRENCY").pipe(
-      Config.withDefault(config.defaults.concurrency),
-      Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 })
-    ),
-    statusEvery: Config.string("GEPA_RUNNER_STATUS_EVERY").pipe(
-      Config.mapOrFail((v) => {
-        if (v.trim() === "0") return Either.right(Duration.zero)
-        const d = Duration.decodeUnknown(v.trim())
-        return Option.isSome(d)
-          ? Either.right(d.value)
-          : Either.left(ConfigErrors.InvalidData([], `expected a duration such as "10 seconds", or 0, got "${v}"`))
-      }),
-      Config.withDefault(Duration.seconds(10))
-    )
-  })
+  host: Config.string("GEPA_RUNNER_HOST").pipe(Config.withDefault(config.defaults.runnerHost)),
+  port: Config.port("GEPA_RUNNER_PORT").pipe(Config.withDefault(config.defaults.runnerPort)),
+  listenHost: Config.option(Config.string("GEPA_RUNNER_LISTEN_HOST")).pipe(Config.map(Option.getOrUndefined)),
+  concurrency: Config.integer("GEPA_RUNNER_CONCURRENCY").pipe(
+    Config.withDefault(config.defaults.concurrency),
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 })
+  ),
+  statusEvery: Config.string("GEPA_RUNNER_STATUS_EVERY").pipe(
+    Config.mapOrFail((v) => {
+      if (v.trim() === "0") return Either.right(Duration.zero)
+      const d = Duration.decodeUnknown(v.trim())
+      return Option.isSome(d)
+        ? Either.right(d.value)
+        : Either.left(ConfigErrors.InvalidData([], `expected a duration such as "10 seconds", or 0, got "${v}"`))
+    }),
+    Config.withDefault(Duration.seconds(10))
+  )
+})
 
-const describe = (e: unknown): string =>
-  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+const describe = (e: unknown): string => typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
 /**
  * What a runner has done since it started, for its status line.
@@ -241,12 +240,11 @@ export const load = (
     const named = [exports["default"], exports["evaluation"]].find(ClusterEvaluation.isDefinition)
     if (named !== undefined) return named
     const all = Object.values(exports).filter(ClusterEvaluation.isDefinition)
-    if (all.length === 1) return all[0]!
+    const [only] = all
+    if (all.length === 1 && only !== undefined) return only
     return yield* new ConfigError({
       field: "module",
-      detail: `${file}: ${
-        all.length === 0 ? "exports no ClusterEvaluation.define(...)" : "exports several definitions; export one as default"
-      }`
+      detail: `${file}: ${all.length === 0 ? "exports no ClusterEvaluation.define(...)" : "exports several definitions; export one as default"}`
     })
   })
 

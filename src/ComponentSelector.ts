@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import type { Candidate } from "./Candidate.js"
+import { at } from "./internal/invariant.js"
 import type { Rng } from "./Rng.js"
 import type { GepaState } from "./State.js"
 
@@ -58,7 +59,7 @@ export type ComponentSelector = (context: SelectionContext) => Selection
 export const roundRobin: ComponentSelector = ({ candidateIdx, state }) => {
   const names = state.componentNames
   const pointer = (state.nextComponent[candidateIdx] ?? 0) % names.length
-  return { components: [names[pointer]!], nextPointer: (pointer + 1) % names.length }
+  return { components: [at(names, pointer)], nextPointer: (pointer + 1) % names.length }
 }
 
 /**
@@ -116,7 +117,7 @@ export const codePromptSchedule = (options: ScheduleOptions): ComponentSelector 
     if (code.length === 0 || prompts.length === 0) {
       const group = code.length > 0 ? code : prompts
       const p = pointer % group.length
-      return { components: [group[p]!], nextPointer: (p + 1) % group.length }
+      return { components: [at(group, p)], nextPointer: (p + 1) % group.length }
     }
     // One round-robin position per group, packed into the candidate's single
     // pointer (code position + prompt position * number of code components).
@@ -125,7 +126,7 @@ export const codePromptSchedule = (options: ScheduleOptions): ComponentSelector 
     const codePos = pointer % code.length
     const promptPos = Math.floor(pointer / code.length) % prompts.length
     return wantCode
-      ? { components: [code[codePos]!], nextPointer: promptPos * code.length + ((codePos + 1) % code.length) }
-      : { components: [prompts[promptPos]!], nextPointer: ((promptPos + 1) % prompts.length) * code.length + codePos }
+      ? { components: [at(code, codePos)], nextPointer: promptPos * code.length + ((codePos + 1) % code.length) }
+      : { components: [at(prompts, promptPos)], nextPointer: ((promptPos + 1) % prompts.length) * code.length + codePos }
   }
 }

@@ -38,6 +38,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { GepaEvent } from "./Event.js"
 import { follow } from "./internal/dashboard/follow.js"
+import { field, isRecord } from "./internal/fields.js"
 import * as Model from "./internal/dashboard/model.js"
 import { serve } from "./internal/dashboard/server.js"
 import { scrubber } from "./LanguageModel.js"
@@ -117,9 +118,7 @@ const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i
  * @category utils
  */
 export const environmentSecrets = (env: NodeJS.ProcessEnv = process.env): ReadonlyArray<Redacted.Redacted<string>> =>
-  Object.entries(env).flatMap(([name, value]) =>
-    SECRET_NAME.test(name) && typeof value === "string" && value.trim().length >= 4 ? [Redacted.make(value)] : []
-  )
+  Object.entries(env).flatMap(([name, value]) => SECRET_NAME.test(name) && typeof value === "string" && value.trim().length >= 4 ? [Redacted.make(value)] : [])
 
 const settings = (options: Options | undefined, title: string) => {
   const clientBuffer = options?.clientBuffer ?? 64
@@ -147,11 +146,10 @@ const check = (options: Options | undefined): Effect.Effect<void, DashboardError
   return Effect.void
 }
 
-const listenError = (host: string, port: number) => (e: unknown) =>
-  new DashboardError({
-    what: `listen on ${host}:${port}`,
-    detail: String((e as { cause?: unknown })?.cause instanceof Error ? (e as { cause: Error }).cause.message : e)
-  })
+const listenError = (host: string, port: number) => (e: unknown) => {
+  const cause = field(e, "cause")
+  return new DashboardError({ what: `listen on ${host}:${port}`, detail: String(cause instanceof Error ? cause.message : e) })
+}
 
 /**
  * Serves the live page for the effect it is provided to. Every run started
@@ -183,7 +181,10 @@ export const layer = (options?: Options): Layer.Layer<Dashboard | RunMonitor, Da
       name: "dashboard",
       onEvent: (event: GepaEvent) =>
         // O(1) on the engine's fiber: the server's own fiber does the rest
-        Effect.sync(() => model.event(event as unknown as Model.EventLike, Date.now())),
+        // (an event is always an object: isRecord only lets the model read its fields by name)
+        Effect.sync(() => {
+          if (isRecord(event)) model.event(event, Date.now())
+        }),
       stopRequested: Ref.get(stopped)
     }
     return Context.make(Dashboard, { ...served }).pipe(Context.add(RunMonitor, monitor))

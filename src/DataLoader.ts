@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { Array as Arr, Effect, Schema } from "effect"
 
 /**
  * Fetching examples failed (or an id is unknown).
@@ -67,7 +67,7 @@ export const fromArray = <D>(
         for (const id of wanted) {
           const i = index.get(id)
           if (i === undefined) return Effect.fail(new DataLoaderError({ loader: name, detail: `unknown id "${id}"` }))
-          out.push(items[i]!)
+          out.push(Arr.unsafeGet(items, i))
         }
         return Effect.succeed(out)
       })
@@ -81,5 +81,7 @@ export const fromArray = <D>(
  * @since 0.1.0
  * @category constructors
  */
-export const ensure = <D>(data: ReadonlyArray<D> | DataLoader<D>, name: string): DataLoader<D> =>
-  Array.isArray(data) ? fromArray(data as ReadonlyArray<D>, { name }) : (data as DataLoader<D>)
+export const ensure = <D>(data: ReadonlyArray<D> | DataLoader<D>, name: string): DataLoader<D> => isLoader(data) ? data : fromArray(data, { name })
+
+// (Array.isArray does not narrow a ReadonlyArray out of a union)
+const isLoader = <D>(data: ReadonlyArray<D> | DataLoader<D>): data is DataLoader<D> => !Array.isArray(data)

@@ -162,9 +162,7 @@ export const make = <D, E = never>(
             return yield* Effect.fail(
               new AdapterError({
                 call: "evaluate",
-                detail: `the candidate has no component "${component}" (it has ${
-                  Object.keys(candidate).map((k) => `"${k}"`).join(", ") || "none"
-                })`
+                detail: `the candidate has no component "${component}" (it has ${Object.keys(candidate).map((k) => `"${k}"`).join(", ") || "none"})`
               })
             )
           }
@@ -209,8 +207,7 @@ export const make = <D, E = never>(
  */
 export const fromTaskModel = <D, E = never>(
   options: Options<D, E>
-): Effect.Effect<Adapter<D, Trajectory<D>, string>, ConfigError, TaskModel> =>
-  Effect.flatMap(TaskModel, (model) => make({ ...options, model }))
+): Effect.Effect<Adapter<D, Trajectory<D>, string>, ConfigError, TaskModel> => Effect.flatMap(TaskModel, (model) => make({ ...options, model }))
 
 /**
  * A layer providing the adapter (under `Adapter.tag<D, Trajectory<D>,
@@ -221,5 +218,4 @@ export const fromTaskModel = <D, E = never>(
  */
 export const layer = <D, E = never>(
   options: Options<D, E>
-): Layer.Layer<AdapterService<D, Trajectory<D>, string>, ConfigError, TaskModel> =>
-  Layer.effect(adapterTag<D, Trajectory<D>, string>(), fromTaskModel(options))
+): Layer.Layer<AdapterService<D, Trajectory<D>, string>, ConfigError, TaskModel> => Layer.effect(adapterTag<D, Trajectory<D>, string>(), fromTaskModel(options))

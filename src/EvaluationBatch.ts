@@ -67,8 +67,7 @@ export const schema = <TA, TI, OA, OI>(
  * @since 0.1.0
  * @category utils
  */
-export const mean = (scores: ReadonlyArray<number>): number =>
-  scores.length === 0 ? 0 : sum(scores) / scores.length
+export const mean = (scores: ReadonlyArray<number>): number => scores.length === 0 ? 0 : sum(scores) / scores.length
 
 /**
  * Sum of the scores.

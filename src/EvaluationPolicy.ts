@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import { defined } from "./internal/invariant.js"
 import type { Rng } from "./Rng.js"
 import type { GepaState } from "./State.js"
 
@@ -42,12 +43,14 @@ export const incremental = (batchSize: number): EvaluationPolicy => {
     const counts = new Map<string, number>()
     for (const scores of state.valScores) for (const id in scores) counts.set(id, (counts.get(id) ?? 0) + 1)
     const shuffled = rng.shuffle(valIds)
+    // every id is in both maps: they are built from the ids being sorted
     const position = new Map(shuffled.map((id, i) => [id, i]))
     const original = new Map(valIds.map((id, i) => [id, i]))
+    const indexIn = (map: Map<string, number>, id: string) => defined(map.get(id), "the index of a validation id")
     return shuffled
       .slice()
-      .sort((a, b) => (counts.get(a) ?? 0) - (counts.get(b) ?? 0) || position.get(a)! - position.get(b)!)
+      .sort((a, b) => (counts.get(a) ?? 0) - (counts.get(b) ?? 0) || indexIn(position, a) - indexIn(position, b))
       .slice(0, batchSize)
-      .sort((a, b) => original.get(a)! - original.get(b)!)
+      .sort((a, b) => indexIn(original, a) - indexIn(original, b))
   }
 }

@@ -107,8 +107,7 @@ export const adapter = <D, T, O>(
       evaluate: (batch, candidate, opts) =>
         Effect.suspend(() => {
           const [fault, delay] = faults.next()
-          return inject(fault, delay, inner.evaluate(batch, candidate, opts), () =>
-            new AdapterError({ call: "evaluate", detail: "injected failure" }))
+          return inject(fault, delay, inner.evaluate(batch, candidate, opts), () => new AdapterError({ call: "evaluate", detail: "injected failure" }))
         })
     }
   }
@@ -131,8 +130,7 @@ export const languageModel = (
       complete: (prompt) =>
         Effect.suspend(() => {
           const [fault, delay] = faults.next()
-          return inject(fault, delay, inner.complete(prompt), () =>
-            new LlmTransportError({ model: options.model ?? "injected", detail: "injected failure" }))
+          return inject(fault, delay, inner.complete(prompt), () => new LlmTransportError({ model: options.model ?? "injected", detail: "injected failure" }))
         })
     }
   }
@@ -169,5 +167,4 @@ export const layerReflection = (
  */
 export const layerTask = (
   options: FaultOptions & { readonly model?: string }
-): Layer.Layer<TaskModel, never, TaskModel> =>
-  Layer.effect(TaskModel, Effect.map(TaskModel, (inner) => languageModel(inner, options).model))
+): Layer.Layer<TaskModel, never, TaskModel> => Layer.effect(TaskModel, Effect.map(TaskModel, (inner) => languageModel(inner, options).model))

@@ -18,6 +18,7 @@
  */
 import { Schema } from "effect"
 import { createHash } from "node:crypto"
+import { at } from "./internal/invariant.js"
 
 /**
  * A stable serialization of a value: object keys sorted, `undefined`
@@ -49,7 +50,8 @@ export const stableStringify = (value: unknown): string => {
       case "symbol":
         return "#symbol"
     }
-    if (v === null) return "null"
+    // (undefined was written above; testing it again narrows `v` to an object)
+    if (v === null || v === undefined) return "null"
     const back = seen.indexOf(v)
     if (back >= 0) return `#ref${back}`
     seen.push(v)
@@ -62,9 +64,9 @@ export const stableStringify = (value: unknown): string => {
       }
       if (v instanceof Set) return `#set[${[...v].map(go).sort().join(",")}]`
       if (ArrayBuffer.isView(v)) return `#bytes[${Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength)).join(",")}]`
-      const obj = v as Record<string, unknown>
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort()
-      return `{${keys.map((k) => `${JSON.stringify(k)}:${go(obj[k])}`).join(",")}}`
+      const entries: Array<[string, unknown]> = Object.entries(v).filter(([, x]) => x !== undefined)
+      entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${go(x)}`).join(",")}}`
     } finally {
       seen.pop()
     }
@@ -79,8 +81,7 @@ export const stableStringify = (value: unknown): string => {
  * @since 0.2.0
  * @category utils
  */
-export const exampleHash = (example: unknown): string =>
-  createHash("sha256").update(stableStringify(example)).digest("hex").slice(0, 24)
+export const exampleHash = (example: unknown): string => createHash("sha256").update(stableStringify(example)).digest("hex").slice(0, 24)
 
 /**
  * The examples of one data set: ids in the loader's order, with the content
@@ -135,21 +136,21 @@ export const compareData = (
   const n = Math.min(saved.ids.length, requested.ids.length)
   for (let i = 0; i < n; i++) {
     if (saved.ids[i] !== requested.ids[i] || saved.hashes[i] !== requested.hashes[i]) {
-      const id = saved.ids[i]!
-      const at = requested.ids.indexOf(id)
-      if (at >= 0 && requested.hashes[at] === saved.hashes[i]) {
+      const id = at(saved.ids, i)
+      const pos = requested.ids.indexOf(id)
+      if (pos >= 0 && requested.hashes[pos] === saved.hashes[i]) {
         return {
           saved: `example "${id}" at position ${i}`,
-          requested: `the same examples in a different order (example "${id}" at position ${at}); reordered data is refused`
+          requested: `the same examples in a different order (example "${id}" at position ${pos}); reordered data is refused`
         }
       }
-      return at < 0
+      return pos < 0
         ? { saved: `example "${id}" at position ${i}`, requested: `no example with id "${id}" (position ${i} is "${requested.ids[i]}")` }
-        : { saved: `example "${id}" with content ${saved.hashes[i]}`, requested: `example "${id}" with different content (${requested.hashes[at]})` }
+        : { saved: `example "${id}" with content ${saved.hashes[i]}`, requested: `example "${id}" with different content (${requested.hashes[pos]})` }
     }
   }
   if (saved.ids.length !== requested.ids.length) {
-    const extra = saved.ids.length > requested.ids.length ? saved.ids[n]! : requested.ids[n]!
+    const extra = saved.ids.length > requested.ids.length ? at(saved.ids, n) : at(requested.ids, n)
     return {
       saved: `${saved.ids.length} examples`,
       requested: `${requested.ids.length} examples (first difference: example "${extra}" at position ${n})`
@@ -169,9 +170,9 @@ export const compareSettings = (
   saved: Readonly<Record<string, string>>,
   requested: Readonly<Record<string, string>>
 ): { readonly field: string; readonly saved: string; readonly requested: string } | undefined => {
-  for (const field of Object.keys(requested).sort()) {
+  for (const [field, r] of Object.entries(requested).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const s = saved[field]
-    if (s !== undefined && s !== requested[field]) return { field, saved: s, requested: requested[field]! }
+    if (s !== undefined && s !== r) return { field, saved: s, requested: r }
   }
   return undefined
 }

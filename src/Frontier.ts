@@ -9,6 +9,7 @@
 import { Either, Schema } from "effect"
 import { MissingObjectiveScores } from "./Errors.js"
 import type { ObjectiveScores } from "./EvaluationBatch.js"
+import { at } from "./internal/invariant.js"
 
 /**
  * Which frontier drives parent selection and merge pairing:
@@ -94,7 +95,7 @@ const insertSorted = (programs: ReadonlyArray<number>, idx: number): ReadonlyArr
   if (programs.includes(idx)) return programs
   const out = programs.slice()
   let i = out.length
-  while (i > 0 && out[i - 1]! > idx) i--
+  while (i > 0 && at(out, i - 1) > idx) i--
   out.splice(i, 0, idx)
   return out
 }
@@ -137,16 +138,19 @@ export const updateTable = (
  * @category utils
  */
 export const aggregateObjectives = (perExample: Iterable<ObjectiveScores>): ObjectiveScores => {
-  const totals: Record<string, number> = {}
-  const counts: Record<string, number> = {}
+  const sums = new Map<string, { total: number; count: number }>()
   for (const scores of perExample) {
     for (const [name, value] of Object.entries(scores)) {
-      totals[name] = (totals[name] ?? 0) + value
-      counts[name] = (counts[name] ?? 0) + 1
+      const sum = sums.get(name)
+      if (sum === undefined) sums.set(name, { total: value, count: 1 })
+      else {
+        sum.total += value
+        sum.count++
+      }
     }
   }
   const out: Record<string, number> = {}
-  for (const name of Object.keys(totals)) out[name] = totals[name]! / counts[name]!
+  for (const [name, { count, total }] of sums) out[name] = total / count
   return out
 }
 
@@ -183,12 +187,13 @@ export const addProgram = (
   }
   const instance = updateTable(fronts.instance, Object.entries(scores.valScores), program)
   const objective = hasObjectives
-    ? updateTable(fronts.objective, Object.entries(aggregateObjectives(Object.values(perExample!))), program)
+    ? updateTable(fronts.objective, Object.entries(aggregateObjectives(Object.values(perExample))), program)
     : fronts.objective
   let cartesian = fronts.cartesian
-  if (frontierType === "cartesian") {
+  // (a cartesian front has objective scores: checked above)
+  if (frontierType === "cartesian" && perExample !== undefined) {
     const pairs: Array<readonly [string, number]> = []
-    for (const [valId, objectives] of Object.entries(perExample!)) {
+    for (const [valId, objectives] of Object.entries(perExample)) {
       for (const [name, value] of Object.entries(objectives)) pairs.push([cartesianKey(valId, name), value])
     }
     cartesian = updateTable(cartesian, pairs, program)

@@ -141,5 +141,4 @@ export const derive = (
  * @since 0.3.0
  * @category utils
  */
-export const sameValue = (a: CandidateVersions, b: CandidateVersions, name: string): boolean =>
-  metaOf(a, name).origin === metaOf(b, name).origin
+export const sameValue = (a: CandidateVersions, b: CandidateVersions, name: string): boolean => metaOf(a, name).origin === metaOf(b, name).origin

@@ -167,9 +167,7 @@ export class LlmTransportError extends Schema.TaggedError<LlmTransportError>()("
   code: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `Transport error calling model "${this.model}"${at(this.endpoint)}${
-      this.status === undefined ? "" : ` (HTTP ${this.status})`
-    }: ${this.detail}`
+    return `Transport error calling model "${this.model}"${at(this.endpoint)}${this.status === undefined ? "" : ` (HTTP ${this.status})`}: ${this.detail}`
   }
 }
 
@@ -237,8 +235,7 @@ export class TaskModel extends Context.Tag("effect-gepa/TaskModel")<TaskModel, L
  * @since 0.1.0
  * @category utils
  */
-export const messages = (prompt: Prompt): ReadonlyArray<Message> =>
-  typeof prompt === "string" ? [{ role: "user", content: prompt }] : prompt.messages
+export const messages = (prompt: Prompt): ReadonlyArray<Message> => typeof prompt === "string" ? [{ role: "user", content: prompt }] : prompt.messages
 
 /**
  * The prompt as one text (system and user messages joined), for models that
@@ -247,8 +244,7 @@ export const messages = (prompt: Prompt): ReadonlyArray<Message> =>
  * @since 0.1.0
  * @category utils
  */
-export const promptText = (prompt: Prompt): string =>
-  typeof prompt === "string" ? prompt : prompt.messages.map((m) => m.content).join("\n\n")
+export const promptText = (prompt: Prompt): string => typeof prompt === "string" ? prompt : prompt.messages.map((m) => m.content).join("\n\n")
 
 /**
  * A model from a function of the prompt text, answering with finish reason

@@ -78,8 +78,7 @@ export const schedule = (state: MergeState, maxInvocations: number): MergeState 
  * @since 0.1.0
  * @category scheduling
  */
-export const isDue = (state: MergeState, maxInvocations: number): boolean =>
-  state.lastIterFoundNew && state.due > 0 && state.attempted < maxInvocations
+export const isDue = (state: MergeState, maxInvocations: number): boolean => state.lastIterFoundNew && state.due > 0 && state.attempted < maxInvocations
 
 /**
  * Records an evaluated merge proposal; it consumes one due merge.
@@ -170,8 +169,7 @@ export interface MergeInput {
   readonly versions?: ReadonlyArray<Genealogy.CandidateVersions> | undefined
 }
 
-const tripleTried = (tried: MergeState["triedTriples"], i: number, j: number, a: number) =>
-  tried.some(([x, y, z]) => x === i && y === j && z === a)
+const tripleTried = (tried: MergeState["triedTriples"], i: number, j: number, a: number) => tried.some(([x, y, z]) => x === i && y === j && z === a)
 
 /**
  * Picks two merge candidates that are not each other's ancestors and a common
@@ -346,7 +344,7 @@ export const subsample = (
     const chosen = new Set(selected)
     const unused = common.filter((id) => !chosen.has(id))
     if (unused.length >= remaining) selected.push(...rng.sample(unused, remaining))
-    else if (common.length > 0) for (let k = 0; k < remaining; k++) selected.push(rng.pick(common))
+    else if (common.length > 0) { for (let k = 0; k < remaining; k++) selected.push(rng.pick(common)) }
   }
   return selected.slice(0, size)
 }

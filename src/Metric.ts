@@ -6,6 +6,8 @@
  * @since 0.1.0
  */
 import { Effect, Either } from "effect"
+import { field } from "./internal/fields.js"
+import { at } from "./internal/invariant.js"
 
 /**
  * A score (higher is better, typically in [0, 1]) with optional feedback.
@@ -75,11 +77,14 @@ const normalize = (text: string, options: TextOptions | undefined): string => {
 
 const MAX_QUOTE = 500
 
-const quote = (text: string): string =>
-  JSON.stringify(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}… (${text.length} characters)` : text)
+const quote = (text: string): string => JSON.stringify(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}… (${text.length} characters)` : text)
 
-const asList = (value: string | ReadonlyArray<string>): ReadonlyArray<string> =>
-  typeof value === "string" ? [value] : value
+const asList = (value: string | ReadonlyArray<string>): ReadonlyArray<string> => typeof value === "string" ? [value] : value
+
+const oneOf = (xs: ReadonlyArray<string>): string => {
+  const [only] = xs
+  return only !== undefined && xs.length === 1 ? quote(only) : `one of ${xs.map(quote).join(", ")}`
+}
 
 /**
  * Score 1 when the output equals the expected answer (or one of several
@@ -97,10 +102,7 @@ export const exactMatch = <D>(
   const got = normalize(output, options)
   const hit = accepted.find((a) => normalize(a, options) === got)
   if (hit !== undefined) return { score: 1, feedback: `Correct: the output is ${quote(hit)} as expected.` }
-  const wanted = accepted.length === 1
-    ? quote(accepted[0]!)
-    : `one of ${accepted.map(quote).join(", ")}`
-  return { score: 0, feedback: `Expected ${wanted} but got ${quote(output.trim())}.` }
+  return { score: 0, feedback: `Expected ${oneOf(accepted)} but got ${quote(output.trim())}.` }
 }
 
 /**
@@ -122,13 +124,12 @@ export const contains = <D>(
   const found = wanted.filter((w) => text.includes(normalize(w, options)))
   const missing = wanted.filter((w) => !found.includes(w))
   if (options?.mode === "any") {
-    return found.length > 0
-      ? { score: 1, feedback: `Correct: the output contains ${quote(found[0]!)}.` }
+    const first = found[0]
+    return first !== undefined
+      ? { score: 1, feedback: `Correct: the output contains ${quote(first)}.` }
       : {
         score: 0,
-        feedback: `Expected the output to contain ${
-          wanted.length === 1 ? quote(wanted[0]!) : `one of ${wanted.map(quote).join(", ")}`
-        } but got ${quote(output.trim())}.`
+        feedback: `Expected the output to contain ${oneOf(wanted)} but got ${quote(output.trim())}.`
       }
   }
   return missing.length === 0
@@ -175,7 +176,7 @@ export const regex = <D>(
 export const parseJson = (output: string): Either.Either<unknown, string> => {
   const attempts: Array<string> = [output.trim()]
   const block = /^ {0,3}(`{3,}|~{3,})[^\n]*\n([\s\S]*?)\n {0,3}\1[ \t]*$/m.exec(output)
-  if (block !== null) attempts.push(block[2]!.trim())
+  if (block !== null) attempts.push(at(block, 2).trim())
   for (const [open, close] of [["{", "}"], ["[", "]"]] as const) {
     const start = output.indexOf(open)
     const end = output.lastIndexOf(close)
@@ -185,7 +186,8 @@ export const parseJson = (output: string): Either.Either<unknown, string> => {
   for (const candidate of attempts) {
     if (candidate === "") continue
     try {
-      return Either.right(JSON.parse(candidate) as unknown)
+      const value: unknown = JSON.parse(candidate)
+      return Either.right(value)
     } catch (e) {
       if (firstError === "the output is empty") firstError = e instanceof Error ? e.message : String(e)
     }
@@ -196,14 +198,13 @@ export const parseJson = (output: string): Either.Either<unknown, string> => {
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_k, v: unknown) =>
     v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v) ?? "undefined"
 
 const pathSegments = (path: string | ReadonlyArray<string | number>): ReadonlyArray<string | number> =>
   typeof path === "string" ? (path === "" ? [] : path.split(".")) : path
 
-const pathText = (segments: ReadonlyArray<string | number>): string =>
-  segments.length === 0 ? "the output" : `field "${segments.join(".")}"`
+const pathText = (segments: ReadonlyArray<string | number>): string => segments.length === 0 ? "the output" : `field "${segments.join(".")}"`
 
 /**
  * Parses the output as JSON (see `parseJson`) and compares the value at
@@ -232,12 +233,12 @@ export const jsonField = <D>(
     if (value === null || typeof value !== "object" || !Object.prototype.hasOwnProperty.call(value, key)) {
       return {
         score: 0,
-        feedback: `The output JSON has no ${pathText(segments.slice(0, i + 1))}; expected ${where} to be ${
-          canonical(expected(example))
-        }. Output: ${quote(output.trim())}.`
+        feedback: `The output JSON has no ${pathText(segments.slice(0, i + 1))}; expected ${where} to be ${canonical(expected(example))}. Output: ${
+          quote(output.trim())
+        }.`
       }
     }
-    value = (value as Record<string, unknown>)[key]
+    value = field(value, key)
   }
   const want = expected(example)
   const equal = options?.ignoreCase === true && typeof want === "string" && typeof value === "string"

@@ -35,6 +35,7 @@ import type * as AiLm from "@effect/ai/LanguageModel"
 import { ConfigProvider, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { ConfigError } from "./Errors.js"
 import { type LanguageModel, ReflectionModel, TaskModel } from "./LanguageModel.js"
+import { field as fieldOf } from "./internal/fields.js"
 import * as modelConfig from "./internal/modelConfig.js"
 import * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
 import { instrumentModel } from "./Telemetry.js"
@@ -117,6 +118,8 @@ const fail = (field: string, detail: string) => Either.left(new ConfigError({ fi
  * @since 0.2.0
  * @category parsing
  */
+const isProvider = (name: string): name is Provider => providers.some((p) => p === name)
+
 export const parse = (text: string, field = "model"): Either.Either<Spec, ConfigError> => {
   if (typeof text !== "string" || text.trim() === "") return fail(field, "a model string is required, e.g. openai:gpt-4.1-mini")
   const trimmed = text.trim()
@@ -126,14 +129,14 @@ export const parse = (text: string, field = "model"): Either.Either<Spec, Config
   }
   const provider = trimmed.slice(0, colon).toLowerCase()
   const rest = trimmed.slice(colon + 1).trim()
-  if (!(providers as ReadonlyArray<string>).includes(provider)) {
+  if (!isProvider(provider)) {
     return fail(field, `unknown provider "${provider}" in "${trimmed}" (providers: ${providers.join(", ")})`)
   }
   if (provider === "openai-compatible") {
     // <url>#<model>[#nokey]: a URL's own fragment means nothing to a server
     const parts = rest.split("#")
-    const url = parts[0]!
-    const noKey = parts.length > 2 && parts[parts.length - 1]!.trim().toLowerCase() === "nokey"
+    const url = parts[0] ?? ""
+    const noKey = parts.length > 2 && parts.at(-1)?.trim().toLowerCase() === "nokey"
     const model = (noKey ? parts.slice(1, -1) : parts.slice(1)).join("#").trim()
     const parsed = URL.canParse(url) ? new URL(url) : undefined
     if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
@@ -143,7 +146,7 @@ export const parse = (text: string, field = "model"): Either.Either<Spec, Config
     return Either.right({ provider, model, baseURL: url, ...(noKey ? { noKey } : {}) })
   }
   if (rest === "") return fail(field, `"${trimmed}": the model name after "${provider}:" is missing`)
-  return Either.right({ provider: provider as Provider, model: rest })
+  return Either.right({ provider, model: rest })
 }
 
 /**
@@ -157,7 +160,7 @@ export const parse = (text: string, field = "model"): Either.Either<Spec, Config
  */
 export const isModelString = (text: string): boolean => {
   const colon = text.indexOf(":")
-  return colon > 0 && (providers as ReadonlyArray<string>).includes(text.slice(0, colon).trim().toLowerCase())
+  return colon > 0 && isProvider(text.slice(0, colon).trim().toLowerCase())
 }
 
 const defaultImporter = (specifier: string): Promise<unknown> => import(specifier)
@@ -170,10 +173,10 @@ const defaultImporter = (specifier: string): Promise<unknown> => import(specifie
  */
 export const geminiBaseURL = "https://generativelanguage.googleapis.com/v1beta/openai"
 
-const isMissing = (error: unknown): boolean =>
-  typeof error === "object" && error !== null &&
-  ((error as { readonly code?: unknown }).code === "ERR_MODULE_NOT_FOUND" ||
-    (error as { readonly code?: unknown }).code === "MODULE_NOT_FOUND")
+const isMissing = (error: unknown): boolean => {
+  const code = fieldOf(error, "code")
+  return code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND"
+}
 
 const anthropicPackage = "@effect/ai-anthropic"
 
@@ -197,9 +200,8 @@ interface ProviderModule {
 }
 
 const providerModule = (field: string, mod: unknown): Effect.Effect<ProviderModule, ConfigError> => {
-  const m = mod as Record<string, { readonly layer?: unknown; readonly model?: unknown } | undefined>
-  const layer = m["AnthropicClient"]?.layer
-  const model = m["AnthropicLanguageModel"]?.model
+  const layer = fieldOf(fieldOf(mod, "AnthropicClient"), "layer")
+  const model = fieldOf(fieldOf(mod, "AnthropicLanguageModel"), "model")
   if (typeof layer !== "function" || typeof model !== "function") {
     return Effect.fail(
       new ConfigError({
@@ -208,6 +210,8 @@ const providerModule = (field: string, mod: unknown): Effect.Effect<ProviderModu
       })
     )
   }
+  // an optional peer loaded at run time: its functions' signatures are those of
+  // the version the README names, which the checks above can only approximate
   return Effect.succeed({ client: layer as ProviderModule["client"], model: model as ProviderModule["model"] })
 }
 
@@ -251,6 +255,7 @@ const viaAnthropic = (spec: Spec, options: Options, field: string) =>
       ...(options.maxOutputTokens === undefined ? {} : { max_tokens: options.maxOutputTokens }),
       ...(options.temperature === undefined ? {} : { temperature: options.temperature })
     }
+    // the provider's layers are typed loosely (see providerModule); together they give a LanguageModel
     const modelLayer = provider.model(spec.model, config).pipe(
       Layer.provide(provider.client({ apiKey, ...(baseURL === undefined ? {} : { apiUrl: baseURL }) })),
       Layer.provide(Fetch.layer)

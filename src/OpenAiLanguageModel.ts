@@ -282,6 +282,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
     const reachability = makeReachability()
 
     const attempt = (prompt: Prompt): Effect.Effect<Completion, wire.AttemptFailure> => {
+      // the user's extra body fields (config.body) are passed through unchecked, as the SDK does
       const request = Object.assign(
         {},
         config.body,
@@ -377,8 +378,7 @@ export const fromEnv = (options: EnvOptions): Effect.Effect<LanguageModel, Confi
  * @since 0.1.0
  * @category layers
  */
-export const layerReflection = (options: Options): Layer.Layer<ReflectionModel, ConfigError> =>
-  Layer.effect(ReflectionModel, make(options))
+export const layerReflection = (options: Options): Layer.Layer<ReflectionModel, ConfigError> => Layer.effect(ReflectionModel, make(options))
 
 /**
  * The model as the `TaskModel` service.
@@ -386,8 +386,7 @@ export const layerReflection = (options: Options): Layer.Layer<ReflectionModel, 
  * @since 0.1.0
  * @category layers
  */
-export const layerTask = (options: Options): Layer.Layer<TaskModel, ConfigError> =>
-  Layer.effect(TaskModel, make(options))
+export const layerTask = (options: Options): Layer.Layer<TaskModel, ConfigError> => Layer.effect(TaskModel, make(options))
 
 /**
  * The model configured through `config` (key and base URL from the ambient
@@ -396,8 +395,7 @@ export const layerTask = (options: Options): Layer.Layer<TaskModel, ConfigError>
  * @since 0.3.0
  * @category layers
  */
-export const layerReflectionConfig = (options: EnvOptions): Layer.Layer<ReflectionModel, ConfigError> =>
-  Layer.effect(ReflectionModel, fromEnv(options))
+export const layerReflectionConfig = (options: EnvOptions): Layer.Layer<ReflectionModel, ConfigError> => Layer.effect(ReflectionModel, fromEnv(options))
 
 /**
  * The model configured through `config` (key and base URL from the ambient
@@ -406,16 +404,14 @@ export const layerReflectionConfig = (options: EnvOptions): Layer.Layer<Reflecti
  * @since 0.3.0
  * @category layers
  */
-export const layerTaskConfig = (options: EnvOptions): Layer.Layer<TaskModel, ConfigError> =>
-  Layer.effect(TaskModel, fromEnv(options))
+export const layerTaskConfig = (options: EnvOptions): Layer.Layer<TaskModel, ConfigError> => Layer.effect(TaskModel, fromEnv(options))
 
 /**
  * @deprecated Use `layerReflectionConfig` (same function); removed in 0.4.0.
  * @since 0.1.0
  * @category layers
  */
-export const layerReflectionFromEnv: (options: EnvOptions) => Layer.Layer<ReflectionModel, ConfigError> =
-  layerReflectionConfig
+export const layerReflectionFromEnv: (options: EnvOptions) => Layer.Layer<ReflectionModel, ConfigError> = layerReflectionConfig
 
 /**
  * @deprecated Use `layerTaskConfig` (same function); removed in 0.4.0.

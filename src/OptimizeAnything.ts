@@ -160,7 +160,9 @@ export function optimizeAnything<S extends string | Candidate = string, D = unkn
 export function optimizeAnything<S extends string | Candidate, D, E, R>(
   config: Config<S, D, E, R>
 ): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel> {
-  return internal.run(config as Config<S, D, E, R>) as Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
+  // the run reads the configuration untyped (every value as unknown); its
+  // result has the candidate's shape the seed has, and needs what the evaluator needs
+  return internal.run(config) as Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
 }
 
 /**

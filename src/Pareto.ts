@@ -13,6 +13,7 @@
  *
  * @since 0.1.0
  */
+import { at } from "./internal/invariant.js"
 import type { Rng } from "./Rng.js"
 
 /**
@@ -58,41 +59,38 @@ const analyze = (fronts: FrontSets, scoreOf: (program: number) => number): Analy
   // stamp[p] = f + 1 once p was seen in front f: dedups without a Set per front
   const stamp = new Int32Array(maxProgram + 1)
   let entries = 0
-  for (let f = 0; f < fronts.length; f++) {
-    for (const p of fronts[f]!) {
+  fronts.forEach((front, f) => {
+    for (const p of front) {
       if (stamp[p] === f + 1) continue
       stamp[p] = f + 1
-      count[p]!++
-      alive[f]!++
+      count[p] = at(count, p) + 1
+      alive[f] = at(alive, f) + 1
       entries++
     }
-  }
+  })
   const offset = new Int32Array(maxProgram + 2)
-  for (let p = 0; p <= maxProgram; p++) offset[p + 1] = offset[p]! + count[p]!
+  count.forEach((c, p) => offset[p + 1] = at(offset, p) + c)
   const cursor = offset.slice(0, maxProgram + 1)
   const membership = new Int32Array(entries)
   stamp.fill(0)
-  for (let f = 0; f < fronts.length; f++) {
-    for (const p of fronts[f]!) {
+  fronts.forEach((front, f) => {
+    for (const p of front) {
       if (stamp[p] === f + 1) continue
       stamp[p] = f + 1
-      membership[cursor[p]!++] = f
+      const slot = at(cursor, p)
+      membership[slot] = f
+      cursor[p] = slot + 1
     }
-  }
+  })
   const programs: Array<number> = []
-  for (let p = 0; p <= maxProgram; p++) if (count[p]! > 0) programs.push(p)
+  count.forEach((c, p) => {
+    if (c > 0) programs.push(p)
+  })
   const survivors: Array<number> = []
   for (const program of removalOrder(programs, scoreOf)) {
-    const from = offset[program]!
-    const to = offset[program + 1]!
-    let removable = true
-    for (let k = from; k < to; k++) {
-      if (alive[membership[k]!]! < 2) {
-        removable = false
-        break
-      }
-    }
-    if (removable) for (let k = from; k < to; k++) alive[membership[k]!]!--
+    // the program's fronts: membership[offset[program] .. offset[program + 1])
+    const own = membership.subarray(at(offset, program), at(offset, program + 1))
+    if (own.every((f) => at(alive, f) >= 2)) { for (const f of own) alive[f] = at(alive, f) - 1 }
     else survivors.push(program)
   }
   return { survivors, count }
@@ -104,8 +102,7 @@ const analyze = (fronts: FrontSets, scoreOf: (program: number) => number): Analy
  * @since 0.1.0
  * @category pareto
  */
-export const dominators = (fronts: FrontSets, scoreOf: (program: number) => number): Array<number> =>
-  analyze(fronts, scoreOf).survivors
+export const dominators = (fronts: FrontSets, scoreOf: (program: number) => number): Array<number> => analyze(fronts, scoreOf).survivors
 
 /**
  * The fronts with dominated programs removed. Every non-empty front keeps at
@@ -169,7 +166,7 @@ export interface SelectionWeights {
 export const selectionWeights = (fronts: FrontSets, scoreOf: (program: number) => number): SelectionWeights => {
   const { count, survivors } = analyze(fronts, scoreOf)
   const programs = survivors.slice().sort((a, b) => a - b)
-  const weights = programs.map((p) => count[p]!)
+  const weights = programs.map((p) => at(count, p))
   let total = 0
   for (const w of weights) total += w
   return { programs, weights, total }
@@ -187,7 +184,7 @@ export const draw = (selection: SelectionWeights, rng: Rng): number | undefined 
   if (programs.length === 0) return undefined
   let r = rng.nextInt(total)
   for (let i = 0; i < programs.length; i++) {
-    const w = weights[i]!
+    const w = at(weights, i)
     if (r < w) return programs[i]
     r -= w
   }

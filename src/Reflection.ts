@@ -15,6 +15,7 @@
 import { Data, Effect, Either, Option } from "effect"
 import type { ReflectiveDataset, ReflectiveRecord } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
+import { at } from "./internal/invariant.js"
 import { ConfigError, type ModelUnrecoverable } from "./Errors.js"
 import { type Completion, type LanguageModel, type LlmError, unrecoverable } from "./LanguageModel.js"
 import * as Spans from "./internal/spans.js"
@@ -85,7 +86,8 @@ export interface ExtractOptions {
  * @since 0.1.0
  * @category constants
  */
-export const defaultTemplate = `You are revising one text component of a system built on a language model. The text below, called "{{component}}", is part of what the model is given when it works on a task. Your job is to rewrite it so that the system does better on tasks like the ones shown.
+export const defaultTemplate =
+  `You are revising one text component of a system built on a language model. The text below, called "{{component}}", is part of what the model is given when it works on a task. Your job is to rewrite it so that the system does better on tasks like the ones shown.
 
 # Current text of "{{component}}"
 
@@ -112,8 +114,7 @@ Reply with the complete new text of "{{component}}" (not a list of changes, not 
 const PLACEHOLDER = /\{\{\s*(current_text|examples|component|additional_instructions)\s*\}\}/g
 const REQUIRED = ["current_text", "examples"] as const
 
-const placeholdersIn = (template: string): ReadonlySet<string> =>
-  new Set(Array.from(template.matchAll(PLACEHOLDER), (m) => m[1]!))
+const placeholdersIn = (template: string): ReadonlySet<string> => new Set(Array.from(template.matchAll(PLACEHOLDER), (m) => at(m, 1)))
 
 const checkTemplate = (field: string, template: unknown): Effect.Effect<void, ConfigError> => {
   if (typeof template !== "string") {
@@ -126,9 +127,7 @@ const checkTemplate = (field: string, template: unknown): Effect.Effect<void, Co
     : Effect.fail(
       new ConfigError({
         field,
-        detail: `the template lacks the placeholder${missing.length > 1 ? "s" : ""} ${
-          missing.map((p) => `{{${p}}}`).join(" and ")
-        }`
+        detail: `the template lacks the placeholder${missing.length > 1 ? "s" : ""} ${missing.map((p) => `{{${p}}}`).join(" and ")}`
       })
     )
 }
@@ -169,7 +168,7 @@ export const validateConfig = (config: ReflectionConfig): Effect.Effect<void, Co
 const fenceFor = (text: string, char: "`" | "~" = "`"): string => {
   let longest = 0
   const run = char === "`" ? /^[ \t]*(`+)/gm : /^[ \t]*(~+)/gm
-  for (const m of text.matchAll(run)) longest = Math.max(longest, m[1]!.length)
+  for (const m of text.matchAll(run)) longest = Math.max(longest, at(m, 1).length)
   return char.repeat(Math.max(3, longest + 1))
 }
 
@@ -216,7 +215,7 @@ const renderValue = (value: unknown, level: number): string => {
     }
     return value.map((v, i) => `${heading} Item ${i + 1}\n\n${renderValue(v, level + 1)}`).join("\n\n")
   }
-  const entries = Object.entries(value as Record<string, unknown>)
+  const entries: ReadonlyArray<readonly [string, unknown]> = typeof value === "object" && value !== null ? Object.entries(value) : []
   if (entries.length === 0) return "(empty)"
   return entries.map(([k, v]) => `${heading} ${k}\n\n${renderValue(v, level + 1)}`).join("\n\n")
 }
@@ -241,8 +240,7 @@ export const renderRecords = (records: ReadonlyArray<ReflectiveRecord>): string 
  * @since 0.1.0
  * @category rendering
  */
-export const templateFor = (component: string, config: ReflectionConfig): string =>
-  config.componentTemplates?.[component] ?? config.template ?? defaultTemplate
+export const templateFor = (component: string, config: ReflectionConfig): string => config.componentTemplates?.[component] ?? config.template ?? defaultTemplate
 
 /**
  * The reflection prompt for one component. The current text is fenced;
@@ -281,7 +279,9 @@ interface Block {
 const OPENING = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/
 const closingOf = (line: string): { readonly char: string; readonly length: number } | undefined => {
   const m = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line)
-  return m === null ? undefined : { char: m[1]![0]!, length: m[1]!.length }
+  if (m === null) return undefined
+  const fence = at(m, 1)
+  return { char: fence.charAt(0), length: fence.length }
 }
 
 /**
@@ -296,19 +296,20 @@ const fencedBlocks = (text: string): ReadonlyArray<Block> => {
   const blocks: Array<Block> = []
   let i = 0
   while (i < lines.length) {
-    const open = OPENING.exec(lines[i]!)
+    const open = OPENING.exec(at(lines, i))
     if (open === null) {
       i++
       continue
     }
-    const char = open[1]![0]!
-    const length = open[1]!.length
+    const fence = at(open, 1)
+    const char = fence.charAt(0)
+    const length = fence.length
     const body: Array<string> = []
     let depth = 0
     let closed = false
     i++
     for (; i < lines.length; i++) {
-      const line = lines[i]!
+      const line = at(lines, i)
       const close = closingOf(line)
       if (close !== undefined && close.char === char && close.length >= length) {
         if (depth === 0) {
@@ -319,7 +320,7 @@ const fencedBlocks = (text: string): ReadonlyArray<Block> => {
         depth--
       } else {
         const nested = OPENING.exec(line)
-        if (nested !== null && nested[2] !== "" && nested[1]![0] === char && nested[1]!.length >= length) depth++
+        if (nested !== null && nested[2] !== "" && at(nested, 1).charAt(0) === char && at(nested, 1).length >= length) depth++
       }
       body.push(line)
     }
@@ -380,9 +381,8 @@ export const extractText = (completion: Completion, options: ExtractOptions = {}
     if (closed.length < blocks.length) {
       return Either.left("the answer has a code fence that is never closed")
     }
-    let best = closed[0]!
-    for (const b of closed) if (b.content.trim().length > best.content.trim().length) best = b
-    const text = best.content.trim()
+    // the longest block, the first of equals
+    const text = closed.reduce((best, b) => (b.content.trim().length > best.length ? b.content.trim() : best), "")
     return text === "" ? Either.left("the fenced block in the answer is empty") : Either.right(text)
   }
   if (REFUSAL.test(answer)) return Either.left(`the model declined: ${answer.slice(0, 120).replace(/\s+/g, " ")}`)

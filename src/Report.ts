@@ -13,6 +13,7 @@
  */
 import type { Candidate } from "./Candidate.js"
 import * as CandidateSchema from "./CandidateSchema.js"
+import { at } from "./internal/invariant.js"
 import * as LineageLayout from "./internal/lineageLayout.js"
 import type { GepaResult } from "./Result.js"
 import { formatScore, lineage } from "./Result.js"
@@ -97,7 +98,7 @@ export const diffLines = (a: string, b: string): ReadonlyArray<DiffLine> => {
   ) tail++
 
   const out: Array<DiffLine> = []
-  for (let i = 0; i < head; i++) out.push({ op: "same", line: left[i]! })
+  for (const line of left.slice(0, head)) out.push({ op: "same", line })
 
   const x = left.slice(head, left.length - tail)
   const y = right.slice(head, right.length - tail)
@@ -114,30 +115,32 @@ export const diffLines = (a: string, b: string): ReadonlyArray<DiffLine> => {
     for (let i = n - 1; i >= 0; i--) {
       for (let j = m - 1; j >= 0; j--) {
         lcs[i * w + j] = x[i] === y[j]
-          ? lcs[(i + 1) * w + j + 1]! + 1
-          : Math.max(lcs[(i + 1) * w + j]!, lcs[i * w + j + 1]!)
+          ? at(lcs, (i + 1) * w + j + 1) + 1
+          : Math.max(at(lcs, (i + 1) * w + j), at(lcs, i * w + j + 1))
       }
     }
     let i = 0
     let j = 0
     while (i < n && j < m) {
-      if (x[i] === y[j]) {
-        out.push({ op: "same", line: x[i]! })
+      const del = at(x, i)
+      const add = at(y, j)
+      if (del === add) {
+        out.push({ op: "same", line: del })
         i++
         j++
-      } else if (lcs[(i + 1) * w + j]! >= lcs[i * w + j + 1]!) {
-        out.push({ op: "del", line: x[i]! })
+      } else if (at(lcs, (i + 1) * w + j) >= at(lcs, i * w + j + 1)) {
+        out.push({ op: "del", line: del })
         i++
       } else {
-        out.push({ op: "add", line: y[j]! })
+        out.push({ op: "add", line: add })
         j++
       }
     }
-    for (; i < n; i++) out.push({ op: "del", line: x[i]! })
-    for (; j < m; j++) out.push({ op: "add", line: y[j]! })
+    for (const line of x.slice(i)) out.push({ op: "del", line })
+    for (const line of y.slice(j)) out.push({ op: "add", line })
   }
 
-  for (let i = left.length - tail; i < left.length; i++) out.push({ op: "same", line: left[i]! })
+  for (const line of left.slice(left.length - tail)) out.push({ op: "same", line })
   return out
 }
 
@@ -174,13 +177,15 @@ export const bestScoreCurve = (
 
 // Parents that are not earlier candidates would make the tree cyclic or
 // dangling; a malformed result is still rendered, with such links dropped.
-const validParents = (result: GepaResult, i: number): ReadonlyArray<number> =>
-  (result.parents[i] ?? []).filter((p) => Number.isInteger(p) && p >= 0 && p < i)
+const validParents = (result: GepaResult, i: number): ReadonlyArray<number> => (result.parents[i] ?? []).filter((p) => Number.isInteger(p) && p >= 0 && p < i)
 
 const frontCounts = (result: GepaResult): ReadonlyArray<number> => {
   const counts = result.candidates.map(() => 0)
   for (const programs of Object.values(result.perInstanceBest)) {
-    for (const p of programs) if (p >= 0 && p < counts.length) counts[p]!++
+    for (const p of programs) {
+      const count = counts[p]
+      if (count !== undefined) counts[p] = count + 1
+    }
   }
   return counts
 }
@@ -197,18 +202,16 @@ const ESCAPES: Readonly<Record<string, string>> = {
   "'": "&#39;"
 }
 
-const esc = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
+const esc = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c)
 
 // one score format across the summary, show and the report (Result.formatScore)
 const fmtScore = formatScore
 
 // Spreading a long array into Math.max can overflow the call stack; a fold
 // cannot.
-const maxOf = (values: ReadonlyArray<number>, floor: number): number =>
-  values.reduce((m, v) => (v > m ? v : m), floor)
+const maxOf = (values: ReadonlyArray<number>, floor: number): number => values.reduce((m, v) => (v > m ? v : m), floor)
 
-const minOf = (values: ReadonlyArray<number>, ceiling: number): number =>
-  values.reduce((m, v) => (v < m ? v : m), ceiling)
+const minOf = (values: ReadonlyArray<number>, ceiling: number): number => values.reduce((m, v) => (v < m ? v : m), ceiling)
 
 const fmtInt = (v: number): string => (Number.isFinite(v) ? String(Math.round(v)) : "—")
 
@@ -289,7 +292,9 @@ const frame = (xAxis: Axis, yAxis: Axis, xLabel: string, yLabel: string): Frame 
   parts.push(`<line class="axis" x1="${px(M.left)}" x2="${px(M.left)}" y1="${px(M.top)}" y2="${px(H - M.bottom)}"/>`)
   parts.push(`<text class="axis-label" x="${px(M.left + plotW / 2)}" y="${px(H - 8)}" text-anchor="middle">${esc(xLabel)}</text>`)
   parts.push(
-    `<text class="axis-label" x="14" y="${px(M.top + plotH / 2)}" text-anchor="middle" transform="rotate(-90 14 ${px(M.top + plotH / 2)})">${esc(yLabel)}</text>`
+    `<text class="axis-label" x="14" y="${px(M.top + plotH / 2)}" text-anchor="middle" transform="rotate(-90 14 ${px(M.top + plotH / 2)})">${
+      esc(yLabel)
+    }</text>`
   )
   return { x, y, svg: parts.join("") }
 }
@@ -299,12 +304,11 @@ const svgOpen = (id: string, label: string): string =>
 
 // A step path: the best score holds until the next improvement, then jumps.
 const stepPath = (points: ReadonlyArray<CurvePoint>, f: Frame, xEnd: number): string => {
-  if (points.length === 0) return ""
-  let d = `M${px(f.x(points[0]!.metricCalls))} ${px(f.y(points[0]!.bestScore))}`
-  for (let k = 1; k < points.length; k++) {
-    d += ` H${px(f.x(points[k]!.metricCalls))} V${px(f.y(points[k]!.bestScore))}`
-  }
-  d += ` H${px(f.x(Math.max(xEnd, points[points.length - 1]!.metricCalls)))}`
+  const [first, ...rest] = points
+  if (first === undefined) return ""
+  let d = `M${px(f.x(first.metricCalls))} ${px(f.y(first.bestScore))}`
+  for (const point of rest) d += ` H${px(f.x(point.metricCalls))} V${px(f.y(point.bestScore))}`
+  d += ` H${px(f.x(Math.max(xEnd, (rest.at(-1) ?? first).metricCalls)))}`
   return d
 }
 
@@ -353,7 +357,9 @@ const scatterChart = (result: GepaResult, curve: ReadonlyArray<CurvePoint>): str
     const best = c.i === result.bestIndex ? " best" : ""
     const label = `#${c.i} (${kind}): score ${fmtScore(c.score)}, found after ${fmtInt(c.budget)} metric calls`
     parts.push(
-      `<circle class="pt ${kind}${best}" data-index="${c.i}" cx="${px(f.x(c.budget))}" cy="${px(f.y(c.score))}" r="${best ? 6 : 4.5}"><title>${esc(label)}</title></circle>`
+      `<circle class="pt ${kind}${best}" data-index="${c.i}" cx="${px(f.x(c.budget))}" cy="${px(f.y(c.score))}" r="${best ? 6 : 4.5}"><title>${
+        esc(label)
+      }</title></circle>`
     )
   }
   parts.push("</svg>")
@@ -375,7 +381,9 @@ const summarySection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
     ["Seed score", fmtScore(result.seedScore)],
     [
       "Best score",
-      `${fmtScore(result.bestScore)} (candidate ${candidateRef(result.bestIndex)}${gain === null ? "" : `, ${gain >= 0 ? "+" : ""}${fmtScore(gain)} over the seed`})`
+      `${fmtScore(result.bestScore)} (candidate ${candidateRef(result.bestIndex)}${
+        gain === null ? "" : `, ${gain >= 0 ? "+" : ""}${fmtScore(gain)} over the seed`
+      })`
     ],
     ["Candidates", fmtInt(result.candidates.length)],
     ["Metric calls", fmtInt(result.totalMetricCalls)],
@@ -393,9 +401,7 @@ const summarySection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
       `${trace.length} (${count("accepted")} accepted, ${count("rejected")} rejected, ${count("skipped")} skipped, ${count("failed")} failed)`
     ])
   }
-  return `<section id="summary"><h2>Summary</h2><dl class="summary">${
-    rows.map(([k, v]) => `<div><dt>${k}</dt><dd>${v}</dd></div>`).join("")
-  }</dl></section>`
+  return `<section id="summary"><h2>Summary</h2><dl class="summary">${rows.map(([k, v]) => `<div><dt>${k}</dt><dd>${v}</dd></div>`).join("")}</dl></section>`
 }
 
 const chartsSection = (result: GepaResult, progress: ReportInput["progress"]): string => {
@@ -411,7 +417,9 @@ const chartsSection = (result: GepaResult, progress: ReportInput["progress"]): s
     `<figure>${bestChart(result, curve, fromProgress)}<figcaption>Best validation score against metric calls${
       fromProgress ? " (as logged during the run)" : " (running best at each candidate's discovery)"
     }.</figcaption></figure>` +
-    `<figure>${scatterChart(result, derived)}${legend()}<figcaption>Each candidate's mean validation score against the metric calls spent when it was discovered.</figcaption></figure>` +
+    `<figure>${
+      scatterChart(result, derived)
+    }${legend()}<figcaption>Each candidate's mean validation score against the metric calls spent when it was discovered.</figcaption></figure>` +
     `</section>`
 }
 
@@ -436,8 +444,8 @@ const lineageSection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
   }
   const width = Math.max(1, placed.columns) * SLOT + 2 * PAD
   const height = Math.max(1, placed.rows) * ROW + 2 * PAD
-  const cx = (i: number) => PAD + placed.nodes[i]!.column * SLOT + SLOT / 2
-  const top = (i: number) => PAD + placed.nodes[i]!.depth * ROW + (ROW - NODE_H) / 2
+  const cx = (i: number) => PAD + at(placed.nodes, i).column * SLOT + SLOT / 2
+  const top = (i: number) => PAD + at(placed.nodes, i).depth * ROW + (ROW - NODE_H) / 2
 
   const edges: Array<string> = []
   const nodes: Array<string> = []
@@ -447,18 +455,19 @@ const lineageSection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
       const path = onBestPath.has(i) && onBestPath.has(p) && k === 0 ? " on-path" : ""
       // the first parent's link is the tree's; a merge's other parents are dashed
       edges.push(
-        `<path class="edge${k > 0 ? " second" : ""}${path}" d="M${px(cx(p))} ${px(top(p) + NODE_H)} C${px(cx(p))} ${px(top(p) + NODE_H + 16)} ${
-          px(cx(i))
-        } ${px(top(i) - 16)} ${px(cx(i))} ${px(top(i))}"/>`
+        `<path class="edge${k > 0 ? " second" : ""}${path}" d="M${px(cx(p))} ${px(top(p) + NODE_H)} C${px(cx(p))} ${px(top(p) + NODE_H + 16)} ${px(cx(i))} ${
+          px(top(i) - 16)
+        } ${px(cx(i))} ${px(top(i))}"/>`
       )
     })
     const kind = kindOf(result, i)
     const classes = ["node", kind]
     if (i === result.bestIndex) classes.push("best")
     if (onBestPath.has(i)) classes.push("on-path")
-    const changed = ps[0] === undefined
+    const parent = ps[0]
+    const changed = parent === undefined
       ? []
-      : Object.keys(result.candidates[i] ?? {}).filter((k) => result.candidates[ps[0]!]?.[k] !== result.candidates[i]?.[k])
+      : Object.keys(result.candidates[i] ?? {}).filter((k) => result.candidates[parent]?.[k] !== result.candidates[i]?.[k])
     const iteration = foundAt.get(i)
     const about = [
       `#${i} ${kind}${ps.length > 0 ? ` of ${ps.map((p) => `#${p}`).join(" + ")}` : ""}`,
@@ -478,9 +487,11 @@ const lineageSection = (result: GepaResult, trace: ReadonlyArray<TraceEntry> | u
     )
   }
   const merges = result.candidates.map((_, i) => i).filter((i) => kindOf(result, i) === "merge")
-  const mergeList = merges.length === 0 ? "" : `<details><summary>${fmtInt(merges.length)} merges</summary><p class="note">${
-    merges.map((i) => `${candidateRef(i)} is a merge of ${validParents(result, i).map(candidateRef).join(" + ")}`).join("; ")
-  }.</p></details>`
+  const mergeList = merges.length === 0 ?
+    "" :
+    `<details><summary>${fmtInt(merges.length)} merges</summary><p class="note">${
+      merges.map((i) => `${candidateRef(i)} is a merge of ${validParents(result, i).map(candidateRef).join(" + ")}`).join("; ")
+    }.</p></details>`
   const best = n > 0 ? lineage(result, result.bestIndex) : []
   const path = best.length <= 12
     ? best.map(candidateRef).join(" → ")

@@ -7,6 +7,7 @@
 import { Schema } from "effect"
 import { Candidate } from "./Candidate.js"
 import { ObjectiveScores } from "./EvaluationBatch.js"
+import { at } from "./internal/invariant.js"
 import * as State from "./State.js"
 
 /**
@@ -100,7 +101,7 @@ export type GepaResult = typeof GepaResult.Type
  */
 export const fromState = (state: State.GepaState, stopReason: string, stoppedBy: StoppedBy | null = null): GepaResult => {
   const best = State.bestIndex(state)
-  const aggregate = state.candidates.map((_, i) => (state.valCoverage[i]! > 0 ? state.valAverages[i]! : null))
+  const aggregate = state.candidates.map((_, i) => ((state.valCoverage[i] ?? 0) > 0 ? state.valAverages[i] ?? null : null))
   return {
     schemaVersion: State.SCHEMA_VERSION,
     candidates: state.candidates,
@@ -112,7 +113,7 @@ export const fromState = (state: State.GepaState, stopReason: string, stoppedBy:
     perInstanceBest: state.fronts.instance.programs,
     discoveryBudget: state.discoveryBudget,
     bestIndex: best,
-    bestCandidate: state.candidates[best]!,
+    bestCandidate: at(state.candidates, best),
     bestScore: aggregate[best] ?? null,
     seedScore: aggregate[0] ?? null,
     totalMetricCalls: state.metricCalls,
@@ -137,8 +138,7 @@ export const fromState = (state: State.GepaState, stopReason: string, stoppedBy:
  * @since 0.2.0
  * @category formatting
  */
-export const formatScore = (score: number | null | undefined): string =>
-  typeof score === "number" && Number.isFinite(score) ? score.toFixed(3) : "n/a"
+export const formatScore = (score: number | null | undefined): string => typeof score === "number" && Number.isFinite(score) ? score.toFixed(3) : "n/a"
 
 /**
  * The lineage of a candidate, from the seed to itself (first parent first

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Array as Arr, Schema } from "effect"
 
 /**
  * The persisted state of a generator.
@@ -148,7 +148,7 @@ export class Rng {
    */
   pick<A>(items: ReadonlyArray<A>): A {
     if (items.length === 0) throw new RangeError("Rng.pick: empty array")
-    return items[this.nextInt(items.length)]!
+    return Arr.unsafeGet(items, this.nextInt(items.length))
   }
 
   /**
@@ -166,13 +166,13 @@ export class Rng {
     let r = this.nextFloat() * total
     let last = 0
     for (let i = 0; i < items.length; i++) {
-      const w = weights[i]!
-      if (!(Number.isFinite(w) && w > 0)) continue
+      const w = weights[i]
+      if (w === undefined || !(Number.isFinite(w) && w > 0)) continue
       last = i
-      if (r < w) return items[i]!
+      if (r < w) return Arr.unsafeGet(items, i)
       r -= w
     }
-    return items[last]!
+    return Arr.unsafeGet(items, last)
   }
 
   /**
@@ -184,8 +184,8 @@ export class Rng {
     const out = items.slice()
     for (let i = out.length - 1; i > 0; i--) {
       const j = this.nextInt(i + 1)
-      const tmp = out[i]!
-      out[i] = out[j]!
+      const tmp = Arr.unsafeGet(out, i)
+      out[i] = Arr.unsafeGet(out, j)
       out[j] = tmp
     }
     return out
@@ -202,10 +202,10 @@ export class Rng {
     const out: Array<A> = []
     for (let i = 0; i < k; i++) {
       const j = i + this.nextInt(pool.length - i)
-      const tmp = pool[i]!
-      pool[i] = pool[j]!
-      pool[j] = tmp
-      out.push(pool[i]!)
+      const picked = Arr.unsafeGet(pool, j)
+      pool[j] = Arr.unsafeGet(pool, i)
+      pool[i] = picked
+      out.push(picked)
     }
     return out
   }

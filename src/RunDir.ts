@@ -131,8 +131,6 @@ export interface Options {
   readonly syncReservations?: boolean
 }
 
-
-
 /**
  * Opens (creating it if needed) a run directory and locks it for the scope.
  * Fails before anything is evaluated when the directory cannot be created or
@@ -181,7 +179,9 @@ export const make = <O>(
     const resumeFrom = (loaded: { readonly state: State.GepaState; readonly generation: number }) =>
       Effect.gen(function*() {
         generation = loaded.generation
-        const inFlight = new Set(loaded.state.pending.map((p) => p.iteration))
+        const inFlight = new Set(loaded.state.pending.map((p) =>
+          p.iteration
+        ))
         for (const p of allPayments(index)) {
           // not counted by the saved state: paid by a proposal in flight at
           // the save or planned after it (or, without an iteration, written after it)
@@ -201,7 +201,7 @@ export const make = <O>(
     const startFresh = Effect.gen(function*() {
       let everSaved = reservationLog.saved
       for (const p of allPayments(index)) if (p.g > 0) everSaved = true
-      if (!everSaved) for (const p of allPayments(index)) owed.add(p, 1)
+      if (!everSaved) { for (const p of allPayments(index)) owed.add(p, 1) }
       yield* reservations.settleFresh(owed.left(), everSaved)
       yield* candidates.keep(0)
       yield* journal.startOver
@@ -279,8 +279,7 @@ export const make = <O>(
  * @since 0.3.0
  * @category layers
  */
-export const layer = (dir: string, options?: Options): Layer.Layer<RunStoreService> =>
-  Layer.succeed(RunStoreService, { open: <O>() => make<O>(dir, options) })
+export const layer = (dir: string, options?: Options): Layer.Layer<RunStoreService> => Layer.succeed(RunStoreService, { open: <O>() => make<O>(dir, options) })
 
 /**
  * Checks, creates and locks the run directory for the scope; removes the
@@ -419,12 +418,20 @@ const makeBestFile = (root: string) => {
   let last: string | undefined
   const write = (state: State.GepaState) => {
     const best = State.bestIndex(state)
-    writeAtomic(root, FILES.best, JSON.stringify({
-      index: best,
-      score: State.scoreOf(state)(best),
-      iteration: state.iteration,
-      candidate: state.candidates[best]
-    }, null, 2) + "\n")
+    writeAtomic(
+      root,
+      FILES.best,
+      JSON.stringify(
+        {
+          index: best,
+          score: State.scoreOf(state)(best),
+          iteration: state.iteration,
+          candidate: state.candidates[best]
+        },
+        null,
+        2
+      ) + "\n"
+    )
   }
   return {
     write,
@@ -512,7 +519,9 @@ export const readState = (
           }))
         return Option.some(replayJournal(r, journals, candidates).state)
       }
-      if (r._tag === "corrupt" && corrupt === undefined) corrupt = { file: path.join(root, name), detail: r.detail }
+      if (r._tag === "corrupt" && corrupt === undefined) {
+        corrupt = { file: path.join(root, name), detail: r.detail }
+      }
     }
     if (corrupt !== undefined) {
       return yield* Effect.fail(new PersistenceError({ path: corrupt.file, operation: "read", detail: corrupt.detail }))
@@ -586,8 +595,7 @@ export const remove = (dir: string): Effect.Effect<void, PersistenceError> =>
  * @since 0.3.0
  * @category utils
  */
-export const exists = (dir: string, name: FileName): Effect.Effect<boolean> =>
-  Effect.sync(() => fs.existsSync(path.join(path.resolve(dir), name)))
+export const exists = (dir: string, name: FileName): Effect.Effect<boolean> => Effect.sync(() => fs.existsSync(path.join(path.resolve(dir), name)))
 
 /**
  * Whether a directory holds a saved state (`gepa_state.json`).

@@ -192,8 +192,7 @@ export const layerNone: Layer.Layer<RunStoreService> = Layer.succeed(RunStoreSer
  * @category layers
  */
 export const layerMemory: Layer.Layer<RunStoreService | MemoryRef> = Layer.effectContext(
-  Effect.map(Ref.make(emptyMemory), (ref) =>
-    Context.make(RunStoreService, { open: <O>() => Effect.succeed(memory<O>(ref)) }).pipe(Context.add(MemoryRef, ref)))
+  Effect.map(Ref.make(emptyMemory), (ref) => Context.make(RunStoreService, { open: <O>() => Effect.succeed(memory<O>(ref)) }).pipe(Context.add(MemoryRef, ref)))
 )
 
 /**

@@ -72,8 +72,7 @@ export const registerSync = (...secrets: ReadonlyArray<Redacted.Redacted<string>
  * @since 0.3.0
  * @category registry
  */
-export const register = (...secrets: ReadonlyArray<Redacted.Redacted<string> | undefined>): Effect.Effect<void> =>
-  Effect.sync(() => registerSync(...secrets))
+export const register = (...secrets: ReadonlyArray<Redacted.Redacted<string> | undefined>): Effect.Effect<void> => Effect.sync(() => registerSync(...secrets))
 
 /**
  * The text without any registered secret.

@@ -206,8 +206,8 @@ export interface ValsetEvaluation {
 const average = (scores: Readonly<Record<string, number>>): readonly [number, number] => {
   let sum = 0
   let n = 0
-  for (const key in scores) {
-    sum += scores[key]!
+  for (const value of Object.values(scores)) {
+    sum += value
     n++
   }
   return [n === 0 ? 0 : sum / n, n]
@@ -365,7 +365,7 @@ export const versionsOf = (state: GepaState): ReadonlyArray<Genealogy.CandidateV
  * @category getters
  */
 export const scoreOf = (state: GepaState) => (program: number): number =>
-  state.valCoverage[program]! > 0 ? state.valAverages[program]! : -Infinity
+  (state.valCoverage[program] ?? 0) > 0 ? state.valAverages[program] ?? -Infinity : -Infinity
 
 /**
  * The best candidate: highest mean validation score, then more coverage,
@@ -386,7 +386,7 @@ export const bestIndex = (state: GepaState): number => {
   for (let i = resume ? memo.n : 1; i < n; i++) {
     const s = score(i)
     const b = score(best)
-    if (s > b || (s === b && state.valCoverage[i]! > state.valCoverage[best]!)) best = i
+    if (s > b || (s === b && (state.valCoverage[i] ?? 0) > (state.valCoverage[best] ?? 0))) best = i
   }
   bestMemo.set(state.valAverages, { coverage: state.valCoverage, n, best })
   return best
@@ -398,8 +398,7 @@ export const bestIndex = (state: GepaState): number => {
  * @since 0.1.0
  * @category getters
  */
-export const frontSets = (state: GepaState): ReadonlyArray<ReadonlyArray<number>> =>
-  Frontier.programSets(state.fronts, state.frontierType)
+export const frontSets = (state: GepaState): ReadonlyArray<ReadonlyArray<number>> => Frontier.programSets(state.fronts, state.frontierType)
 
 /**
  * Checks the invariants that every state must satisfy; returns the list of

@@ -97,8 +97,7 @@ export interface StopCondition {
  * @since 0.2.0
  * @category getters
  */
-export const describe = (condition: StopCondition, snapshot: Snapshot): string =>
-  condition.describe?.(snapshot) ?? `stop condition ${condition.name} met`
+export const describe = (condition: StopCondition, snapshot: Snapshot): string => condition.describe?.(snapshot) ?? `stop condition ${condition.name} met`
 
 /**
  * Builds the check of `condition` for a run, naming the condition that
@@ -109,9 +108,12 @@ export const describe = (condition: StopCondition, snapshot: Snapshot): string =
  * @category running
  */
 export const explain = (condition: StopCondition): Effect.Effect<Explain, never, Scope.Scope> =>
-  condition.explain ?? Effect.map(condition.make, (check): Explain => (s) =>
-    Effect.map(check(s), (fired) =>
-      fired ? Option.some({ condition: condition.name, reason: describe(condition, s) }) : Option.none()))
+  condition.explain ??
+    Effect.map(
+      condition.make,
+      (check): Explain => (s) =>
+        Effect.map(check(s), (fired) => fired ? Option.some({ condition: condition.name, reason: describe(condition, s) }) : Option.none())
+    )
 
 // the one score format of summaries, show and the report
 const fmt = formatScore
@@ -154,9 +156,7 @@ const positiveInt = (name: string, n: number) => {
  */
 export const maxMetricCalls = (n: number): StopCondition => {
   positiveInt("maxMetricCalls", n)
-  return { ...fromPredicate(`maxMetricCalls(${n})`, (s) => s.state.metricCalls >= n, () => `used the budget of ${n} metric calls`),
-    budget: n
-  }
+  return { ...fromPredicate(`maxMetricCalls(${n})`, (s) => s.state.metricCalls >= n, () => `used the budget of ${n} metric calls`), budget: n }
 }
 
 /**
@@ -198,8 +198,7 @@ export const timeout = (duration: Duration.DurationInput): StopCondition => {
   const millis = Duration.toMillis(decoded)
   return {
     name: `timeout(${Duration.format(decoded)})`,
-    make: Effect.map(Clock.currentTimeMillis, (start) => () =>
-      Effect.map(Clock.currentTimeMillis, (now) => now - start >= millis)),
+    make: Effect.map(Clock.currentTimeMillis, (start) => () => Effect.map(Clock.currentTimeMillis, (now) => now - start >= millis)),
     // a wall-clock limit is a deadline: it does not wait for a hung call
     interruptAfter: decoded,
     describe: () => `reached the time limit of ${Duration.format(decoded)}`
@@ -329,16 +328,26 @@ export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition 
   const deadlines = conditions.flatMap((c) => (c.interruptAfter === undefined ? [] : [c.interruptAfter]))
   const caps = conditions.flatMap((c) => (c.maxIterations === undefined ? [] : [c.maxIterations]))
   return {
-    name: conditions.length === 1 ? conditions[0]!.name : `any(${conditions.map((c) => c.name).join(", ")})`,
+    name: conditions.length === 1 && conditions[0] !== undefined ? conditions[0].name : `any(${conditions.map((c) => c.name).join(", ")})`,
     budget: budgets.length === 0 ? undefined : Math.min(...budgets),
     maxIterations: caps.length === 0 ? undefined : Math.min(...caps),
     interruptAfter: deadlines.length === 0 ? undefined : deadlines.reduce(Duration.min),
-    make: Effect.map(Effect.forEach(conditions, (c) => c.make), (checks) => (s: Snapshot) =>
-      Effect.reduce(checks, false, (acc, check) => (acc ? Effect.succeed(true) : check(s)))),
+    make: Effect.map(
+      Effect.forEach(conditions, (c) => c.make),
+      (checks) => (s: Snapshot) => Effect.reduce(checks, false, (acc, check) => (acc ? Effect.succeed(true) : check(s)))
+    ),
     // the first condition that holds is the one the run stopped for
-    explain: Effect.map(Effect.forEach(conditions, explain), (checks): Explain => (s) =>
-      Effect.reduce(checks, Option.none<Fired>(), (found, check) => (Option.isSome(found) ? Effect.succeed(found) : check(s))))
+    explain: Effect.map(
+      Effect.forEach(conditions, explain),
+      (checks): Explain => (s) => Effect.reduce(checks, Option.none<Fired>(), (found, check) => (Option.isSome(found) ? Effect.succeed(found) : check(s)))
+    )
   }
+}
+
+// capped only when every condition is, by the largest cap
+const largestCap = (conditions: ReadonlyArray<StopCondition>): number | undefined => {
+  const caps = conditions.flatMap((c) => (c.maxIterations === undefined ? [] : [c.maxIterations]))
+  return caps.length > 0 && caps.length === conditions.length ? Math.max(...caps) : undefined
 }
 
 /**
@@ -350,12 +359,11 @@ export const any = (...conditions: ReadonlyArray<StopCondition>): StopCondition 
 export const all = (...conditions: ReadonlyArray<StopCondition>): StopCondition => ({
   name: `all(${conditions.map((c) => c.name).join(", ")})`,
   describe: (s) => conditions.map((c) => describe(c, s)).join(", and "),
-  // capped only when every condition is, by the largest cap
-  maxIterations: conditions.length > 0 && conditions.every((c) => c.maxIterations !== undefined)
-    ? Math.max(...conditions.map((c) => c.maxIterations!))
-    : undefined,
-  make: Effect.map(Effect.forEach(conditions, (c) => c.make), (checks) => (s: Snapshot) =>
-    Effect.reduce(checks, conditions.length > 0, (acc, check) => (acc ? check(s) : Effect.succeed(false))))
+  maxIterations: largestCap(conditions),
+  make: Effect.map(
+    Effect.forEach(conditions, (c) => c.make),
+    (checks) => (s: Snapshot) => Effect.reduce(checks, conditions.length > 0, (acc, check) => (acc ? check(s) : Effect.succeed(false)))
+  )
 })
 
 /**

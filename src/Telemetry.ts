@@ -11,10 +11,25 @@
  *
  * @since 0.2.0
  */
-import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, LogLevel, Metric, MetricBoundaries, MetricKey, type MetricKeyType, MetricLabel } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Effect,
+  Exit,
+  type Fiber,
+  FiberRef,
+  LogLevel,
+  Metric,
+  MetricBoundaries,
+  MetricKey,
+  type MetricKeyType,
+  MetricLabel
+} from "effect"
 
 import type { EvaluationPurpose, GepaEvent } from "./Event.js"
 import * as eventLog from "./internal/eventLog.js"
+import { isRecord } from "./internal/fields.js"
 import * as Ledger from "./internal/ledger.js"
 import * as modelCall from "./internal/modelCall.js"
 import * as Spans from "./internal/spans.js"
@@ -149,7 +164,10 @@ type Labels = ReadonlyArray<MetricLabel.MetricLabel>
 // Metrics with their tags fixed once. `Metric.tagged` builds a new key (and
 // hashes it) on every update; these find their hook at once, which matters
 // for the task model's calls and the run's events.
+// one map for metrics of every key type (counters, histograms, gauges): Metric is invariant in them
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 const fixedTags = new Map<string, Metric.Metric<any, any, any>>()
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any key type, as Metric.tagged accepts
 const tagged = <Type extends MetricKeyType.MetricKeyType<any, any>>(
   key: MetricKey.MetricKey<Type>,
   tags: ReadonlyArray<readonly [string, string]>
@@ -306,7 +324,7 @@ const ModelNameId: unique symbol = Symbol.for("effect-gepa/Telemetry/modelName")
  * @category model instrumentation
  */
 export const nameOf = (model: LanguageModel): string | undefined => {
-  const name = (model as { readonly [ModelNameId]?: unknown })[ModelNameId]
+  const name = ModelNameId in model ? model[ModelNameId] : undefined
   return typeof name === "string" ? name : undefined
 }
 
@@ -398,7 +416,8 @@ export const instrumentModel = (
           return Effect.void
         }))
     }).pipe(Spans.withSpan("gepa.model", spanOptions))
-  return { complete, [InstrumentedId]: true, [ModelNameId]: options.model } as LanguageModel
+  const instrumented: LanguageModel = Object.assign({ complete }, { [InstrumentedId]: true, [ModelNameId]: options.model })
+  return instrumented
 }
 
 // ---------------------------------------------------------------------------
@@ -500,8 +519,7 @@ export const observer = (
       if (span?._tag !== "Span") return
       for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
     }
-    const now = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number =>
-      Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+    const now = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number => Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
 
     const update = (event: GepaEvent, fiber: Fiber.RuntimeFiber<unknown, unknown>, labels: Labels): void => {
       switch (event._tag) {
@@ -553,8 +571,14 @@ export const observer = (
         case "IterationEnded": {
           const averages = event.state.valAverages
           let top = -1
-          for (let i = 0; i < averages.length; i++) if (top < 0 || averages[i]! > averages[top]!) top = i
-          if (top >= 0) improve(averages[top]!, top, labels)
+          let topScore = -Infinity
+          averages.forEach((score, i) => {
+            if (top < 0 || score > topScore) {
+              top = i
+              topScore = score
+            }
+          })
+          if (top >= 0) improve(topScore, top, labels)
           if (metrics) iterations.unsafeUpdate(1, labels)
           return
         }
@@ -599,16 +623,16 @@ export const annotationsOf = (
   best?: { readonly score: number; readonly candidate: number } | undefined
 ): Record<string, string | number | boolean> => {
   const out: Record<string, string | number | boolean> = { event: event._tag }
-  const e = event as unknown as Readonly<Record<string, unknown>>
+  // the fields that some kinds of event have, read by name (an event is always an object)
+  const e: Readonly<Record<string, unknown>> = isRecord(event) ? event : {}
   const put = (key: string, value: unknown) => {
-    if (typeof value === "number" ? Number.isFinite(value) : typeof value === "string" || typeof value === "boolean") {
-      out[key] = value as string | number | boolean
-    }
+    if ((typeof value === "number" && Number.isFinite(value)) || typeof value === "string" || typeof value === "boolean") out[key] = value
   }
   put("iteration", e["iteration"])
   put("candidate", e["candidate"])
   put("parent", e["parent"])
-  if (Array.isArray(e["parents"])) put("parent", (e["parents"] as ReadonlyArray<number>).join(","))
+  const parents = e["parents"]
+  if (Array.isArray(parents)) put("parent", parents.join(","))
   put("score", e["score"])
   put("metricCalls", e["metricCalls"])
   put("purpose", e["purpose"])
@@ -654,5 +678,4 @@ const kindOf = (event: GepaEvent): "summary" | "warning" | "debug" => {
   }
 }
 
-const outcomeOf = (outcome: string): ProposalOutcome =>
-  outcome === "accepted" || outcome === "rejected" || outcome === "skipped" ? outcome : "failed"
+const outcomeOf = (outcome: string): ProposalOutcome => outcome === "accepted" || outcome === "rejected" || outcome === "skipped" ? outcome : "failed"

@@ -33,8 +33,7 @@ const modelOver = (handler: FakeAi.Handler, options: AiLanguageModel.Options = {
 describe("AiLanguageModel", () => {
   it.effect("maps text, usage, cost, finish reason and the response model; messages keep their roles", () =>
     Effect.gen(function*() {
-      const { calls, model } = yield* modelOver(() =>
-        Effect.succeed({ text: "hello", inputTokens: 1000, outputTokens: 500, modelId: "fake-2025" }), {
+      const { calls, model } = yield* modelOver(() => Effect.succeed({ text: "hello", inputTokens: 1000, outputTokens: 500, modelId: "fake-2025" }), {
         price: { inputPerMillion: 2, outputPerMillion: 8 }
       })
       const completion = yield* model.complete({
@@ -172,8 +171,7 @@ describe("AiLanguageModel", () => {
 
   it.effect("a Retry-After beyond maxRetryDelay stops the retries at once", () =>
     Effect.gen(function*() {
-      const { calls, model } = yield* modelOver(() =>
-        Effect.fail(FakeAi.responseError(429, "come back tomorrow", { "retry-after": "3600" })), {
+      const { calls, model } = yield* modelOver(() => Effect.fail(FakeAi.responseError(429, "come back tomorrow", { "retry-after": "3600" })), {
         maxRetryDelay: "10 seconds"
       })
       const failure = failureOf(yield* Effect.exit(model.complete("q")))
@@ -199,9 +197,7 @@ describe("AiLanguageModel", () => {
   it.effect("interrupting the caller interrupts the provider call", () =>
     Effect.gen(function*() {
       let interrupted = false
-      const { model } = yield* modelOver(() =>
-        Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true))))
-      )
+      const { model } = yield* modelOver(() => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))))
       const fiber = yield* Effect.fork(model.complete("q"))
       yield* TestClock.adjust("10 millis")
       const exit = yield* Fiber.interrupt(fiber)
@@ -328,4 +324,3 @@ describe("AiLanguageModel in a run", () => {
       expect(JSON.stringify(error)).not.toContain(SECRET)
     }))
 })
-

@@ -18,8 +18,9 @@ const tmpDir = () => makeTmpDir("gepa-cli-")
 // The bin runs the compiled CLI when dist/ holds it (else the sources through
 // tsx). Tests of the bin build it first when a source is newer, so that they
 // never run a stale build.
-const distMain = () => [path.join(root, "dist", "src", "cli", "main.js"), path.join(root, "dist", "cli", "main.js")]
-  .find((file) => fs.existsSync(file)) ?? path.join(root, "dist", "src", "cli", "main.js")
+const distMain = () =>
+  [path.join(root, "dist", "src", "cli", "main.js"), path.join(root, "dist", "cli", "main.js")]
+    .find((file) => fs.existsSync(file)) ?? path.join(root, "dist", "src", "cli", "main.js")
 const newestSource = (dir: string): number => {
   let newest = 0
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -88,8 +89,7 @@ const capture = (cwd: string) => {
     cwd,
     stdout: (text) => out.push(text),
     stderr: (text) => err.push(text),
-    makeModel: (role) =>
-      Effect.succeed(role === "task" ? Task.makeTaskModel(0) : Task.makeReflectionModel(0))
+    makeModel: (role) => Effect.succeed(role === "task" ? Task.makeTaskModel(0) : Task.makeReflectionModel(0))
   }
   return { env, out: () => out.join(""), err: () => err.join("") }
 }
@@ -275,14 +275,38 @@ describe("gepa optimize / show / report / resume", () => {
       const badLine = yield* runCli(dir, "optimize", "--train", "bad.jsonl", ...common, "--max-metric-calls", "50", "--run-dir", "out1")
       expect(badLine.code).toBe(2)
       expect(badLine.err).toContain(`${path.join(dir, "bad.jsonl")}:2: invalid JSON on line 2`)
-      const badMetric = yield* runCli(dir, "optimize", "--train", "train.jsonl", ...common, "--max-metric-calls", "50", "--metric", "fuzzy", "--run-dir", "out2")
+      const badMetric = yield* runCli(
+        dir,
+        "optimize",
+        "--train",
+        "train.jsonl",
+        ...common,
+        "--max-metric-calls",
+        "50",
+        "--metric",
+        "fuzzy",
+        "--run-dir",
+        "out2"
+      )
       expect(badMetric.code).toBe(2)
       expect(badMetric.err).toContain(`unknown metric "fuzzy"`)
       const badNumber = yield* runCli(dir, "optimize", "--train", "train.jsonl", ...common, "--max-metric-calls", "many", "--run-dir", "out3")
       expect(badNumber.code).toBe(2)
       expect(badNumber.err).toBe(`gepa: --max-metric-calls: expected an integer, got "many"\n`)
       // the engine's own check (the budget cannot score the seed on the validation set) comes before any write
-      const smallBudget = yield* runCli(dir, "optimize", "--train", "train.jsonl", "--validation", "val.jsonl", ...common, "--max-metric-calls", "3", "--run-dir", "out4")
+      const smallBudget = yield* runCli(
+        dir,
+        "optimize",
+        "--train",
+        "train.jsonl",
+        "--validation",
+        "val.jsonl",
+        ...common,
+        "--max-metric-calls",
+        "3",
+        "--run-dir",
+        "out4"
+      )
       expect(smallBudget.code).toBe(2)
       expect(smallBudget.err).toContain("maxMetricCalls")
       expect(smallBudget.err.trim().split("\n")).toHaveLength(1)
@@ -293,20 +317,27 @@ describe("gepa optimize / show / report / resume", () => {
     Effect.gen(function*() {
       const dir = tmpDir()
       writeTickets(dir)
-      fs.writeFileSync(path.join(dir, "gepa.json"), JSON.stringify({
-        train: "train.jsonl",
-        validation: "val.jsonl",
-        inputField: "text",
-        expectedField: "queue",
-        idField: "id",
-        seedPromptFile: "prompt.txt",
-        metric: "./metric.ts",
-        taskModel: "simulated-task",
-        reflectionModel: { model: "simulated-reflection" },
-        maxMetricCalls: 300,
-        parallelProposals: 2,
-        runDir: "runs/one"
-      }, null, 2))
+      fs.writeFileSync(
+        path.join(dir, "gepa.json"),
+        JSON.stringify(
+          {
+            train: "train.jsonl",
+            validation: "val.jsonl",
+            inputField: "text",
+            expectedField: "queue",
+            idField: "id",
+            seedPromptFile: "prompt.txt",
+            metric: "./metric.ts",
+            taskModel: "simulated-task",
+            reflectionModel: { model: "simulated-reflection" },
+            maxMetricCalls: 300,
+            parallelProposals: 2,
+            runDir: "runs/one"
+          },
+          null,
+          2
+        )
+      )
       const first = yield* runCli(dir, "optimize", "--config", "gepa.json")
       expect(first.err).toBe("")
       expect(first.code).toBe(0)
@@ -317,7 +348,11 @@ describe("gepa optimize / show / report / resume", () => {
       const saved = JSON.parse(fs.readFileSync(path.join(runDir, "config.json"), "utf8")) as Cli.Settings
       expect(saved.seedPrompt).toBe(Task.seedCandidate[Task.componentName])
       expect(saved.metric).toBe(path.join(dir, "metric.ts"))
-      const result1 = JSON.parse(fs.readFileSync(path.join(runDir, "result.json"), "utf8")) as { bestScore: number; seedScore: number; totalMetricCalls: number }
+      const result1 = JSON.parse(fs.readFileSync(path.join(runDir, "result.json"), "utf8")) as {
+        bestScore: number
+        seedScore: number
+        totalMetricCalls: number
+      }
       expect(result1.bestScore).toBeGreaterThan(result1.seedScore)
 
       // the same directory again without --resume is refused
@@ -407,22 +442,42 @@ describe("a run that fails once started", () => {
       const env: Cli.Environment = {
         ...io.env,
         makeModel: (role) =>
-          Effect.succeed(role === "task" ? Task.makeTaskModel(0) : {
-            complete: (prompt) =>
-              Effect.suspend(() => {
-                if (!broken) {
-                  broken = true
-                  fs.rmSync(path.join(runDir, "gepa_state.json"), { force: true })
-                  fs.mkdirSync(path.join(runDir, "gepa_state.json"))
-                }
-                return reflection.complete(prompt)
-              })
-          })
+          Effect.succeed(
+            role === "task" ? Task.makeTaskModel(0) : {
+              complete: (prompt) =>
+                Effect.suspend(() => {
+                  if (!broken) {
+                    broken = true
+                    fs.rmSync(path.join(runDir, "gepa_state.json"), { force: true })
+                    fs.mkdirSync(path.join(runDir, "gepa_state.json"))
+                  }
+                  return reflection.complete(prompt)
+                })
+            }
+          )
       }
       const code = yield* Cli.run([
-        "node", "gepa", "optimize", "--train", "train.jsonl", "--input-field", "text", "--expected-field", "queue",
-        "--seed-prompt-file", "prompt.txt", "--metric", "./metric.ts", "--task-model", "t", "--reflection-model", "r",
-        "--max-metric-calls", "200", "--run-dir", "run"
+        "node",
+        "gepa",
+        "optimize",
+        "--train",
+        "train.jsonl",
+        "--input-field",
+        "text",
+        "--expected-field",
+        "queue",
+        "--seed-prompt-file",
+        "prompt.txt",
+        "--metric",
+        "./metric.ts",
+        "--task-model",
+        "t",
+        "--reflection-model",
+        "r",
+        "--max-metric-calls",
+        "200",
+        "--run-dir",
+        "run"
       ], env)
       expect(code).toBe(1)
       const err = io.err()
@@ -503,8 +558,21 @@ describe("bin/gepa.js", () => {
   it("loads metric modules in .ts, .mts, .js, .mjs and .cjs whatever the package type", async () => {
     const root = tmpDir()
     const args = (metric: string) => [
-      "optimize", "--train", "train.jsonl", "--seed-prompt", "x", "--task-model", "t", "--reflection-model", "r",
-      "--max-metric-calls", "5", "--metric", metric, "--run-dir", "run"
+      "optimize",
+      "--train",
+      "train.jsonl",
+      "--seed-prompt",
+      "x",
+      "--task-model",
+      "t",
+      "--reflection-model",
+      "r",
+      "--max-metric-calls",
+      "5",
+      "--metric",
+      metric,
+      "--run-dir",
+      "run"
     ]
     const kinds = {
       none: ["./metric.ts", "./metric.mts", "./metric.js", "./metric.mjs"],
@@ -550,8 +618,19 @@ describe("bin/gepa.js", () => {
   it("exits 2 with one message naming the missing file, and writes nothing", async () => {
     const dir = tmpDir()
     const r = await gepa(dir, [
-      "optimize", "--train", "missing.jsonl", "--seed-prompt", "Answer.", "--task-model", "t",
-      "--reflection-model", "r", "--max-metric-calls", "10", "--run-dir", "run"
+      "optimize",
+      "--train",
+      "missing.jsonl",
+      "--seed-prompt",
+      "Answer.",
+      "--task-model",
+      "t",
+      "--reflection-model",
+      "r",
+      "--max-metric-calls",
+      "10",
+      "--run-dir",
+      "run"
     ], { OPENAI_API_KEY: "" })
     expect(r.status).toBe(2)
     expect(r.stderr.trim()).toBe(`gepa: ${path.join(fs.realpathSync(dir), "missing.jsonl")}: file not found`)
@@ -561,9 +640,16 @@ describe("bin/gepa.js", () => {
   it("exits 2 on a bad line of the config's data file", async () => {
     const dir = tmpDir()
     fs.writeFileSync(path.join(dir, "train.jsonl"), `{"input": "a", "expected": "b"}\n{"input": "a" "expected": "b"}\n`)
-    fs.writeFileSync(path.join(dir, "gepa.json"), JSON.stringify({
-      train: "train.jsonl", seedPrompt: "Answer.", taskModel: "t", reflectionModel: "r", maxMetricCalls: 10
-    }))
+    fs.writeFileSync(
+      path.join(dir, "gepa.json"),
+      JSON.stringify({
+        train: "train.jsonl",
+        seedPrompt: "Answer.",
+        taskModel: "t",
+        reflectionModel: "r",
+        maxMetricCalls: 10
+      })
+    )
     const r = await gepa(dir, ["optimize", "--config", "gepa.json"])
     expect(r.status).toBe(2)
     expect(r.stderr).toContain(`train.jsonl:2: invalid JSON on line 2`)
@@ -609,7 +695,10 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
       fs.writeFileSync(path.join(dir, "data.jsonl"), words.map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
       // validation examples of their own: what the resumed run learns about the training
       // examples is not known from validations (it would skip known-perfect minibatches for free)
-      fs.writeFileSync(path.join(dir, "val.jsonl"), ["iota", "kappa", "lambda", "mu"].map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
+      fs.writeFileSync(
+        path.join(dir, "val.jsonl"),
+        ["iota", "kappa", "lambda", "mu"].map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n")
+      )
       // the README's metric.ts, in a folder whose package is CommonJS
       fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "commonjs" }))
       fs.writeFileSync(path.join(dir, "compare.ts"), `export const same = (a: string, b: string): boolean => a === b\n`)
@@ -620,10 +709,31 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
           `  same(output, String(example.expected)) ? { score: 1 } : { score: 0, feedback: \`expected \${String(example.expected)}\` }\n`
       )
       const args = [
-        "optimize", "--train", "data.jsonl", "--validation", "val.jsonl", "--seed-prompt", "Repeat the text.", "--metric", "./metric.ts",
-        "--task-model", "fake-task", "--task-base-url", server.baseURL,
-        "--reflection-model", "fake-reflection", "--reflection-base-url", server.baseURL,
-        "--max-metric-calls", "60", "--minibatch-size", "2", "--max-concurrency", "2", "--run-dir", "run"
+        "optimize",
+        "--train",
+        "data.jsonl",
+        "--validation",
+        "val.jsonl",
+        "--seed-prompt",
+        "Repeat the text.",
+        "--metric",
+        "./metric.ts",
+        "--task-model",
+        "fake-task",
+        "--task-base-url",
+        server.baseURL,
+        "--reflection-model",
+        "fake-reflection",
+        "--reflection-base-url",
+        server.baseURL,
+        "--max-metric-calls",
+        "60",
+        "--minibatch-size",
+        "2",
+        "--max-concurrency",
+        "2",
+        "--run-dir",
+        "run"
       ]
       let sent = false
       const first = yield* spawnCli(dir, args, (soFar, kill) => {
@@ -644,7 +754,14 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
       moved.setFallback(respond)
       const before = server.requests.length
       const resumed = yield* spawnCli(dir, [
-        "resume", "run", "--task-base-url", moved.baseURL, "--reflection-base-url", moved.baseURL, "--task-timeout", "30s",
+        "resume",
+        "run",
+        "--task-base-url",
+        moved.baseURL,
+        "--reflection-base-url",
+        moved.baseURL,
+        "--task-timeout",
+        "30s",
         // the first run may have found the perfect prompt before it stopped: go on regardless
         "--no-stop-at-perfect"
       ])
@@ -698,12 +815,28 @@ describe("gepa with model strings, log levels and the runner command", () => {
       fs.writeFileSync(path.join(dir, "data.jsonl"), words.map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
       // validation examples of their own: what the resumed run learns about the training
       // examples is not known from validations (it would skip known-perfect minibatches for free)
-      fs.writeFileSync(path.join(dir, "val.jsonl"), ["iota", "kappa", "lambda", "mu"].map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
+      fs.writeFileSync(
+        path.join(dir, "val.jsonl"),
+        ["iota", "kappa", "lambda", "mu"].map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n")
+      )
       const args = (runDir: string) => [
-        "optimize", "--train", "data.jsonl", "--seed-prompt", "Repeat the text.",
-        "--task-model", `openai-compatible:${server.baseURL}#served-task`,
-        "--reflection-model", `openai-compatible:${server.baseURL}#served-reflection`,
-        "--max-metric-calls", "30", "--minibatch-size", "2", "--max-concurrency", "2", "--run-dir", runDir
+        "optimize",
+        "--train",
+        "data.jsonl",
+        "--seed-prompt",
+        "Repeat the text.",
+        "--task-model",
+        `openai-compatible:${server.baseURL}#served-task`,
+        "--reflection-model",
+        `openai-compatible:${server.baseURL}#served-reflection`,
+        "--max-metric-calls",
+        "30",
+        "--minibatch-size",
+        "2",
+        "--max-concurrency",
+        "2",
+        "--run-dir",
+        runDir
       ]
       const quiet = yield* spawnCli(dir, args("quiet"))
       expect(quiet.err).toBe("")
@@ -734,8 +867,19 @@ describe("gepa with model strings, log levels and the runner command", () => {
     fs.writeFileSync(path.join(dir, "train.jsonl"), `{"input": "a", "expected": "A"}\n`)
     const run = (model: string, env: Readonly<Record<string, string>>) =>
       gepa(dir, [
-        "optimize", "--train", "train.jsonl", "--seed-prompt", "Answer.", "--task-model", model,
-        "--reflection-model", "openai:gpt-4.1-mini", "--max-metric-calls", "10", "--run-dir", "run"
+        "optimize",
+        "--train",
+        "train.jsonl",
+        "--seed-prompt",
+        "Answer.",
+        "--task-model",
+        model,
+        "--reflection-model",
+        "openai:gpt-4.1-mini",
+        "--max-metric-calls",
+        "10",
+        "--run-dir",
+        "run"
       ], { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "", ANTHROPIC_API_KEY: "", ...env })
     const unknown = await run("mistral:large", {})
     expect(unknown.status).toBe(2)

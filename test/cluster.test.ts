@@ -73,8 +73,7 @@ const startRunner = (dir: string, env: Record<string, string>) =>
     (runner) => Effect.sync(() => runner.process.kill("SIGKILL"))
   )
 
-const lines = (file: string): ReadonlyArray<string> =>
-  fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
+const lines = (file: string): ReadonlyArray<string> => fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
 
 const comparable = (r: Gepa.OptimizeResult<string>) => ({
   candidates: r.candidates,
@@ -109,112 +108,118 @@ describe.each(backends)("cluster evaluation on $name", ({ storage: storageOf }) 
   const budget = 240
   const iterations = 25
 
-  it.live("3 runners started together on an empty database, one SIGKILLed mid-run: the single-process result, each call charged once, no storage warning", () =>
-    Effect.gen(function*() {
-      const dir = tmpDir("gepa-cluster-")
-      // the default failover: nothing tuned for the test
-      const settings = { GEPA_CLUSTER_STORAGE: storageOf(dir), GEPA_RUNNER_STATUS_EVERY: "1 second" }
-      const baseline = yield* Effect.gen(function*() {
-        const toy = yield* Toy.makeAdapter()
-        return yield* Gepa.optimize(crashConfig(toy.adapter, budget, iterations))
-      })
+  it.live(
+    "3 runners started together on an empty database, one SIGKILLed mid-run: the single-process result, each call charged once, no storage warning",
+    () =>
+      Effect.gen(function*() {
+        const dir = tmpDir("gepa-cluster-")
+        // the default failover: nothing tuned for the test
+        const settings = { GEPA_CLUSTER_STORAGE: storageOf(dir), GEPA_RUNNER_STATUS_EVERY: "1 second" }
+        const baseline = yield* Effect.gen(function*() {
+          const toy = yield* Toy.makeAdapter()
+          return yield* Gepa.optimize(crashConfig(toy.adapter, budget, iterations))
+        })
 
-      // all three at the same instant on an empty database: schema creation is serialized
-      const runners = [...(yield* startRunners(dir, settings, 3))]
+        // all three at the same instant on an empty database: schema creation is serialized
+        const runners = [...(yield* startRunners(dir, settings, 3))]
 
-      // the adapter the engine sees, counting what it receives: every example of a returned chunk
-      const client = yield* Layer.build(ClusterAdapter.layerClient({ storage: settings.GEPA_CLUSTER_STORAGE }))
-      const remote = yield* Effect.provide(ClusterAdapter.make(evaluation), client)
-      let used = 0
-      let failedCalls = 0
-      const counted: typeof remote = {
-        ...remote,
-        evaluate: (batch, candidate, options) =>
-          remote.evaluate(batch, candidate, options).pipe(
-            Effect.tap(() => Effect.sync(() => (used += batch.length))),
-            Effect.tapError(() => Effect.sync(() => failedCalls++))
-          )
-      }
+        // the adapter the engine sees, counting what it receives: every example of a returned chunk
+        const client = yield* Layer.build(ClusterAdapter.layerClient({ storage: settings.GEPA_CLUSTER_STORAGE }))
+        const remote = yield* Effect.provide(ClusterAdapter.make(evaluation), client)
+        let used = 0
+        let failedCalls = 0
+        const counted: typeof remote = {
+          ...remote,
+          evaluate: (batch, candidate, options) =>
+            remote.evaluate(batch, candidate, options).pipe(
+              Effect.tap(() => Effect.sync(() => (used += batch.length))),
+              Effect.tapError(() => Effect.sync(() => failedCalls++))
+            )
+        }
 
-      // kill the busiest runner once the cluster has done some work: by progress, not time
-      const executed = () => runners.reduce((n, r) => n + lines(r.log).length, 0)
-      let killed: { readonly runner: Runner; readonly executedBefore: number; readonly ownBefore: number } | undefined
-      let finished = false
-      const watcher = setInterval(() => {
-        if (killed !== undefined || finished || executed() < 120) return
-        const busiest = [...runners].sort((a, b) => lines(b.log).length - lines(a.log).length)[0]!
-        killed = { runner: busiest, executedBefore: executed(), ownBefore: lines(busiest.log).length }
-        busiest.process.kill("SIGKILL")
-      }, 5)
+        // kill the busiest runner once the cluster has done some work: by progress, not time
+        const executed = () => runners.reduce((n, r) => n + lines(r.log).length, 0)
+        let killed: { readonly runner: Runner; readonly executedBefore: number; readonly ownBefore: number } | undefined
+        let finished = false
+        const watcher = setInterval(() => {
+          if (killed !== undefined || finished || executed() < 120) return
+          const busiest = [...runners].sort((a, b) => lines(b.log).length - lines(a.log).length)[0]!
+          killed = { runner: busiest, executedBefore: executed(), ownBefore: lines(busiest.log).length }
+          busiest.process.kill("SIGKILL")
+        }, 5)
 
-      const accepted: Array<Candidate.Candidate> = []
-      let maxCharged = 0
-      const onEvent = (event: GepaEvent) => {
-        if (event._tag === "CandidateAccepted") accepted.push(event.components)
-        if (event._tag === "BudgetUpdated") maxCharged = Math.max(maxCharged, event.metricCalls)
-      }
-      const result = yield* Gepa.optimize({ ...crashConfig(counted, budget, iterations), onEvent }).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          finished = true
-          clearInterval(watcher)
-        }))
-      )
+        const accepted: Array<Candidate.Candidate> = []
+        let maxCharged = 0
+        const onEvent = (event: GepaEvent) => {
+          if (event._tag === "CandidateAccepted") accepted.push(event.components)
+          if (event._tag === "BudgetUpdated") maxCharged = Math.max(maxCharged, event.metricCalls)
+        }
+        const result = yield* Gepa.optimize({ ...crashConfig(counted, budget, iterations), onEvent }).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            finished = true
+            clearInterval(watcher)
+          }))
+        )
 
-      // the kill landed mid-run, and the survivors carried on
-      assert.isDefined(killed)
-      const { runner: dead, executedBefore, ownBefore } = killed!
-      expect(ownBefore).toBeGreaterThan(0)
-      expect(executed()).toBeGreaterThan(executedBefore)
-      expect(lines(dead.log).length).toBeLessThanOrEqual(ownBefore + 4)
+        // the kill landed mid-run, and the survivors carried on
+        assert.isDefined(killed)
+        const { runner: dead, executedBefore, ownBefore } = killed!
+        expect(ownBefore).toBeGreaterThan(0)
+        expect(executed()).toBeGreaterThan(executedBefore)
+        expect(lines(dead.log).length).toBeLessThanOrEqual(ownBefore + 4)
 
-      // same result as one process with the same seed
-      expect(comparable(result)).toEqual(comparable(baseline))
-      // no accepted candidate lost
-      for (const c of accepted) expect(result.candidates.some((x) => Candidate.equals(x, c))).toBe(true)
-      // charged == the evaluations the engine used, never over budget
-      expect(failedCalls).toBe(0)
-      expect(result.totalMetricCalls).toBe(used)
-      expect(maxCharged).toBeLessThanOrEqual(budget)
-      expect(result.totalMetricCalls).toBeLessThanOrEqual(budget)
-      // every evaluation used ran on some runner; anything run more often is a redelivery of the dead
-      // runner's work: on a quiet machine only its calls in flight (<= 4), as finished calls are found
-      // stored (tested exactly in process below); on a starved one a live runner that stalls past the
-      // failover time also loses shards, so the bound here is what the dead runner started
-      expect(executed()).toBeGreaterThanOrEqual(used)
-      expect(executed() - used).toBeLessThanOrEqual(lines(dead.log).length)
-      const survivors = runners.filter((r) => r !== dead)
-      // no storage warning, no deprecation warning, in any process
-      expect(storageWarnings(runners)).toEqual([])
+        // same result as one process with the same seed
+        expect(comparable(result)).toEqual(comparable(baseline))
+        // no accepted candidate lost
+        for (const c of accepted) expect(result.candidates.some((x) => Candidate.equals(x, c))).toBe(true)
+        // charged == the evaluations the engine used, never over budget
+        expect(failedCalls).toBe(0)
+        expect(result.totalMetricCalls).toBe(used)
+        expect(maxCharged).toBeLessThanOrEqual(budget)
+        expect(result.totalMetricCalls).toBeLessThanOrEqual(budget)
+        // every evaluation used ran on some runner; anything run more often is a redelivery of the dead
+        // runner's work: on a quiet machine only its calls in flight (<= 4), as finished calls are found
+        // stored (tested exactly in process below); on a starved one a live runner that stalls past the
+        // failover time also loses shards, so the bound here is what the dead runner started
+        expect(executed()).toBeGreaterThanOrEqual(used)
+        expect(executed() - used).toBeLessThanOrEqual(lines(dead.log).length)
+        const survivors = runners.filter((r) => r !== dead)
+        // no storage warning, no deprecation warning, in any process
+        expect(storageWarnings(runners)).toEqual([])
 
-      // the same request id twice: evaluated once, the second answer comes from storage
-      const probe = { rules_a: "probe alpha", rules_b: "probe" }
-      const probeLines = () => runners.reduce((n, r) => n + lines(r.log).filter((l) => l.startsWith(Candidate.hash(probe))).length, 0)
-      const entity = yield* Effect.provide(ClusterEvaluation.Evaluator.client, client)
-      const payload = {
-        requestId: "probe-1",
-        candidate: probe,
-        items: [{ key: "probe-item-1", examples: [{ id: 1, category: "a" }] }],
-        captureTraces: false
-      }
-      const first = yield* entity(protocol.entityId(0)).Evaluate(payload)
-      const second = yield* entity(protocol.entityId(0)).Evaluate(payload)
-      expect(second).toEqual(first)
-      expect(first.items).toMatchObject([{ _tag: "Evaluated", scores: [1] }])
-      expect(probeLines()).toBe(1)
-      // while the adapter making the same call again is new work, under a new id
-      yield* remote.evaluate([{ id: 1, category: "a" }], probe, { captureTraces: false })
-      yield* remote.evaluate([{ id: 1, category: "a" }], probe, { captureTraces: false })
-      expect(probeLines()).toBe(3)
+        // the same request id twice: evaluated once, the second answer comes from storage
+        const probe = { rules_a: "probe alpha", rules_b: "probe" }
+        const probeLines = () => runners.reduce((n, r) => n + lines(r.log).filter((l) => l.startsWith(Candidate.hash(probe))).length, 0)
+        const entity = yield* Effect.provide(ClusterEvaluation.Evaluator.client, client)
+        const payload = {
+          requestId: "probe-1",
+          candidate: probe,
+          items: [{ key: "probe-item-1", examples: [{ id: 1, category: "a" }] }],
+          captureTraces: false
+        }
+        const first = yield* entity(protocol.entityId(0)).Evaluate(payload)
+        const second = yield* entity(protocol.entityId(0)).Evaluate(payload)
+        expect(second).toEqual(first)
+        expect(first.items).toMatchObject([{ _tag: "Evaluated", scores: [1] }])
+        expect(probeLines()).toBe(1)
+        // while the adapter making the same call again is new work, under a new id
+        yield* remote.evaluate([{ id: 1, category: "a" }], probe, { captureTraces: false })
+        yield* remote.evaluate([{ id: 1, category: "a" }], probe, { captureTraces: false })
+        expect(probeLines()).toBe(3)
 
-      // a failure on a runner is the call's failure, naming the runner; so is a defect of the adapter
-      const failed = yield* Effect.flip(remote.evaluate([{ id: 1, category: "a" }], { fail: "the sandbox is gone" }, { captureTraces: false }))
-      expect(failed._tag).toBe("AdapterError")
-      expect(failed.message).toMatch(/evaluation on runner 127\.0\.0\.1:\d+ failed: Adapter failed in evaluate: the sandbox is gone/)
-      const died = yield* Effect.flip(remote.evaluate([{ id: 1, category: "a" }], { die: "boom" }, { captureTraces: false }))
-      expect(died.message).toMatch(/failed: defect: boom/)
-      // each runner printed its status line
-      for (const r of survivors) expect(r.output()).toMatch(/runner 127\.0\.0\.1:\d+: \d+ evaluated \(\d+ failed, \d+ reused after a failover\), \d+ in flight/)
-    }).pipe(Effect.scoped), 150_000)
+        // a failure on a runner is the call's failure, naming the runner; so is a defect of the adapter
+        const failed = yield* Effect.flip(remote.evaluate([{ id: 1, category: "a" }], { fail: "the sandbox is gone" }, { captureTraces: false }))
+        expect(failed._tag).toBe("AdapterError")
+        expect(failed.message).toMatch(/evaluation on runner 127\.0\.0\.1:\d+ failed: Adapter failed in evaluate: the sandbox is gone/)
+        const died = yield* Effect.flip(remote.evaluate([{ id: 1, category: "a" }], { die: "boom" }, { captureTraces: false }))
+        expect(died.message).toMatch(/failed: defect: boom/)
+        // each runner printed its status line
+        for (const r of survivors) {
+          expect(r.output()).toMatch(/runner 127\.0\.0\.1:\d+: \d+ evaluated \(\d+ failed, \d+ reused after a failover\), \d+ in flight/)
+        }
+      }).pipe(Effect.scoped),
+    150_000
+  )
 })
 
 describe("cluster storage errors", () => {
@@ -222,8 +227,7 @@ describe("cluster storage errors", () => {
     Effect.gen(function*() {
       const port = yield* Effect.promise(() => freePort())
       const url = new URL(pg!.url)
-      const attempt = (address: string) =>
-        Effect.flip(Effect.scoped(Layer.build(ClusterEvaluation.layerStorage(address))))
+      const attempt = (address: string) => Effect.flip(Effect.scoped(Layer.build(ClusterEvaluation.layerStorage(address))))
       const refused = yield* attempt(`postgres://gepa:s3cret%21@127.0.0.1:${port}/gepa`)
       expect(refused.message).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}/gepa as gepa: could not connect: connection refused`))
       const unknownDb = yield* attempt(`postgres://postgres:s3cret%21@${url.host}/nope`)
@@ -289,7 +293,7 @@ describe("cluster evaluation, pure parts", () => {
       expect(ClusterEvaluation.isDefinition({})).toBe(false)
       const error = yield* Effect.flip(ClusterRunner.load(path.join(import.meta.dirname, "fixtures", "toy.ts")))
       expect(error.message).toMatch(/toy\.ts: exports no ClusterEvaluation\.define/)
-      expect((yield* ClusterRunner.load(path.join(import.meta.dirname, "fixtures", "clusterEvaluation.ts")))).toBe(evaluation)
+      expect(yield* ClusterRunner.load(path.join(import.meta.dirname, "fixtures", "clusterEvaluation.ts"))).toBe(evaluation)
     }))
 
   it("the main entry never loads the cluster: no module reachable from src/index.ts imports it", () => {
@@ -347,50 +351,53 @@ describe("cluster evaluation, pure parts", () => {
   })
 
   it("batching: each call gets its own answer; a request holds one group's calls, at most the runner's capacity", async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.array(fc.record({ group: fc.constantFrom("a", "b", "c"), size: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 40 }),
-      fc.integer({ min: 1, max: 8 }),
-      fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
-      async (calls, capacity, maxBatch) => {
-        const requests: Array<ReadonlyArray<Batcher.Call>> = []
-        const program = Effect.gen(function*() {
-          const batcher = yield* Batcher.make<string>({
-            router: Router.make(4),
-            maxBatch,
-            defaultCapacity: 2,
-            lingerMillis: 0,
-            send: (_entity, batch) =>
-              Effect.sync(() => {
-                requests.push(batch)
-                return {
-                  runner: "r",
-                  capacity,
-                  items: batch.map((c) => ({ _tag: "Evaluated" as const, outputs: [c.key], scores: [c.size] }))
-                }
-              })
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ group: fc.constantFrom("a", "b", "c"), size: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+        async (calls, capacity, maxBatch) => {
+          const requests: Array<ReadonlyArray<Batcher.Call>> = []
+          const program = Effect.gen(function*() {
+            const batcher = yield* Batcher.make<string>({
+              router: Router.make(4),
+              maxBatch,
+              defaultCapacity: 2,
+              lingerMillis: 0,
+              send: (_entity, batch) =>
+                Effect.sync(() => {
+                  requests.push(batch)
+                  return {
+                    runner: "r",
+                    capacity,
+                    items: batch.map((c) => ({ _tag: "Evaluated" as const, outputs: [c.key], scores: [c.size] }))
+                  }
+                })
+            })
+            return yield* Effect.forEach(
+              calls,
+              (c, i) => batcher.submit(c.group, { candidate: { g: c.group }, captureTraces: false, key: `k${i}`, size: c.size }),
+              { concurrency: "unbounded" }
+            )
           })
-          return yield* Effect.forEach(
-            calls,
-            (c, i) => batcher.submit(c.group, { candidate: { g: c.group }, captureTraces: false, key: `k${i}`, size: c.size }),
-            { concurrency: "unbounded" }
-          )
-        })
-        const answers = await Effect.runPromise(Effect.scoped(program))
-        answers.forEach((a, i) => expect(a.result).toMatchObject({ outputs: [`k${i}`], scores: [calls[i]!.size] }))
-        expect(requests.flat().length).toBe(calls.length)
-        for (const r of requests) {
-          expect(new Set(r.map((c) => c.candidate["g"])).size).toBe(1)
-          // the first requests go before the runner's capacity is known: the default (2) then applies
-          const limit = Math.max(maxBatch ?? capacity, maxBatch ?? 2)
-          if (r.length > 1) expect(r.reduce((n, c) => n + c.size, 0)).toBeLessThanOrEqual(limit)
+          const answers = await Effect.runPromise(Effect.scoped(program))
+          answers.forEach((a, i) => expect(a.result).toMatchObject({ outputs: [`k${i}`], scores: [calls[i]!.size] }))
+          expect(requests.flat().length).toBe(calls.length)
+          for (const r of requests) {
+            expect(new Set(r.map((c) => c.candidate["g"])).size).toBe(1)
+            // the first requests go before the runner's capacity is known: the default (2) then applies
+            const limit = Math.max(maxBatch ?? capacity, maxBatch ?? 2)
+            if (r.length > 1) expect(r.reduce((n, c) => n + c.size, 0)).toBeLessThanOrEqual(limit)
+          }
+          // calls made together are batched: fewer requests than calls whenever two calls of a group fit in one
+          // (all go in one flush, before any reply: the limit is maxBatch, or the default capacity 2)
+          const sizes = (g: string) => calls.filter((c) => c.group === g).map((c) => c.size).sort((x, y) => x - y)
+          const fits = (g: string) => sizes(g).length >= 2 && sizes(g)[0]! + sizes(g)[1]! <= (maxBatch ?? 2)
+          if (["a", "b", "c"].some(fits)) expect(requests.length).toBeLessThan(calls.length)
         }
-        // calls made together are batched: fewer requests than calls whenever two calls of a group fit in one
-        // (all go in one flush, before any reply: the limit is maxBatch, or the default capacity 2)
-        const sizes = (g: string) => calls.filter((c) => c.group === g).map((c) => c.size).sort((x, y) => x - y)
-        const fits = (g: string) => sizes(g).length >= 2 && sizes(g)[0]! + sizes(g)[1]! <= (maxBatch ?? 2)
-        if (["a", "b", "c"].some(fits)) expect(requests.length).toBeLessThan(calls.length)
-      }
-    ), { numRuns: 60 })
+      ),
+      { numRuns: 60 }
+    )
   })
 
   it.effect("gepa runner flags: parsed and checked before anything starts, each error naming its flag", () =>

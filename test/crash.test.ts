@@ -102,8 +102,10 @@ const rerunCompleted = (outcome: Outcome, baseline: ReadonlyArray<string>): Arra
       const completed = restart.cached.get(key) ?? 0
       if (completed > 0 && calls > (expected.get(key) ?? 0) - completed) {
         const line = window.find((l) => keyOf(l).key === key)
-        found.push(`${line} after the restart at ${restart.at}: ${calls} calls, ${completed} completed before, ` +
-          `${expected.get(key) ?? 0} uninterrupted`)
+        found.push(
+          `${line} after the restart at ${restart.at}: ${calls} calls, ${completed} completed before, ` +
+            `${expected.get(key) ?? 0} uninterrupted`
+        )
       }
     }
   })
@@ -127,12 +129,14 @@ const killedRun = async (budget: number, points: ReadonlyArray<string>): Promise
       } catch {
         assert.fail(`${kill}: ${RunDir.FILES.state} is not JSON`)
       }
-      assert.isTrue(Either.isRight(Schema.decodeUnknownEither(State.GepaState)({
-        ...(envelope!.state as object),
-        candidates: [],
-        valScores: [],
-        objectiveScores: []
-      })))
+      assert.isTrue(Either.isRight(
+        Schema.decodeUnknownEither(State.GepaState)({
+          ...(envelope!.state as object),
+          candidates: [],
+          valScores: [],
+          objectiveScores: []
+        })
+      ))
     }
     const saved = await Effect.runPromise(RunDir.readState(dir))
     if (Option.isSome(saved)) {
@@ -197,54 +201,60 @@ describe("crash exactness", () => {
     { budget: tight, points: ["fsync:30", "reflect:2", "rename:3"] }
   ]
 
-  it.effect("SIGKILL at 25 points: state decodes, nothing accepted lost, nothing completed re-run, real calls within budget, same result", () =>
-    Effect.gen(function*() {
-      const expected = new Map([[loose, yield* baseline(loose)], [tight, yield* baseline(tight)]])
-      expect(expected.get(loose)!.result.iterations).toBe(iterations)
-      assert.include(expected.get(tight)!.result.stopReason, "budget")
-      const outcomes = yield* Effect.promise(() => pooled(runs.map((r) => () => killedRun(r.budget, r.points)), 4))
-      let totalKills = 0
-      for (const [k, outcome] of outcomes.entries()) {
-        const { kills, result, ledger } = outcome
-        const { budget, points } = runs[k]!
-        const label = `${points.join(",")} (budget ${budget})`
-        const base = expected.get(budget)!
-        totalKills += kills
-        // kill points count events whose number can vary a little with timing (saves happen when
-        // the loop waits): each run must be killed, the whole test at least 20 times
-        expect(kills, label).toBeGreaterThan(0)
-        // the independent ledger: every call the adapter started, over every process
-        // no completed evaluation runs again after a restart, also where two proposals in flight
-        // paid for the same pair (each finds its own result again)
-        const rerun = rerunCompleted(outcome, base.ledger)
-        expect(rerun, `${label}: ${rerun.join("; ")}`).toEqual([])
-        expect(ledger.length, label).toBeLessThanOrEqual(budget)
-        // every real call is charged, as a counted metric call or as lost work (a reservation
-        // whose calls never started is charged too: the write-ahead log errs on the safe side)
-        expect(result.totalMetricCalls + result.lostMetricCalls, label).toBeGreaterThanOrEqual(ledger.length)
-        expect(result.totalMetricCalls + result.lostMetricCalls, label).toBeLessThanOrEqual(budget)
-        if (budget === loose) {
-          // calls beyond the uninterrupted run's are the ones cut short by a kill: all charged as lost
-          // (with a binding budget the lost calls leave less of it, and the end of the run, which is
-          // sized to what is left, differs)
-          const extra = [...countBy(ledger)].reduce((n, [line, c]) => n + Math.max(0, c - (countBy(base.ledger).get(line) ?? 0)), 0)
-          expect(extra, label).toBeLessThanOrEqual(result.lostMetricCalls)
-          expect(result.candidates, label).toEqual(base.result.candidates)
-          expect(result.parents, label).toEqual(base.result.parents)
-          expect(result.valScores, label).toEqual(base.result.valScores)
-          expect(result.iterations, label).toBe(base.result.iterations)
-          expect(result.totalMetricCalls, label).toBe(base.result.totalMetricCalls)
-        } else {
-          // lost work leaves less budget: the candidates are the uninterrupted run's, up to where it
-          // ran out; the last one may come from the end of the run, sized to a smaller remainder
-          const common = result.candidates.length - 1
-          expect(result.candidates.slice(0, common), label).toEqual(base.result.candidates.slice(0, common))
-          expect(result.parents.slice(0, common), label).toEqual(base.result.parents.slice(0, common))
-          if (result.candidates.length < base.result.candidates.length) expect(result.stopReason, label).toContain("budget")
+  it.effect(
+    "SIGKILL at 25 points: state decodes, nothing accepted lost, nothing completed re-run, real calls within budget, same result",
+    () =>
+      Effect.gen(function*() {
+        const expected = new Map([[loose, yield* baseline(loose)], [tight, yield* baseline(tight)]])
+        expect(expected.get(loose)!.result.iterations).toBe(iterations)
+        assert.include(expected.get(tight)!.result.stopReason, "budget")
+        const outcomes = yield* Effect.promise(() => pooled(runs.map((r) => () => killedRun(r.budget, r.points)), 4))
+        let totalKills = 0
+        for (const [k, outcome] of outcomes.entries()) {
+          const { kills, result, ledger } = outcome
+          const { budget, points } = runs[k]!
+          const label = `${points.join(",")} (budget ${budget})`
+          const base = expected.get(budget)!
+          totalKills += kills
+          // kill points count events whose number can vary a little with timing (saves happen when
+          // the loop waits): each run must be killed, the whole test at least 20 times
+          expect(kills, label).toBeGreaterThan(0)
+          // the independent ledger: every call the adapter started, over every process
+          // no completed evaluation runs again after a restart, also where two proposals in flight
+          // paid for the same pair (each finds its own result again)
+          const rerun = rerunCompleted(outcome, base.ledger)
+          expect(rerun, `${label}: ${rerun.join("; ")}`).toEqual([])
+          expect(ledger.length, label).toBeLessThanOrEqual(budget)
+          // every real call is charged, as a counted metric call or as lost work (a reservation
+          // whose calls never started is charged too: the write-ahead log errs on the safe side)
+          expect(result.totalMetricCalls + result.lostMetricCalls, label).toBeGreaterThanOrEqual(ledger.length)
+          expect(result.totalMetricCalls + result.lostMetricCalls, label).toBeLessThanOrEqual(budget)
+          if (budget === loose) {
+            // calls beyond the uninterrupted run's are the ones cut short by a kill: all charged as lost
+            // (with a binding budget the lost calls leave less of it, and the end of the run, which is
+            // sized to what is left, differs)
+            const extra = [...countBy(ledger)].reduce((n, [line, c]) => n + Math.max(0, c - (countBy(base.ledger).get(line) ?? 0)), 0)
+            expect(extra, label).toBeLessThanOrEqual(result.lostMetricCalls)
+            expect(result.candidates, label).toEqual(base.result.candidates)
+            expect(result.parents, label).toEqual(base.result.parents)
+            expect(result.valScores, label).toEqual(base.result.valScores)
+            expect(result.iterations, label).toBe(base.result.iterations)
+            expect(result.totalMetricCalls, label).toBe(base.result.totalMetricCalls)
+          } else {
+            // lost work leaves less budget: the candidates are the uninterrupted run's, up to where it
+            // ran out; the last one may come from the end of the run, sized to a smaller remainder
+            const common = result.candidates.length - 1
+            expect(result.candidates.slice(0, common), label).toEqual(base.result.candidates.slice(0, common))
+            expect(result.parents.slice(0, common), label).toEqual(base.result.parents.slice(0, common))
+            if (result.candidates.length < base.result.candidates.length) expect(result.stopReason, label).toContain("budget")
+          }
+          console.log(
+            `${label}: ${kills} kills, ${ledger.length} real calls = ${result.totalMetricCalls} counted + ` +
+              `${result.lostMetricCalls} lost (uninterrupted: ${base.ledger.length}), ${result.candidates.length} candidates`
+          )
         }
-        console.log(`${label}: ${kills} kills, ${ledger.length} real calls = ${result.totalMetricCalls} counted + ` +
-          `${result.lostMetricCalls} lost (uninterrupted: ${base.ledger.length}), ${result.candidates.length} candidates`)
-      }
-      expect(totalKills).toBeGreaterThanOrEqual(20)
-    }), 300_000)
+        expect(totalKills).toBeGreaterThanOrEqual(20)
+      }),
+    300_000
+  )
 })

@@ -49,8 +49,7 @@ const open = (url: string, width = 1400) =>
     return { page, dialogs }
   })
 
-const waitFor = (page: Page, fn: string, timeout = 30_000) =>
-  Effect.promise(() => page.waitForFunction(fn, null, { timeout, polling: 100 }))
+const waitFor = (page: Page, fn: string, timeout = 30_000) => Effect.promise(() => page.waitForFunction(fn, null, { timeout, polling: 100 }))
 
 const count = (page: Page, selector: string) => Effect.promise(() => page.locator(selector).count())
 

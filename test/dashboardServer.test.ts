@@ -72,21 +72,27 @@ describe("dashboard server", () => {
       const info = yield* Dashboard.watch(runDir, { refreshMillis: 20 })
       yield* Effect.sleep("300 millis")
       const snapshot = yield* Effect.promise(() =>
-        fetch(info.url.replace("/?", "/snapshot.json?")).then((r) => r.json() as Promise<{
-          run: { status: string; metricCalls: number; stopReason: string }
-          candidates: Array<{ i: number; parents: Array<number> }>
-          mode: string
-        }>)
+        fetch(info.url.replace("/?", "/snapshot.json?")).then((r) =>
+          r.json() as Promise<{
+            run: { status: string; metricCalls: number; stopReason: string }
+            candidates: Array<{ i: number; parents: Array<number> }>
+            mode: string
+          }>
+        )
       )
       expect(snapshot.mode).toBe("watch")
       expect(snapshot.run.status).toBe("finished")
       expect(snapshot.run.metricCalls).toBe(result.totalMetricCalls)
       expect(snapshot.run.stopReason).toBe(result.stopReason)
       expect(snapshot.candidates.map((c) => c.parents)).toEqual(result.parents)
-      const detail = yield* Effect.promise(() => fetch(info.url.replace("/?", "/candidate.json?i=1&")).then((r) => r.json() as Promise<{
-        components: Record<string, string>
-        feedback: Record<string, Array<unknown>> | null
-      }>))
+      const detail = yield* Effect.promise(() =>
+        fetch(info.url.replace("/?", "/candidate.json?i=1&")).then((r) =>
+          r.json() as Promise<{
+            components: Record<string, string>
+            feedback: Record<string, Array<unknown>> | null
+          }>
+        )
+      )
       expect(detail.components).toEqual(result.candidates[1])
       expect(detail.feedback).not.toBeNull()
     }).pipe(Effect.scoped))
@@ -110,9 +116,22 @@ describe("dashboard server", () => {
       const out: Array<string> = []
       const err: Array<string> = []
       const code = yield* Cli.run([
-        "node", "gepa", "optimize", "--train", "train.jsonl", "--seed-prompt", "Route the ticket to a queue.",
-        "--task-model", "simulated-task", "--reflection-model", "simulated-reflection",
-        "--max-metric-calls", "40", "--run-dir", "out", "--ui"
+        "node",
+        "gepa",
+        "optimize",
+        "--train",
+        "train.jsonl",
+        "--seed-prompt",
+        "Route the ticket to a queue.",
+        "--task-model",
+        "simulated-task",
+        "--reflection-model",
+        "simulated-reflection",
+        "--max-metric-calls",
+        "40",
+        "--run-dir",
+        "out",
+        "--ui"
       ], {
         cwd: dir,
         stdout: (t) => out.push(t),

@@ -3,14 +3,7 @@ import { Effect, Either, Layer, Redacted, Ref } from "effect"
 import * as Adapter from "../src/Adapter.js"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import { AdapterError, ConfigError, ModelUnrecoverable } from "../src/Errors.js"
-import {
-  fromFunction,
-  type LanguageModel,
-  LlmAuthenticationError,
-  LlmTimeout,
-  messages,
-  layerTask
-} from "../src/LanguageModel.js"
+import { fromFunction, type LanguageModel, LlmAuthenticationError, LlmTimeout, messages, layerTask } from "../src/LanguageModel.js"
 import * as Metric from "../src/Metric.js"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.js"
 import * as FakeServer from "./fixtures/openaiServer.js"

@@ -33,9 +33,7 @@ const paperStylePrompt = (current: string, records: ReadonlyArray<Record<string,
   "\n```\n\nThe following are examples of different task inputs provided to the assistant along with the assistant's " +
   "response for each of them, and some feedback on how the assistant's response could be better:\n```\n" +
   records.map((r, i) =>
-    `# Example ${i + 1}\n## Inputs\n${String(r["Inputs"])}\n## Generated Outputs\n${String(r["Generated Outputs"])}\n## Feedback\n${
-      String(r["Feedback"])
-    }`
+    `# Example ${i + 1}\n## Inputs\n${String(r["Inputs"])}\n## Generated Outputs\n${String(r["Generated Outputs"])}\n## Feedback\n${String(r["Feedback"])}`
   ).join("\n\n") +
   "\n```\n\nYour task is to write a new instruction for the assistant. Provide the new instructions within ``` blocks."
 
@@ -115,8 +113,7 @@ describe("demo task models", () => {
   it.effect("the task model reads system messages and is deterministic", () =>
     Effect.gen(function*() {
       const model = Task.makeTaskModel(5)
-      const ask = (system: string, ticket: string) =>
-        model.complete({ messages: [{ role: "system", content: system }, { role: "user", content: ticket }] })
+      const ask = (system: string, ticket: string) => model.complete({ messages: [{ role: "system", content: system }, { role: "user", content: ticket }] })
       const ticket = "I filed a chargeback but cannot log in"
       expect((yield* ask("Route tickets.", ticket)).text).toBe("account")
       expect((yield* ask("Route tickets.\n1. If the message contains \"chargeback\", send it to billing-disputes", ticket)).text)

@@ -67,7 +67,9 @@ describe("concurrency is an execution resource", () => {
 
   it.live("every strategy: the same result at maxConcurrency 2 and 16 under different latencies", () =>
     Effect.gen(function*() {
-      const strategies: ReadonlyArray<Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals">>> = [
+      const strategies: ReadonlyArray<
+        Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals">>
+      > = [
         { proposalsPerStep: 1 },
         { proposalsPerStep: 3, proposalSelection: { topK: 2 } },
         { proposalsPerStep: 3, proposalSelection: "all", proposalSampling: "same_parent" },
@@ -93,8 +95,7 @@ describe("concurrency is an execution resource", () => {
             trainset: task.trainset,
             valset: task.valset,
             adapter,
-            proposer: (parent, _dataset, components) =>
-              Effect.succeed(Object.fromEntries(components.map((name) => [name, `${parent[name]} more`]))),
+            proposer: (parent, _dataset, components) => Effect.succeed(Object.fromEntries(components.map((name) => [name, `${parent[name]} more`]))),
             maxMetricCalls: 150,
             maxConcurrency: c,
             proposalsPerStep: 3,
@@ -150,8 +151,7 @@ describe("steps of several proposals", () => {
   it.effect("the validated child of a step is the one that improved its minibatch most", () =>
     Effect.gen(function*() {
       const result = yield* threePerStep(4)
-      const gain = (t: State.TraceEntry) =>
-        (t.scoresAfter ?? []).reduce((a, b) => a + b, 0) - (t.scoresBefore ?? []).reduce((a, b) => a + b, 0)
+      const gain = (t: State.TraceEntry) => (t.scoresAfter ?? []).reduce((a, b) => a + b, 0) - (t.scoresBefore ?? []).reduce((a, b) => a + b, 0)
       for (const t of result.state.trace) {
         if (!t.reason?.startsWith("not selected") === true) continue
         const winner = Number(/proposal (\d+)/.exec(t.reason!)![1])

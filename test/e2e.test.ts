@@ -17,13 +17,23 @@ interface Question {
 }
 
 const data: ReadonlyArray<Question> = [
-  ["France", "Paris"], ["Japan", "Tokyo"], ["Kenya", "Nairobi"], ["Peru", "Lima"], ["Norway", "Oslo"],
-  ["Egypt", "Cairo"], ["Chile", "Santiago"], ["Italy", "Rome"], ["Spain", "Madrid"], ["Cuba", "Havana"],
-  ["Ghana", "Accra"], ["Nepal", "Kathmandu"]
+  ["France", "Paris"],
+  ["Japan", "Tokyo"],
+  ["Kenya", "Nairobi"],
+  ["Peru", "Lima"],
+  ["Norway", "Oslo"],
+  ["Egypt", "Cairo"],
+  ["Chile", "Santiago"],
+  ["Italy", "Rome"],
+  ["Spain", "Madrid"],
+  ["Cuba", "Havana"],
+  ["Ghana", "Accra"],
+  ["Nepal", "Kathmandu"]
 ].map(([country, capital]) => ({ country: country!, capital: capital! }))
 
-const messagesOf = (body: unknown): ReadonlyArray<{ role: string; content: string }> =>
-  ((body as { messages?: ReadonlyArray<{ role: string; content: string }> }).messages ?? [])
+const messagesOf = (
+  body: unknown
+): ReadonlyArray<{ role: string; content: string }> => ((body as { messages?: ReadonlyArray<{ role: string; content: string }> }).messages ?? [])
 
 /**
  * The scripted server: the "task" model answers with the capital in lower

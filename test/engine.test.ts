@@ -153,8 +153,7 @@ describe("Gepa.optimize", () => {
   it.effect("the evaluation cache makes repeated evaluations free", () =>
     Effect.gen(function*() {
       const cache = EvaluationCache.memory<string>()
-      const first = yield* Effect.flatMap(Toy.makeAdapter(), ({ adapter }) =>
-        Gepa.optimize({ ...base(adapter), maxMetricCalls: 200, cache }))
+      const first = yield* Effect.flatMap(Toy.makeAdapter(), ({ adapter }) => Gepa.optimize({ ...base(adapter), maxMetricCalls: 200, cache }))
       const { adapter, examplesEvaluated } = yield* Toy.makeAdapter()
       const events: Array<GepaEvent> = []
       const second = yield* Gepa.optimize({ ...base(adapter), maxMetricCalls: 200, cache, onEvent: (e) => void events.push(e) })
@@ -422,7 +421,8 @@ describe("evaluation failures", () => {
         evaluate: (batch, candidate, options) =>
           Effect.suspend(() => (calls++ < valset.length
             ? adapter.evaluate(batch, candidate, options)
-            : Effect.fail(new AdapterError({ call: "evaluate", detail: "service down" }))))
+            : Effect.fail(new AdapterError({ call: "evaluate", detail: "service down" })))
+          )
       }
       const error = yield* Effect.flip(Gepa.optimize({ ...base(flaky), maxMetricCalls: 1000, maxConsecutiveFailedIterations: 3 }))
       assert.strictEqual(error._tag, "AllEvaluationsFailed")
@@ -730,23 +730,25 @@ describe("supervision and observability", () => {
       const { adapter } = yield* Toy.makeAdapter()
       const tags = new Set<string>()
       yield* Gepa.optimize({ ...base(adapter), maxMetricCalls: 200, onEvent: (e) => void tags.add(e._tag) })
-      for (const tag of [
-        "OptimizationStarted",
-        "OptimizationEnded",
-        "IterationStarted",
-        "IterationEnded",
-        "CandidateSelected",
-        "MinibatchSampled",
-        "EvaluationStarted",
-        "EvaluationEnded",
-        "ValsetEvaluated",
-        "ReflectiveDatasetBuilt",
-        "ProposalStarted",
-        "ProposalEnded",
-        "CandidateAccepted",
-        "ParetoFrontUpdated",
-        "BudgetUpdated"
-      ]) assert.isTrue(tags.has(tag), `missing event ${tag}`)
+      for (
+        const tag of [
+          "OptimizationStarted",
+          "OptimizationEnded",
+          "IterationStarted",
+          "IterationEnded",
+          "CandidateSelected",
+          "MinibatchSampled",
+          "EvaluationStarted",
+          "EvaluationEnded",
+          "ValsetEvaluated",
+          "ReflectiveDatasetBuilt",
+          "ProposalStarted",
+          "ProposalEnded",
+          "CandidateAccepted",
+          "ParetoFrontUpdated",
+          "BudgetUpdated"
+        ]
+      ) assert.isTrue(tags.has(tag), `missing event ${tag}`)
     }))
 
   it.effect("a custom proposer replaces the reflection model", () =>

@@ -93,9 +93,7 @@ const input = (l: Lineage, versions: boolean): Merge.MergeInput => ({
 /** the texts replaced by their genealogical identity (origin): what "changed" truly means */
 const byIdentity = (l: Lineage): Lineage => ({
   ...l,
-  candidates: l.candidates.map((c, i) =>
-    Object.fromEntries(NAMES.map((name) => [name, `${name}@${l.versions[i]![name]!.origin}`]))
-  )
+  candidates: l.candidates.map((c, i) => Object.fromEntries(NAMES.map((name) => [name, `${name}@${l.versions[i]![name]!.origin}`])))
 })
 
 const triples = (n: number) => {
@@ -106,58 +104,67 @@ const triples = (n: number) => {
 
 describe("Genealogy", () => {
   it("a component's version increases by one exactly when a reflective child changes its value, and a merge copies versions", () => {
-    fc.assert(fc.property(lineageArb(false), (l) => {
-      l.candidates.forEach((candidate, i) => {
-        const ps = l.parents[i]!
-        for (const name of NAMES) {
-          const meta = l.versions[i]![name]!
-          if (ps.length === 0) {
-            expect(meta).toEqual({ version: 0, origin: 0 })
-          } else if (ps.length === 1) {
-            const before = l.versions[ps[0]!]![name]!
-            const changed = l.candidates[ps[0]!]![name] !== candidate[name]
-            expect(meta.version).toBe(changed ? before.version + 1 : before.version)
-            expect(meta.origin).toBe(changed ? i : before.origin)
-          } else {
-            // a merge changes nothing: the metadata of the parent it took the value from
-            expect(ps.some((p) => l.versions[p]![name]!.origin === meta.origin && l.candidates[p]![name] === candidate[name]))
-              .toBe(true)
+    fc.assert(
+      fc.property(lineageArb(false), (l) => {
+        l.candidates.forEach((candidate, i) => {
+          const ps = l.parents[i]!
+          for (const name of NAMES) {
+            const meta = l.versions[i]![name]!
+            if (ps.length === 0) {
+              expect(meta).toEqual({ version: 0, origin: 0 })
+            } else if (ps.length === 1) {
+              const before = l.versions[ps[0]!]![name]!
+              const changed = l.candidates[ps[0]!]![name] !== candidate[name]
+              expect(meta.version).toBe(changed ? before.version + 1 : before.version)
+              expect(meta.origin).toBe(changed ? i : before.origin)
+            } else {
+              // a merge changes nothing: the metadata of the parent it took the value from
+              expect(ps.some((p) => l.versions[p]![name]!.origin === meta.origin && l.candidates[p]![name] === candidate[name]))
+                .toBe(true)
+            }
           }
-        }
-      })
-      // the rebuild from texts and parents agrees wherever merges were unambiguous
-      const rebuilt = Genealogy.derive(NAMES, l.candidates, l.parents)
-      l.candidates.forEach((_, i) => {
-        if (l.parents[i]!.length <= 1 && l.parents.slice(0, i + 1).every((p) => p.length <= 1)) {
-          expect(rebuilt[i]).toEqual(l.versions[i])
-        }
-      })
-    }), { numRuns: 300 })
+        })
+        // the rebuild from texts and parents agrees wherever merges were unambiguous
+        const rebuilt = Genealogy.derive(NAMES, l.candidates, l.parents)
+        l.candidates.forEach((_, i) => {
+          if (l.parents[i]!.length <= 1 && l.parents.slice(0, i + 1).every((p) => p.length <= 1)) {
+            expect(rebuilt[i]).toEqual(l.versions[i])
+          }
+        })
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("merge by versions decides like the reference's text rule wherever texts never coincide by accident", () => {
-    fc.assert(fc.property(lineageArb(true), fc.integer(), (l, seed) => {
-      for (const [i, j, a] of triples(l.candidates.length)) {
-        expect(Merge.hasDesirableComponents(l.candidates, NAMES, a, i, j, l.versions))
-          .toBe(Merge.hasDesirableComponents(l.candidates, NAMES, a, i, j))
-        const byVersions = Merge.mergeComponents(input(l, true), i, j, a, Rng.seeded(seed))
-        const byText = Merge.mergeComponents(input(l, false), i, j, a, Rng.seeded(seed))
-        expect(byVersions).toEqual(byText)
-      }
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.property(lineageArb(true), fc.integer(), (l, seed) => {
+        for (const [i, j, a] of triples(l.candidates.length)) {
+          expect(Merge.hasDesirableComponents(l.candidates, NAMES, a, i, j, l.versions))
+            .toBe(Merge.hasDesirableComponents(l.candidates, NAMES, a, i, j))
+          const byVersions = Merge.mergeComponents(input(l, true), i, j, a, Rng.seeded(seed))
+          const byText = Merge.mergeComponents(input(l, false), i, j, a, Rng.seeded(seed))
+          expect(byVersions).toEqual(byText)
+        }
+      }),
+      { numRuns: 200 }
+    )
   })
 
   it("where lineages reach the same text independently, merge by versions decides as the text rule would on identities", () => {
-    fc.assert(fc.property(lineageArb(false), fc.integer(), (l, seed) => {
-      const truth = byIdentity(l)
-      for (const [i, j, a] of triples(l.candidates.length)) {
-        expect(Merge.hasDesirableComponents(l.candidates, NAMES, a, i, j, l.versions))
-          .toBe(Merge.hasDesirableComponents(truth.candidates, NAMES, a, i, j))
-        const byVersions = Merge.mergeComponents(input(l, true), i, j, a, Rng.seeded(seed))
-        const onIdentities = Merge.mergeComponents(input(truth, false), i, j, a, Rng.seeded(seed))
-        expect(byVersions.sources).toEqual(onIdentities.sources)
-      }
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.property(lineageArb(false), fc.integer(), (l, seed) => {
+        const truth = byIdentity(l)
+        for (const [i, j, a] of triples(l.candidates.length)) {
+          expect(Merge.hasDesirableComponents(l.candidates, NAMES, a, i, j, l.versions))
+            .toBe(Merge.hasDesirableComponents(truth.candidates, NAMES, a, i, j))
+          const byVersions = Merge.mergeComponents(input(l, true), i, j, a, Rng.seeded(seed))
+          const onIdentities = Merge.mergeComponents(input(truth, false), i, j, a, Rng.seeded(seed))
+          expect(byVersions.sources).toEqual(onIdentities.sources)
+        }
+      }),
+      { numRuns: 200 }
+    )
   })
 
   it("takes the component each lineage changed even when one lineage changed it back to the ancestor's text", () => {

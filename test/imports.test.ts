@@ -160,7 +160,8 @@ describe("the package's exports", () => {
   it("are the main entry and each public module of src/, by name: no wildcard, no CLI or engine internals", () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { readonly exports: Record<string, unknown> }
     const faces = fs.readdirSync(src).filter((f) => /^[A-Z]\w*\.ts$/.test(f)).map((f) => f.slice(0, -3)).sort()
-    expect(Object.keys(pkg.exports).sort(), "package.json \"exports\" lists \".\", \"./package.json\" and each public module of src/ (add a new one there)").toEqual([".", "./package.json", ...faces.map((f) => `./${f}`)].sort())
+    expect(Object.keys(pkg.exports).sort(), "package.json \"exports\" lists \".\", \"./package.json\" and each public module of src/ (add a new one there)")
+      .toEqual([".", "./package.json", ...faces.map((f) => `./${f}`)].sort())
     for (const face of faces) {
       expect(pkg.exports[`./${face}`]).toEqual({ types: `./dist/src/${face}.d.ts`, default: `./dist/src/${face}.js` })
     }

@@ -249,20 +249,26 @@ describe("Ledger", () => {
 
   it("write-ahead blocks: a call is on record before it starts, and what never started is given back", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 5 }), fc.nat({ max: 40 }), (total, block, chunk, stopAt) => {
-        const w = Ledger.writeAhead(total, block)
-        let onRecord = 0
-        let started = 0
-        while (started < Math.min(total, stopAt)) {
-          const calls = Math.min(chunk, total - started)
-          onRecord += w.admit(calls)
-          expect(onRecord).toBeGreaterThanOrEqual(started + calls)
-          expect(onRecord).toBeLessThanOrEqual(total)
-          w.start(calls)
-          started += calls
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.nat({ max: 40 }),
+        (total, block, chunk, stopAt) => {
+          const w = Ledger.writeAhead(total, block)
+          let onRecord = 0
+          let started = 0
+          while (started < Math.min(total, stopAt)) {
+            const calls = Math.min(chunk, total - started)
+            onRecord += w.admit(calls)
+            expect(onRecord).toBeGreaterThanOrEqual(started + calls)
+            expect(onRecord).toBeLessThanOrEqual(total)
+            w.start(calls)
+            started += calls
+          }
+          expect(onRecord - w.unused()).toBe(started)
         }
-        expect(onRecord - w.unused()).toBe(started)
-      })
+      )
     )
   })
 

@@ -34,8 +34,7 @@ const dagArb = fc
         ...Array.from({ length: n }, (_, k) =>
           k === 0
             ? fc.constant<Array<number>>([])
-            : fc.uniqueArray(fc.nat({ max: k - 1 }), { minLength: 1, maxLength: 2 })
-        )
+            : fc.uniqueArray(fc.nat({ max: k - 1 }), { minLength: 1, maxLength: 2 }))
       ),
       texts: fc.array(fc.array(fc.constantFrom("x", "y", "z"), { minLength: NAMES.length, maxLength: NAMES.length }), {
         minLength: n,

@@ -11,8 +11,7 @@ import * as FakeServer from "./fixtures/openaiServer.js"
 const SECRET = "sk-ant-SECRET-9876543210"
 
 /** keys and base URLs as an app would give them: through a ConfigProvider */
-const withConfig = (entries: Record<string, string>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries))))
+const withConfig = (entries: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries))))
 
 const parseError = (text: string, field?: string) => {
   const result = ModelString.parse(text, field)
@@ -315,9 +314,11 @@ describe("ModelString.forRole", () => {
         ModelString.forRole("task", { model: "anthropic:claude-x", baseUrl: "http://127.0.0.1:1/v1" }, { env: {} })
       )
       expect(both.field).toBe("taskModel.baseUrl")
-      const missing = yield* Effect.flip(ModelString.forRole("task", { model: "anthropic:claude" }, {
-        importer: (s) => Promise.reject(missingModule(s))
-      }).pipe(withConfig({ ANTHROPIC_API_KEY: SECRET })))
+      const missing = yield* Effect.flip(
+        ModelString.forRole("task", { model: "anthropic:claude" }, {
+          importer: (s) => Promise.reject(missingModule(s))
+        }).pipe(withConfig({ ANTHROPIC_API_KEY: SECRET }))
+      )
       expect(missing.message).toContain("taskModel\": install @effect/ai-anthropic to use anthropic: models")
       const badTemperature = yield* Effect.flip(
         ModelString.forRole("task", { model: "m#nokey", baseUrl: "http://127.0.0.1:1/v1", temperature: 7 })

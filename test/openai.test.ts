@@ -1,17 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  Cause,
-  ConfigProvider,
-  Effect,
-  Exit,
-  Fiber,
-  HashMap,
-  Logger,
-  LogLevel,
-  Option,
-  Random,
-  Redacted
-} from "effect"
+import { Cause, ConfigProvider, Effect, Exit, Fiber, HashMap, Logger, LogLevel, Option, Random, Redacted } from "effect"
 import { ConfigError } from "../src/Errors.js"
 import { type LanguageModel, ReflectionModel, TaskModel } from "../src/LanguageModel.js"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.js"

@@ -171,12 +171,14 @@ describe("optimizeAnything: modes", () => {
       // configurations as a JavaScript caller may write them: the types reject
       // some of them (test/types/optimizeAnything.test-d.ts), the run checks all
       const run = (config: Record<string, unknown>) =>
-        Effect.flip(OptimizeAnything.optimizeAnything({
-          evaluator: () => Effect.succeed(1),
-          reflectionModel: model,
-          maxMetricCalls: 5,
-          ...config
-        } as unknown as OptimizeAnything.SeededConfig<string, unknown> & { readonly reflectionModel: LanguageModel.LanguageModel }))
+        Effect.flip(OptimizeAnything.optimizeAnything(
+          {
+            evaluator: () => Effect.succeed(1),
+            reflectionModel: model,
+            maxMetricCalls: 5,
+            ...config
+          } as unknown as OptimizeAnything.SeededConfig<string, unknown> & { readonly reflectionModel: LanguageModel.LanguageModel }
+        ))
       const noObjective = yield* run({})
       assert.strictEqual(noObjective._tag, "ConfigError")
       assert.include(noObjective.message, "\"objective\"")
@@ -200,7 +202,7 @@ describe("optimizeAnything: seedless start", () => {
       const result = yield* OptimizeAnything.optimizeAnything({
         objective: "Write a greeting that ends with an exclamation mark.",
         background: "Greetings are short.",
-        evaluator: (text, ex: { lang: string }) => Effect.succeed(text.endsWith("!") ? 1 : 0),
+        evaluator: (text, _ex: { lang: string }) => Effect.succeed(text.endsWith("!") ? 1 : 0),
         dataset: [{ lang: "en" }, { lang: "fr" }],
         reflectionModel: model,
         maxMetricCalls: 8,
@@ -317,13 +319,16 @@ describe("optimizeAnything: side info", () => {
   })
 
   it("property: the budgeted side info stays within maxRecordLength and says when it cut", () => {
-    fc.assert(fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
-      const out = sideInfo.budget(value, limits)
-      const size = typeof out === "string" ? out.length : (JSON.stringify(out) ?? "").length
-      assert.isAtMost(size, limits.maxRecordLength)
-      // deeper structures become JSON text, which loses nothing; any other change carries a marker
-      if (JSON.stringify(deepParse(out)) !== JSON.stringify(deepParse(value))) assert.match(JSON.stringify(out), /truncated/)
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
+        const out = sideInfo.budget(value, limits)
+        const size = typeof out === "string" ? out.length : (JSON.stringify(out) ?? "").length
+        assert.isAtMost(size, limits.maxRecordLength)
+        // deeper structures become JSON text, which loses nothing; any other change carries a marker
+        if (JSON.stringify(deepParse(out)) !== JSON.stringify(deepParse(value))) assert.match(JSON.stringify(out), /truncated/)
+      }),
+      { numRuns: 500 }
+    )
   })
 
   it("renders structured side info readably in the reflective record", () => {
@@ -338,9 +343,18 @@ describe("optimizeAnything: side info", () => {
     }, { withInput: true, limits: sideInfo.defaultLimits })
     const text = renderRecords([record])
     // small flat records are one line of JSON; the rest keeps its headings
-    for (const piece of ["### Input\n\n{\"question\":\"2+2\"}", "### Score\n\n0.5", "### Scores (higher is better)\n\n{\"speed\":0.2}",
-      "### error\n\noff by one", "### cases\n\n- {\"input\":1,\"got\":2}\n- {\"input\":3,\"got\":5}", "### Score (side info)", "### Logs",
-      "WARN slow"]) {
+    for (
+      const piece of [
+        "### Input\n\n{\"question\":\"2+2\"}",
+        "### Score\n\n0.5",
+        "### Scores (higher is better)\n\n{\"speed\":0.2}",
+        "### error\n\noff by one",
+        "### cases\n\n- {\"input\":1,\"got\":2}\n- {\"input\":3,\"got\":5}",
+        "### Score (side info)",
+        "### Logs",
+        "WARN slow"
+      ]
+    ) {
       assert.include(text, piece)
     }
   })
@@ -684,9 +698,12 @@ describe("optimizeAnything: faces", () => {
       let interrupted = false
       const exit = yield* OptimizeAnything.optimizeAnything({
         seedCandidate: "a",
-        evaluator: () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => {
-          interrupted = true
-        }))),
+        evaluator: () =>
+          Effect.never.pipe(Effect.onInterrupt(() =>
+            Effect.sync(() => {
+              interrupted = true
+            })
+          )),
         reflectionModel: model,
         maxMetricCalls: 4
       }).pipe(Effect.timeout("20 millis"), Effect.exit)
@@ -805,8 +822,22 @@ describe("optimizeAnything: the anything subcommand", () => {
       const out: Array<string> = []
       const specs: Array<unknown> = []
       const run = gepa(dir, out, specs)
-      const args = ["--evaluator", "evaluate.mjs", "--seed", "seed.txt", "--dataset", "data.jsonl", "--reflection-model", "m1",
-        "--reflection-base-url", "http://localhost:1/v1", "--max-metric-calls", "20", "--run-dir", "run"]
+      const args = [
+        "--evaluator",
+        "evaluate.mjs",
+        "--seed",
+        "seed.txt",
+        "--dataset",
+        "data.jsonl",
+        "--reflection-model",
+        "m1",
+        "--reflection-base-url",
+        "http://localhost:1/v1",
+        "--max-metric-calls",
+        "20",
+        "--run-dir",
+        "run"
+      ]
       yield* run(args)
       assert.deepStrictEqual(specs, [{ model: "m1", baseUrl: "http://localhost:1/v1" }])
       assert.include(out.join(""), "Done (multi-task)")
@@ -854,8 +885,7 @@ describe("optimizeAnything: the example", () => {
       assert.isAtMost(result.totalMetricCalls, 150)
       const blind = yield* OptimizeAnything.optimizeAnything({
         seedCandidate: result.seedCandidate,
-        evaluator: (pattern: string, example: Regex.Case) =>
-          Effect.map(Regex.evaluate(pattern, example), (r) => r.score),
+        evaluator: (pattern: string, example: Regex.Case) => Effect.map(Regex.evaluate(pattern, example), (r) => r.score),
         captureLogs: false,
         dataset: Regex.dataset,
         valset: Regex.valset,

@@ -90,12 +90,16 @@ describe("optimizeAnything: compact side info", () => {
         assert.isAtMost(Buffer.byteLength(prompt), 3_500)
         assert.include(prompt, "[truncated")
       }
-      const entries = fs.readFileSync(path.join(dir, RunDir.FILES.sideInfo), "utf8").trim().split("\n").map((line) => JSON.parse(line) as {
-        readonly iteration?: number
-        readonly parent?: number
-        readonly candidate: string
-        readonly evaluations: ReadonlyArray<{ readonly example: { readonly id: number; readonly category: number }; readonly sideInfo: { readonly trace: string } }>
-      })
+      const entries = fs.readFileSync(path.join(dir, RunDir.FILES.sideInfo), "utf8").trim().split("\n").map((line) =>
+        JSON.parse(line) as {
+          readonly iteration?: number
+          readonly parent?: number
+          readonly candidate: string
+          readonly evaluations: ReadonlyArray<
+            { readonly example: { readonly id: number; readonly category: number }; readonly sideInfo: { readonly trace: string } }
+          >
+        }
+      )
       assert.strictEqual(entries.length, prompts.length)
       for (const [i, prompt] of prompts.entries()) {
         const entry = entries[i]!

@@ -2,14 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Ref } from "effect"
 import type { ReflectiveRecord } from "../src/Adapter.js"
 import { ConfigError } from "../src/Errors.js"
-import {
-  type Completion,
-  fromFunction,
-  type LanguageModel,
-  LlmAuthenticationError,
-  LlmRateLimited,
-  scripted
-} from "../src/LanguageModel.js"
+import { type Completion, fromFunction, type LanguageModel, LlmAuthenticationError, LlmRateLimited, scripted } from "../src/LanguageModel.js"
 import * as Reflection from "../src/Reflection.js"
 
 const stop = (text: string): Completion => ({ text, finishReason: "stop" })
@@ -167,8 +160,12 @@ describe("Reflection.extractText", () => {
     ["a language tag and text around", "Here you go:\n```markdown\nNew prompt.\nLine 2.\n```\nHope it helps!", right("New prompt.\nLine 2.")],
     ["a tilde fence", "~~~\nTilde text.\n~~~", right("Tilde text.")],
     ["a longer outer fence around inner code", "````\nUse JSON:\n```json\n{}\n```\nDone.\n````", right("Use JSON:\n```json\n{}\n```\nDone.")],
-    ["a nested tagged block in a same-length fence", "```\nAnswer in:\n```json\n{\"a\":1}\n```\nThen stop.\n```", right("Answer in:\n```json\n{\"a\":1}\n```\nThen stop.")],
-    ["several blocks: the longest wins", "Old:\n```\nShort.\n```\nNew:\n```\nA much longer improved text.\n```", right("A much longer improved text.")],
+    [
+      "a nested tagged block in a same-length fence",
+      "```\nAnswer in:\n```json\n{\"a\":1}\n```\nThen stop.\n```",
+      right("Answer in:\n```json\n{\"a\":1}\n```\nThen stop.")
+    ],
+    ["several blocks: the longest wins", "Old:\n```\nShort.\n```\nNew:\n```\nA much longer improved text.\n```", right("A much longer improved text.")]
   ]
   for (const [name, text, expected] of cases) {
     it(`adopts ${name}`, () => {
@@ -265,9 +262,7 @@ describe("Reflection.proposeComponent / proposeAll", () => {
 
   it.effect("a reflection failure no retry can fix is a ModelUnrecoverable naming the reflection model", () =>
     Effect.gen(function*() {
-      const model = fromFunction(() =>
-        Effect.fail(new LlmAuthenticationError({ model: "gpt-4.1", status: 401, detail: "no", endpoint: "127.0.0.1:4010" }))
-      )
+      const model = fromFunction(() => Effect.fail(new LlmAuthenticationError({ model: "gpt-4.1", status: 401, detail: "no", endpoint: "127.0.0.1:4010" })))
       const error = yield* Effect.flip(
         Reflection.proposeAll(model, { a: "A.", b: "B." }, { a: records, b: records }, ["a", "b"], {})
       )

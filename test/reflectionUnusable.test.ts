@@ -28,8 +28,7 @@ interface Example {
 
 const trainset: ReadonlyArray<Example> = ["alpha", "beta", "gamma", "delta"].map((q) => ({ q, a: q.toUpperCase() }))
 
-const chatter = (key: string) =>
-  `I would rather not rewrite this prompt; it already looks reasonable to me (${key}). Perhaps add more examples?`
+const chatter = (key: string) => `I would rather not rewrite this prompt; it already looks reasonable to me (${key}). Perhaps add more examples?`
 
 describe("a reflection model that never answers usably", () => {
   it.effect("stops after maxUnusableAnswers in a row with ReflectionUnusable; a usable answer resets the count", () =>
@@ -99,10 +98,25 @@ describe("a reflection model that never answers usably", () => {
           return { code, out: out.join(""), err: err.join("") }
         })
       const first = yield* run([
-        "optimize", "--train", "train.jsonl", "--seed-prompt", "Answer.",
-        "--task-model", "tasker", "--task-base-url", server.baseURL,
-        "--reflection-model", "reflector", "--reflection-base-url", server.baseURL,
-        "--max-metric-calls", "60", "--minibatch-size", "2", "--run-dir", "run"
+        "optimize",
+        "--train",
+        "train.jsonl",
+        "--seed-prompt",
+        "Answer.",
+        "--task-model",
+        "tasker",
+        "--task-base-url",
+        server.baseURL,
+        "--reflection-model",
+        "reflector",
+        "--reflection-base-url",
+        server.baseURL,
+        "--max-metric-calls",
+        "60",
+        "--minibatch-size",
+        "2",
+        "--run-dir",
+        "run"
       ])
       expect(first.code).toBe(1)
       // the failed proposals before the limit are warnings; the run ends with one line

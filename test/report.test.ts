@@ -44,8 +44,7 @@ const wellFormedProblems = (html: string): ReadonlyArray<string> => {
 const get = <A, E>(e: Either.Either<A, E>): A => Either.getOrThrowWith(e, (err) => new Error(String(err)))
 
 const ids = Array.from({ length: 8 }, (_, k) => `ex-${k}`)
-const scoresOf = (hits: ReadonlyArray<number>): Record<string, number> =>
-  Object.fromEntries(ids.map((id, k) => [id, hits.includes(k) ? 1 : 0]))
+const scoresOf = (hits: ReadonlyArray<number>): Record<string, number> => Object.fromEntries(ids.map((id, k) => [id, hits.includes(k) ? 1 : 0]))
 
 const seed: Candidate = {
   system_prompt: "You route support tickets.\nReply with the queue name.",
@@ -65,24 +64,44 @@ const buildResult = () => {
     const [next] = get(State.addCandidate(state, { candidate, parents, valset: { scores: scoresOf(hits) }, discoveryBudget: budget }))
     state = { ...next, metricCalls: budget + 8, iteration: state.iteration + 1 }
   }
-  add({
-    system_prompt: "You route support tickets.\nReply with the queue name.\n- If the ticket mentions 'chargeback', route it to billing-disputes.",
-    format: "plain"
-  }, [0], [0, 1, 2, 3], 20)
-  add({
-    system_prompt: "You route support tickets.\nReply with the queue name.\n- If the ticket mentions 'hacked', route it to account-security.",
-    format: "plain"
-  }, [0], [0, 1, 4, 5], 32)
-  add({
-    system_prompt:
-      "You route support tickets.\nReply with the queue name only.\n- If the ticket mentions 'chargeback', route it to billing-disputes.\n<script>alert('x')</script>",
-    format: "plain"
-  }, [1], [0, 1, 2, 3, 6], 50)
-  add({
-    system_prompt:
-      "You route support tickets.\nReply with the queue name only.\n- If the ticket mentions 'chargeback', route it to billing-disputes.\n- If the ticket mentions 'hacked', route it to account-security.\n<script>alert('x')</script>",
-    format: "plain"
-  }, [3, 2], [0, 1, 2, 3, 4, 5, 6], 70)
+  add(
+    {
+      system_prompt: "You route support tickets.\nReply with the queue name.\n- If the ticket mentions 'chargeback', route it to billing-disputes.",
+      format: "plain"
+    },
+    [0],
+    [0, 1, 2, 3],
+    20
+  )
+  add(
+    {
+      system_prompt: "You route support tickets.\nReply with the queue name.\n- If the ticket mentions 'hacked', route it to account-security.",
+      format: "plain"
+    },
+    [0],
+    [0, 1, 4, 5],
+    32
+  )
+  add(
+    {
+      system_prompt:
+        "You route support tickets.\nReply with the queue name only.\n- If the ticket mentions 'chargeback', route it to billing-disputes.\n<script>alert('x')</script>",
+      format: "plain"
+    },
+    [1],
+    [0, 1, 2, 3, 6],
+    50
+  )
+  add(
+    {
+      system_prompt:
+        "You route support tickets.\nReply with the queue name only.\n- If the ticket mentions 'chargeback', route it to billing-disputes.\n- If the ticket mentions 'hacked', route it to account-security.\n<script>alert('x')</script>",
+      format: "plain"
+    },
+    [3, 2],
+    [0, 1, 2, 3, 4, 5, 6],
+    70
+  )
   state = { ...state, merge: { ...state.merge, attempted: 1, accepted: 1 }, acceptedProposals: 4, reflectionCalls: 3 }
   return Result.fromState(state, "max_metric_calls <reached> & \"done\"")
 }
@@ -173,13 +192,16 @@ describe("Report", () => {
   })
 
   it("renders the trace when given, and a single-candidate result", () => {
-    const single = Result.fromState(get(State.initial({
-      seed: 1,
-      seedCandidate: { p: "x" },
-      frontierType: "instance",
-      valset: { scores: {} },
-      metricCalls: 0
-    })), "no data")
+    const single = Result.fromState(
+      get(State.initial({
+        seed: 1,
+        seedCandidate: { p: "x" },
+        frontierType: "instance",
+        valset: { scores: {} },
+        metricCalls: 0
+      })),
+      "no data"
+    )
     const out = Report.render({
       result: single,
       trace: [{ iteration: 1, kind: "reflective", parents: [0], outcome: "rejected", reason: "no <gain>", metricCalls: 3 }]
@@ -192,8 +214,7 @@ describe("Report", () => {
 })
 
 describe("diffLines", () => {
-  const keep = (diff: ReadonlyArray<Report.DiffLine>, drop: "add" | "del") =>
-    diff.filter((d) => d.op !== drop).map((d) => d.line).join("\n")
+  const keep = (diff: ReadonlyArray<Report.DiffLine>, drop: "add" | "del") => diff.filter((d) => d.op !== drop).map((d) => d.line).join("\n")
 
   it("marks added and removed lines", () => {
     expect(Report.diffLines("a\nb\nc", "a\nx\nc\nd")).toEqual([

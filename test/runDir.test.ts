@@ -337,8 +337,7 @@ describe("RunDir", () => {
       yield* Gepa.optimize({ ...baseConfig(adapter), runDir: dir, stop: StopCondition.maxIterations(2) })
       const conflict = (
         config: { readonly seedCandidate?: Candidate.Candidate; readonly frontierType?: "objective"; readonly valset?: ReadonlyArray<Toy.Example> }
-      ) =>
-        Effect.flip(Gepa.optimize({ ...baseConfig(adapter), ...config, runDir: dir }))
+      ) => Effect.flip(Gepa.optimize({ ...baseConfig(adapter), ...config, runDir: dir }))
       const seed = yield* conflict({ seedCandidate: { ...Toy.seedCandidate, rules_a: "other" } })
       expect(seed._tag).toBe("ResumeConflict")
       expect(seed.message).toContain("seedCandidate.rules_a")
@@ -562,8 +561,10 @@ describe("RunDir crash safety", () => {
         const result = JSON.parse(fs.readFileSync(path.join(dir, "result.json"), "utf8")) as Gepa.OptimizeResult<string>
         const untraced = log.filter((l) => l.endsWith("\tN"))
         const redone = untraced.length - new Set(untraced).size
-        console.log(`crash seed ${seed}: ${kills} kills, ${redone} evaluations without traces redone (in flight at a kill), ` +
-          `${result.totalMetricCalls} metric calls vs ${baseline.totalMetricCalls} uninterrupted`)
+        console.log(
+          `crash seed ${seed}: ${kills} kills, ${redone} evaluations without traces redone (in flight at a kill), ` +
+            `${result.totalMetricCalls} metric calls vs ${baseline.totalMetricCalls} uninterrupted`
+        )
         return { kills, repeated, result }
       }
       const runs = yield* Effect.promise(() => Promise.all([11, 22, 33].map(runOne)))

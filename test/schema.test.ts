@@ -34,8 +34,7 @@ const positiveZeros = (value: unknown): unknown => {
   return value
 }
 
-const objectives = (scores: Record<string, number>) =>
-  Object.fromEntries(Object.entries(scores).map(([id, s]) => [id, { accuracy: s, brevity: 1 - s / 2 }]))
+const objectives = (scores: Record<string, number>) => Object.fromEntries(Object.entries(scores).map(([id, s]) => [id, { accuracy: s, brevity: 1 - s / 2 }]))
 
 /** A state as a run would leave it: several candidates, merges, sampler, generator, trace. */
 const realisticState = (): State.GepaState => {

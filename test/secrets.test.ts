@@ -419,9 +419,22 @@ describe("the API key never leaves the library (model strings through the CLI)",
         fs.writeFileSync(path.join(dir, "train.jsonl"), trainset.map((e) => JSON.stringify({ input: e.q, expected: e.a })).join("\n"))
         const captured = new Captured()
         const common = [
-          "--train", "train.jsonl", "--seed-prompt", "Answer.", "--task-model", p.taskModel(server),
-          "--reflection-model", p.reflectionModel, "--max-metric-calls", "14", "--minibatch-size", "2",
-          "--log-level", "all", "--log-format", "json"
+          "--train",
+          "train.jsonl",
+          "--seed-prompt",
+          "Answer.",
+          "--task-model",
+          p.taskModel(server),
+          "--reflection-model",
+          p.reflectionModel,
+          "--max-metric-calls",
+          "14",
+          "--minibatch-size",
+          "2",
+          "--log-level",
+          "all",
+          "--log-format",
+          "json"
         ]
         const optimized = yield* cli({ dir, args: ["optimize", ...common, "--run-dir", "run"], env: p.env(server, key.key), captured })
         expect(optimized.code, optimized.err).toBe(0)

@@ -36,22 +36,23 @@ interface Evaluation {
 }
 
 /** objective frontiers need at least one evaluated example; the instance frontier allows none */
-const evaluationArb = (minLength: number): fc.Arbitrary<Evaluation> => fc
-  .record({
-    ids: fc.subarray([...VAL_IDS], { minLength }),
-    scores: fc.array(scoreArb, { minLength: VAL_IDS.length, maxLength: VAL_IDS.length }),
-    objectives: fc.array(fc.tuple(scoreArb, scoreArb), { minLength: VAL_IDS.length, maxLength: VAL_IDS.length })
-  })
-  .map(({ ids, objectives, scores }) => {
-    const s: Record<string, number> = {}
-    const o: Record<string, Record<string, number>> = {}
-    for (const id of ids) {
-      const k = VAL_IDS.indexOf(id as (typeof VAL_IDS)[number])
-      s[id] = scores[k]!
-      o[id] = { acc: objectives[k]![0], cost: objectives[k]![1] }
-    }
-    return { scores: s, objectiveScores: o }
-  })
+const evaluationArb = (minLength: number): fc.Arbitrary<Evaluation> =>
+  fc
+    .record({
+      ids: fc.subarray([...VAL_IDS], { minLength }),
+      scores: fc.array(scoreArb, { minLength: VAL_IDS.length, maxLength: VAL_IDS.length }),
+      objectives: fc.array(fc.tuple(scoreArb, scoreArb), { minLength: VAL_IDS.length, maxLength: VAL_IDS.length })
+    })
+    .map(({ ids, objectives, scores }) => {
+      const s: Record<string, number> = {}
+      const o: Record<string, Record<string, number>> = {}
+      for (const id of ids) {
+        const k = VAL_IDS.indexOf(id as (typeof VAL_IDS)[number])
+        s[id] = scores[k]!
+        o[id] = { acc: objectives[k]![0], cost: objectives[k]![1] }
+      }
+      return { scores: s, objectiveScores: o }
+    })
 
 interface Op {
   readonly parents: ReadonlyArray<number>
@@ -62,13 +63,14 @@ interface Op {
   readonly bump: readonly [number, number] | null
 }
 
-const opArb = (minLength: number): fc.Arbitrary<Op> => fc.record({
-  parents: fc.array(fc.nat({ max: 1000 }), { minLength: 1, maxLength: 2 }),
-  evaluation: evaluationArb(minLength),
-  text: fc.constantFrom("a", "b", "c"),
-  budget: fc.nat({ max: 50 }),
-  bump: fc.option(fc.tuple(fc.nat({ max: 1000 }), fc.nat({ max: 5 })), { nil: null })
-})
+const opArb = (minLength: number): fc.Arbitrary<Op> =>
+  fc.record({
+    parents: fc.array(fc.nat({ max: 1000 }), { minLength: 1, maxLength: 2 }),
+    evaluation: evaluationArb(minLength),
+    text: fc.constantFrom("a", "b", "c"),
+    budget: fc.nat({ max: 50 }),
+    bump: fc.option(fc.tuple(fc.nat({ max: 1000 }), fc.nat({ max: 5 })), { nil: null })
+  })
 
 const specArb = fc
   .constantFrom<Frontier.FrontierType>("instance", "objective", "hybrid", "cartesian")

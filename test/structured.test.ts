@@ -52,7 +52,8 @@ describe("CandidateSchema", () => {
     if (Either.isLeft(initial)) throw initial.left
     const state = initial.right
     const picked = [1, 2, 3, 4].map((iteration) =>
-      selector({ state, candidateIdx: 0, candidate: state.candidates[0] ?? {}, iteration, rng: Rng.seeded(iteration) }).components[0])
+      selector({ state, candidateIdx: 0, candidate: state.candidates[0] ?? {}, iteration, rng: Rng.seeded(iteration) }).components[0]
+    )
     expect(picked).toEqual(["settings", "prompt", "settings", "prompt"])
   })
 

@@ -71,9 +71,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** The shape of a text: digit runs become \d+, letter runs [A-Za-z]+, the rest literal. */
 const shapeOf = (text: string): string =>
-  text.split(/(\d+|[A-Za-z]+)/).filter((p) => p !== "").map((p) =>
-    /^\d+$/.test(p) ? "\\d+" : /^[A-Za-z]+$/.test(p) ? "[A-Za-z]+" : escape(p)
-  ).join("")
+  text.split(/(\d+|[A-Za-z]+)/).filter((p) => p !== "").map((p) => /^\d+$/.test(p) ? "\\d+" : /^[A-Za-z]+$/.test(p) ? "[A-Za-z]+" : escape(p)).join("")
 
 const alternativesOf = (pattern: string): Array<string> => {
   const body = pattern.replace(/^\^/, "").replace(/\$$/, "")

@@ -126,8 +126,7 @@ export const adapter = (repo: string) =>
       return { output, score: ok ? 1 : 0, feedback: ok ? "Correct." : `Expected "${example.expected}" but got "${output}": ${why}.` }
     }))
 
-const feedbackOf = (records: ReadonlyArray<Readonly<Record<string, unknown>>>): string =>
-  records.map((r) => String(r["Feedback"] ?? "")).join("\n")
+const feedbackOf = (records: ReadonlyArray<Readonly<Record<string, unknown>>>): string => records.map((r) => String(r["Feedback"] ?? "")).join("\n")
 
 /**
  * The simulated two-phase code agent. Phase 1 (reflection) reads the

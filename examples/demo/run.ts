@@ -156,8 +156,7 @@ export const runDemo = (
     const runDir = path.resolve(options.runDir ?? path.join(".gepa-runs", `demo-${timestamp(new Date())}`))
     yield* Effect.try({
       try: () => fs.mkdirSync(runDir, { recursive: true }),
-      catch: (e) =>
-        new PersistenceError({ path: runDir, operation: "create", detail: e instanceof Error ? e.message : String(e) })
+      catch: (e) => new PersistenceError({ path: runDir, operation: "create", detail: e instanceof Error ? e.message : String(e) })
     })
     const config = {
       seedCandidate: Task.seedCandidate,

@@ -404,9 +404,7 @@ const headings: Readonly<Record<ComponentName, string>> = {
  */
 export const instructionsOf = (candidate: Candidate): string => {
   const known = new Set<string>(componentNames)
-  const sections = componentNames.flatMap((name) =>
-    candidate[name] === undefined ? [] : [`## ${headings[name]}\n${candidate[name]}`]
-  )
+  const sections = componentNames.flatMap((name) => candidate[name] === undefined ? [] : [`## ${headings[name]}\n${candidate[name]}`])
   const others = Object.keys(candidate).filter((k) => !known.has(k)).map((k) => candidate[k]!)
   return [...sections, ...others].join("\n\n")
 }
@@ -463,8 +461,7 @@ export const parseRules = (prompt: string): ReadonlyArray<PromptRule> =>
     return rule === undefined ? [] : [rule]
   })
 
-const ruleMatches = (rule: PromptRule, text: string): boolean =>
-  rule.groups.every((group) => group.some((term) => mentions(text, term)))
+const ruleMatches = (rule: PromptRule, text: string): boolean => rule.groups.every((group) => group.some((term) => mentions(text, term)))
 
 /**
  * How a router following `prompt` routes `text`: the first matching rule,
@@ -491,11 +488,14 @@ const RULES_HEADER = "Routing rules (the first matching rule wins):"
 export const referenceCandidate: Candidate = Object.fromEntries(componentNames.map((name) => {
   const owned = routingRules.filter((r) => ownerOf[r.queue] === name)
   const seed = seedCandidate[name]!
-  return [name, [
-    seed.replace(/^Queues:(.*?)\.?$/m, (_line, listed: string) => `Queues:${listed}, ${owned.map((r) => r.queue).join(", ")}.`),
-    RULES_HEADER,
-    ...owned.map((r) => ruleLine(r.triggers, r.queue))
-  ].join("\n")]
+  return [
+    name,
+    [
+      seed.replace(/^Queues:(.*?)\.?$/m, (_line, listed: string) => `Queues:${listed}, ${owned.map((r) => r.queue).join(", ")}.`),
+      RULES_HEADER,
+      ...owned.map((r) => ruleLine(r.triggers, r.queue))
+    ].join("\n")
+  ]
 }))
 
 /**
@@ -614,8 +614,7 @@ interface Lesson {
   readonly queue: string
 }
 
-const FEEDBACK =
-  /Expected queue:\s*[`'"]?([a-z][a-z0-9-]*)[`'"]?[^\n]*?\bmention(?:s|ed|ing)?\s+['"‘“`]([^'"’”`\n]+)['"’”`]/gi
+const FEEDBACK = /Expected queue:\s*[`'"]?([a-z][a-z0-9-]*)[`'"]?[^\n]*?\bmention(?:s|ed|ing)?\s+['"‘“`]([^'"’”`\n]+)['"’”`]/gi
 
 /**
  * The lessons in a reflection prompt: every "Expected queue: q; the ticket
@@ -679,8 +678,7 @@ export const componentOf = (prompt: string): ComponentName | undefined => {
   return found?.name
 }
 
-const MARKED =
-  /<(current[_ -]?(?:text|instructions?|prompt|component)|curr_instructions|instructions)>\s*\n?([\s\S]*?)\n?\s*<\/\1>/i
+const MARKED = /<(current[_ -]?(?:text|instructions?|prompt|component)|curr_instructions|instructions)>\s*\n?([\s\S]*?)\n?\s*<\/\1>/i
 
 /**
  * The current component text inside a reflection prompt. Tries, in order:
@@ -762,8 +760,7 @@ const applyLesson = (text: string, lesson: Lesson): string => {
   }).join("\n")
 }
 
-const alreadyRouted = (text: string, lesson: Lesson): boolean =>
-  parseRules(text).find((rule) => ruleMatches(rule, lesson.term))?.queue === lesson.queue
+const alreadyRouted = (text: string, lesson: Lesson): boolean => parseRules(text).find((rule) => ruleMatches(rule, lesson.term))?.queue === lesson.queue
 
 /**
  * What the simulated reflection model answers to a reflection prompt: the
@@ -781,9 +778,7 @@ export const reflect = (prompt: string, seed = 0, options?: { readonly noise?: n
   const current = currentTextOf(prompt)
   const rng = rngFor(seed, prompt)
   const component = componentOf(prompt)
-  const open = feedbackLessons(prompt).filter((l) =>
-    (component === undefined || ownerOf[l.queue] === component) && !alreadyRouted(current, l)
-  )
+  const open = feedbackLessons(prompt).filter((l) => (component === undefined || ownerOf[l.queue] === component) && !alreadyRouted(current, l))
   const count = open.length >= 2 && rng.nextFloat() < 0.7 ? 2 : 1
   let next = current
   for (const lesson of rng.shuffle(open).slice(0, count)) {
@@ -804,8 +799,7 @@ export const reflect = (prompt: string, seed = 0, options?: { readonly noise?: n
 export const makeReflectionModel = (
   seed = 0,
   options?: { readonly noise?: number }
-): LanguageModel.LanguageModel =>
-  LanguageModel.fromFunction((prompt) => reflect(LanguageModel.promptText(prompt), seed, options))
+): LanguageModel.LanguageModel => LanguageModel.fromFunction((prompt) => reflect(LanguageModel.promptText(prompt), seed, options))
 
 // ---------------------------------------------------------------------------
 // Adapter

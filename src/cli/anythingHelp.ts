@@ -19,7 +19,9 @@ import { commands, environment, paragraph, section } from "./help.js"
  */
 export const anythingHelp = (): string =>
   [
-    `Usage: gepa anything --evaluator FILE --reflection-model NAME [flags]\n\n${paragraph(`${commands.anything[0]!.toUpperCase()}${commands.anything.slice(1)}.`)}`,
+    `Usage: gepa anything --evaluator FILE --reflection-model NAME [flags]\n\n${
+      paragraph(`${commands.anything.charAt(0).toUpperCase()}${commands.anything.slice(1)}.`)
+    }`,
     paragraph("See the README (Optimize anything) for the evaluator module and the run directory."),
     section("Flags", docsOf(flags)),
     environment()

@@ -23,8 +23,7 @@ import { watchCommand, withUi } from "./ui.js"
 type ValuesOf<O> = { readonly [K in keyof O]: O[K] extends Options.Options<infer A> ? A : never }
 
 // `{ key: value }` when the option was given, `{}` otherwise
-const given = <A, B extends object>(option: Option.Option<A>, f: (a: A) => B): B | {} =>
-  Option.isSome(option) ? f(option.value) : {}
+const given = <A, B extends object>(option: Option.Option<A>, f: (a: A) => B): B | {} => Option.isSome(option) ? f(option.value) : {}
 
 type ModelFlags = ValuesOf<typeof modelOptions>
 
@@ -135,23 +134,27 @@ export const make = (env: Environment) => {
   // checked by readRun / readSavedSettings, one line naming the path
   const runDirArg = Args.text({ name: "run-dir" }).pipe(Args.withDescription("a run directory"))
 
-  const resume = Command.make("resume", { runDir: runDirArg, ...budgetOptions, ...modelOptions, ...resumeOptions, ...uiOptions }, (flags) =>
-    Effect.gen(function*() {
-      const runDir = path.resolve(env.cwd, flags.runDir)
-      const saved = yield* readSavedSettings(runDir)
-      const task = modelFlags(flags, "task")
-      const reflection = modelFlags(flags, "reflection")
-      // only settings that may change on resume have flags here
-      const settings: Settings = {
-        ...saved,
-        ...budgetFlags(flags),
-        taskModel: { ...saved.taskModel, ...task.value },
-        reflectionModel: { ...saved.reflectionModel, ...reflection.value },
-        runDir
-      }
-      const prepared = yield* prepare(settings, env, { resume: true })
-      return yield* runPrepared(prepared, env, { quiet: flags.quiet }).pipe(withUi(flags, env, runDir))
-    })).pipe(Command.withDescription(commands.resume))
+  const resume = Command.make(
+    "resume",
+    { runDir: runDirArg, ...budgetOptions, ...modelOptions, ...resumeOptions, ...uiOptions },
+    (flags) =>
+      Effect.gen(function*() {
+        const runDir = path.resolve(env.cwd, flags.runDir)
+        const saved = yield* readSavedSettings(runDir)
+        const task = modelFlags(flags, "task")
+        const reflection = modelFlags(flags, "reflection")
+        // only settings that may change on resume have flags here
+        const settings: Settings = {
+          ...saved,
+          ...budgetFlags(flags),
+          taskModel: { ...saved.taskModel, ...task.value },
+          reflectionModel: { ...saved.reflectionModel, ...reflection.value },
+          runDir
+        }
+        const prepared = yield* prepare(settings, env, { resume: true })
+        return yield* runPrepared(prepared, env, { quiet: flags.quiet }).pipe(withUi(flags, env, runDir))
+      })
+  ).pipe(Command.withDescription(commands.resume))
 
   const report = Command.make("report", { runDir: runDirArg, ...reportOptions }, (flags) =>
     Effect.gen(function*() {

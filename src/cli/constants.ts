@@ -70,4 +70,3 @@ export const environmentVariables = [
   ["ANTHROPIC_API_KEY", "API key of anthropic: models (with @effect/ai-anthropic installed)"],
   ["GEMINI_API_KEY", "API key of google: models (or GOOGLE_API_KEY), via Gemini's OpenAI-compatible API"]
 ] as const
-

@@ -125,6 +125,4 @@ export const parseExamples = (
 export const loadExamples = (
   file: string,
   options: Parameters<typeof parseExamples>[2]
-): Either.Either<ReadonlyArray<Example>, CliInputError> =>
-  Either.flatMap(readText(file), (text) => parseExamples(text, file, options))
-
+): Either.Either<ReadonlyArray<Example>, CliInputError> => Either.flatMap(readText(file), (text) => parseExamples(text, file, options))

@@ -46,10 +46,20 @@ export const docs = {
   noIgnoreCase: { flag: "no-ignore-case", text: "compare with letter case (overrides the config file)" },
   pattern: { flag: "pattern", arg: "REGEX", text: "regex metric: the pattern (default: each example's expected value)" },
   jsonPath: { flag: "json-path", arg: "PATH", text: `json-field metric: dotted path of the field, e.g. "answer.label"` },
-  taskModel: { flag: "task-model", arg: "NAME", text: "model that runs the prompt: a name (gpt-4.1-mini) or a model string (anthropic:claude-haiku-4-5, openai-compatible:URL#name)", required: true },
+  taskModel: {
+    flag: "task-model",
+    arg: "NAME",
+    text: "model that runs the prompt: a name (gpt-4.1-mini) or a model string (anthropic:claude-haiku-4-5, openai-compatible:URL#name)",
+    required: true
+  },
   taskBaseUrl: { flag: "task-base-url", arg: "URL", text: "its OpenAI-compatible server (default OPENAI_BASE_URL, else OpenAI)" },
   taskTimeout: { flag: "task-timeout", arg: "DURATION", text: `per request of the task model (default ${defaults.taskTimeout})` },
-  reflectionModel: { flag: "reflection-model", arg: "NAME", text: "model that rewrites the prompt: a name (gpt-4.1) or a model string (anthropic:claude-sonnet-4-5, google:gemini-2.5-pro)", required: true },
+  reflectionModel: {
+    flag: "reflection-model",
+    arg: "NAME",
+    text: "model that rewrites the prompt: a name (gpt-4.1) or a model string (anthropic:claude-sonnet-4-5, google:gemini-2.5-pro)",
+    required: true
+  },
   reflectionBaseUrl: { flag: "reflection-base-url", arg: "URL", text: "its OpenAI-compatible server (default as above)" },
   reflectionTimeout: {
     flag: "reflection-timeout",
@@ -90,4 +100,3 @@ export const docs = {
   uiHost: { flag: "ui-host", arg: "HOST", text: "the dashboard's address (default 127.0.0.1: this machine only)" },
   uiPort: { flag: "ui-port", arg: "N", text: "the dashboard's port (default: a free one)" }
 } as const satisfies Record<string, FlagDoc>
-

@@ -91,4 +91,3 @@ export const Pattern = Text.pipe(Schema.filter((s) => {
     return `invalid regular expression: ${errorText(e)}`
   }
 }))
-

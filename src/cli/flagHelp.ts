@@ -7,6 +7,7 @@
  */
 import { HelpDoc, Options } from "@effect/cli"
 import type { FlagDoc } from "./docs.js"
+import { at } from "../internal/invariant.js"
 
 // eslint-disable-next-line no-control-regex
 const ansi = /\u001b\[[0-9;]*m/g
@@ -25,7 +26,8 @@ export const docOf = (option: Options.Options<unknown>): FlagDoc | undefined => 
   const head = /^--([\w-]+)(?: (\w+))?/.exec(lines[0] ?? "")
   if (head === null) return undefined
   const text = lines.slice(1).filter((l) => l !== "" && !boilerplate.test(l)).join(" ")
-  return head[2] === undefined ? { flag: head[1]!, text } : { flag: head[1]!, arg: head[2].toUpperCase(), text }
+  const flag = at(head, 1)
+  return head[2] === undefined ? { flag, text } : { flag, arg: head[2].toUpperCase(), text }
 }
 
 /**

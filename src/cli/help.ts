@@ -67,56 +67,58 @@ const asSaved = (doc: FlagDoc): FlagDoc => ({
 const usage = (command: string, tail: string, summary: string): string => `Usage: gepa ${command} ${tail}\n\n${paragraph(summary)}`
 
 const helps = {
-  optimize: () =>
-    [
-      usage("optimize", "[--config FILE] [flags]", "Optimizes a system prompt against OpenAI-compatible models."),
-      paragraph(
-        "Every setting can be given in a JSON config file (--config) or as a flag; flags win over the file. " +
-          "Relative paths are resolved against the file's folder (in the file) or the current folder (flags)."
-      ),
-      paragraph(
-        "A run needs: --train, --seed-prompt or --seed-prompt-file, --task-model, --reflection-model, " +
-          "and a budget: --max-metric-calls, --max-iterations or --timeout."
-      ),
-      section("Data", [docs.config, docs.train, docs.validation, docs.inputField, docs.expectedField, docs.idField]),
-      section("Prompt and metric", [
-        docs.component,
-        docs.seedPrompt,
-        docs.seedPromptFile,
-        docs.metric,
-        docs.ignoreCase,
-        docs.noIgnoreCase,
-        docs.pattern,
-        docs.jsonPath
-      ]),
-      section("Models (in the file: taskModel / reflectionModel, a name or {model, baseUrl, timeout, ...})", [
-        docs.taskModel,
-        docs.taskBaseUrl,
-        docs.taskTimeout,
-        docs.reflectionModel,
-        docs.reflectionBaseUrl,
-        docs.reflectionTimeout
-      ]),
-      section("Budget and stop (at least one of the first three)", [
-        docs.maxMetricCalls,
-        docs.maxIterations,
-        docs.timeout,
-        docs.scoreThreshold,
-        docs.patience,
-        docs.noPatience,
-        docs.noStopAtPerfect
-      ]),
-      section("Search", [docs.maxConcurrency, docs.parallelProposals, docs.proposalsPerStep, docs.minibatchSize, docs.merge, docs.noMerge, docs.seed]),
-      section("Run directory, output and live dashboard", [docs.runDir, docs.resume, docs.quiet, docs.ui, docs.uiHost, docs.uiPort]),
-      environment(),
-      paragraph("Exit codes: 0 done or stopped (Ctrl-C), 1 the run failed once started (its state is saved), " +
-        "2 invalid input (nothing written).")
-    ],
-  resume: () =>
-    [
-      usage("resume", "<run-dir> [flags]", "Continues a run from the settings saved in <run-dir>/config.json."),
-      resumeRule(),
-      section("Budget and stop (default: as saved)", [
+  optimize: () => [
+    usage("optimize", "[--config FILE] [flags]", "Optimizes a system prompt against OpenAI-compatible models."),
+    paragraph(
+      "Every setting can be given in a JSON config file (--config) or as a flag; flags win over the file. " +
+        "Relative paths are resolved against the file's folder (in the file) or the current folder (flags)."
+    ),
+    paragraph(
+      "A run needs: --train, --seed-prompt or --seed-prompt-file, --task-model, --reflection-model, " +
+        "and a budget: --max-metric-calls, --max-iterations or --timeout."
+    ),
+    section("Data", [docs.config, docs.train, docs.validation, docs.inputField, docs.expectedField, docs.idField]),
+    section("Prompt and metric", [
+      docs.component,
+      docs.seedPrompt,
+      docs.seedPromptFile,
+      docs.metric,
+      docs.ignoreCase,
+      docs.noIgnoreCase,
+      docs.pattern,
+      docs.jsonPath
+    ]),
+    section("Models (in the file: taskModel / reflectionModel, a name or {model, baseUrl, timeout, ...})", [
+      docs.taskModel,
+      docs.taskBaseUrl,
+      docs.taskTimeout,
+      docs.reflectionModel,
+      docs.reflectionBaseUrl,
+      docs.reflectionTimeout
+    ]),
+    section("Budget and stop (at least one of the first three)", [
+      docs.maxMetricCalls,
+      docs.maxIterations,
+      docs.timeout,
+      docs.scoreThreshold,
+      docs.patience,
+      docs.noPatience,
+      docs.noStopAtPerfect
+    ]),
+    section("Search", [docs.maxConcurrency, docs.parallelProposals, docs.proposalsPerStep, docs.minibatchSize, docs.merge, docs.noMerge, docs.seed]),
+    section("Run directory, output and live dashboard", [docs.runDir, docs.resume, docs.quiet, docs.ui, docs.uiHost, docs.uiPort]),
+    environment(),
+    paragraph(
+      "Exit codes: 0 done or stopped (Ctrl-C), 1 the run failed once started (its state is saved), " +
+        "2 invalid input (nothing written)."
+    )
+  ],
+  resume: () => [
+    usage("resume", "<run-dir> [flags]", "Continues a run from the settings saved in <run-dir>/config.json."),
+    resumeRule(),
+    section(
+      "Budget and stop (default: as saved)",
+      [
         docs.maxMetricCalls,
         docs.maxIterations,
         docs.timeout,
@@ -125,39 +127,40 @@ const helps = {
         docs.noPatience,
         docs.noStopAtPerfect,
         docs.maxConcurrency
-      ].map(asSaved)),
-      section("Models (default: as saved)", [
+      ].map(asSaved)
+    ),
+    section(
+      "Models (default: as saved)",
+      [
         docs.taskModel,
         docs.taskBaseUrl,
         docs.taskTimeout,
         docs.reflectionModel,
         docs.reflectionBaseUrl,
         docs.reflectionTimeout
-      ].map(asSaved)),
-      section("Output and live dashboard", [docs.quiet, docs.ui, docs.uiHost, docs.uiPort]),
-      environment()
-    ],
-  report: () =>
-    [
-      usage("report", "<run-dir> [--out FILE]", "Writes the HTML report of a run (finished or not)."),
-      section("Flags", [docs.out])
-    ],
-  show: () =>
-    [
-      usage("show", "<run-dir> [--format text|json]", "Prints the best candidate, the scores and the lineage of a run."),
-      section("Flags", [docs.format])
-    ],
-  watch: () =>
-    [
-      usage(
-        "watch",
-        "<run-dir> [--ui-host HOST] [--ui-port N]",
-        "Serves the live dashboard of a run folder and prints its address: live while another process runs it " +
-          "(also across a resume), static once it has finished. Its Stop button writes the folder's stop file: " +
-          "the run saves its state and ends, and gepa resume continues it. Ctrl-C ends the server."
-      ),
-      section("Flags", [docs.uiHost, docs.uiPort])
-    ]
+      ].map(asSaved)
+    ),
+    section("Output and live dashboard", [docs.quiet, docs.ui, docs.uiHost, docs.uiPort]),
+    environment()
+  ],
+  report: () => [
+    usage("report", "<run-dir> [--out FILE]", "Writes the HTML report of a run (finished or not)."),
+    section("Flags", [docs.out])
+  ],
+  show: () => [
+    usage("show", "<run-dir> [--format text|json]", "Prints the best candidate, the scores and the lineage of a run."),
+    section("Flags", [docs.format])
+  ],
+  watch: () => [
+    usage(
+      "watch",
+      "<run-dir> [--ui-host HOST] [--ui-port N]",
+      "Serves the live dashboard of a run folder and prints its address: live while another process runs it " +
+        "(also across a resume), static once it has finished. Its Stop button writes the folder's stop file: " +
+        "the run saves its state and ends, and gepa resume continues it. Ctrl-C ends the server."
+    ),
+    section("Flags", [docs.uiHost, docs.uiPort])
+  ]
 } as const
 
 /**
@@ -183,8 +186,7 @@ export const commands = {
 export type CommandName = keyof typeof commands
 
 /** @internal */
-export const isCommand = (name: string | undefined): name is CommandName =>
-  name !== undefined && Object.hasOwn(commands, name)
+export const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(commands, name)
 
 /**
  * The help text of a command, or of `gepa` itself.
@@ -196,8 +198,10 @@ export const helpText = (command?: Exclude<CommandName, "anything" | "runner">):
   if (command !== undefined) return `${helps[command]().join("\n\n")}\n`
   return [
     "Usage: gepa <command> [flags]\n\n" +
-    paragraph("GEPA: reflective prompt evolution. Optimizes a system prompt with a task model and a reflection " +
-      "model, saving the run in a folder that can be stopped, resumed and inspected."),
+    paragraph(
+      "GEPA: reflective prompt evolution. Optimizes a system prompt with a task model and a reflection " +
+        "model, saving the run in a folder that can be stopped, resumed and inspected."
+    ),
     ["Commands", ...Object.entries(commands).map(([name, text]) => `  ${name.padEnd(column - 2)}${text}`)].join("\n"),
     environment(),
     paragraph("Run gepa <command> --help for the flags of a command; gepa --version prints the version.")

@@ -48,8 +48,7 @@ export const processEnvironment = (): Environment => ({
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   terminal: process.stdout.isTTY === true ? process.stdout : undefined,
-  makeModel: (role, spec, options) =>
-    Effect.promise(() => import("./models.js")).pipe(Effect.flatMap((models) => models.openAiModel()(role, spec, options)))
+  makeModel: (role, spec, options) => Effect.promise(() => import("./models.js")).pipe(Effect.flatMap((models) => models.openAiModel()(role, spec, options)))
 })
 
 const wantsHelp = (args: ReadonlyArray<string>): boolean => {
@@ -59,11 +58,9 @@ const wantsHelp = (args: ReadonlyArray<string>): boolean => {
 }
 
 // `gepa --version`, `gepa -v` and `gepa version` need none of the optional packages
-const wantsVersion = (args: ReadonlyArray<string>): boolean =>
-  args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0] === "version")
+const wantsVersion = (args: ReadonlyArray<string>): boolean => args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0] === "version")
 
-const isModuleNotFound = (e: unknown): e is Error =>
-  e instanceof Error && "code" in e && (e.code === "ERR_MODULE_NOT_FOUND" || e.code === "MODULE_NOT_FOUND")
+const isModuleNotFound = (e: unknown): e is Error => e instanceof Error && "code" in e && (e.code === "ERR_MODULE_NOT_FOUND" || e.code === "MODULE_NOT_FOUND")
 
 // The commands run on @effect/cli and the Node platform, optional peers: when
 // they are missing the command says which and how to install them.

@@ -10,12 +10,15 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { field } from "../internal/fields.js"
 
 interface PackageJson {
   readonly name: string
   readonly version: string
   readonly peerDependencies?: Readonly<Record<string, string>>
 }
+
+const isPackageJson = (u: unknown): u is PackageJson => typeof field(u, "name") === "string" && typeof field(u, "version") === "string"
 
 // The CLI runs from src/cli (tsx) or dist/src/cli (the build): the package
 // is the nearest folder upwards whose package.json is this package's.
@@ -24,8 +27,8 @@ const findPackage = (): PackageJson => {
   for (;;) {
     const file = path.join(dir, "package.json")
     if (fs.existsSync(file)) {
-      const json = JSON.parse(fs.readFileSync(file, "utf8")) as PackageJson
-      if (json.name === "effect-gepa") return json
+      const json: unknown = JSON.parse(fs.readFileSync(file, "utf8"))
+      if (isPackageJson(json) && json.name === "effect-gepa") return json
     }
     const parent = path.dirname(dir)
     if (parent === dir) throw new Error("effect-gepa: package.json not found above the CLI")
@@ -92,7 +95,8 @@ export const missingPackages = (
  * @category getters
  */
 export const missingPackagesLine = (missing: ReadonlyArray<string>): string => {
-  const names = missing.length === 1 ? missing[0]! : `${missing.slice(0, -1).join(", ")} and ${missing.at(-1)!}`
+  const last = missing.at(-1) ?? ""
+  const names = missing.length <= 1 ? last : `${missing.slice(0, -1).join(", ")} and ${last}`
   return `gepa: the gepa command needs ${names}, ${missing.length === 1 ? "which is" : "which are"} not installed; ` +
     `install with: ${installCommand(commandPackages)}`
 }

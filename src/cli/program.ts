@@ -12,6 +12,7 @@ import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
 import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions } from "./options.js"
 import { didYouMean } from "./suggest.js"
+import { at } from "../internal/invariant.js"
 import type { Environment, RunFailure } from "./run.js"
 import * as Secrets from "../Secrets.js"
 
@@ -21,7 +22,8 @@ const oneLine = (text: string) => Secrets.scrub(text.replace(ansi, "").replace(/
 
 const flagDocs: ReadonlyArray<FlagDoc> = Object.values(docs)
 
-const docFlag = (key: string): string | undefined => (docs as Record<string, FlagDoc>)[key]?.flag
+const docsByKey: ReadonlyMap<string, FlagDoc> = new Map(Object.entries(docs))
+const docFlag = (key: string): string | undefined => docsByKey.get(key)?.flag
 
 // the flags of each command built from docs.ts (anything and runner have their own)
 const commandFlags: Record<string, ReadonlyArray<string>> = {
@@ -50,7 +52,8 @@ export const unknownArgument = (arg: string, args: ReadonlyArray<string>): strin
     }
     return `gepa ${command}: unexpected argument ${JSON.stringify(arg)}`
   }
-  const name = arg.replace(/^-+/, "").split("=")[0]!
+  const body = arg.replace(/^-+/, "")
+  const name = body.includes("=") ? body.slice(0, body.indexOf("=")) : body
   const doc = flagDocs.find((d) => d.flag === name)
   if (own !== undefined && doc !== undefined && !own.includes(name)) {
     return command === "resume"
@@ -68,21 +71,22 @@ export const unknownArgument = (arg: string, args: ReadonlyArray<string>): strin
 const nameTheFlag = (text: string, argv: ReadonlyArray<string>): string => {
   const typed = /^'(.*)' is not an? (integer|float|date|boolean)$/.exec(text)
   if (typed !== null) {
-    const at = argv.indexOf(typed[1]!)
-    const flag = at > 0 && argv[at - 1]!.startsWith("--") ? argv[at - 1] : undefined
+    const pos = argv.indexOf(at(typed, 1))
+    const before = argv[pos - 1]
+    const flag = pos > 0 && before?.startsWith("--") === true ? before : undefined
     const expected = typed[2] === "integer" ? "an integer" : typed[2] === "float" ? "a number" : `a ${typed[2]}`
     return flag === undefined ? text : `${flag}: expected ${expected}, got ${JSON.stringify(typed[1])}`
   }
   const choice = /^Expected one of the following cases: (.*)$/.exec(text)
   if (choice !== null) {
-    const cases = choice[1]!.split(", ")
+    const cases = at(choice, 1).split(", ")
     const isChoiceFlag = (arg: string | undefined) => flagDocs.some((d) => `--${d.flag}` === arg && d.arg?.includes("|") === true)
-    const at = argv.findIndex((arg, i) => i > 0 && isChoiceFlag(argv[i - 1]) && !cases.includes(arg))
-    return at < 0 ? text : `${argv[at - 1]}: expected ${cases.join(" or ")}, got ${JSON.stringify(argv[at])}`
+    const pos = argv.findIndex((arg, i) => i > 0 && isChoiceFlag(argv[i - 1]) && !cases.includes(arg))
+    return pos < 0 ? text : `${argv[pos - 1]}: expected ${cases.join(" or ")}, got ${JSON.stringify(argv[pos])}`
   }
   // a flag given without its value, or one the command does not take
   const unknown = /^Received unknown argument: '([^']+)'$/.exec(text)
-  if (unknown !== null) return unknownArgument(unknown[1]!, argv)
+  if (unknown !== null) return unknownArgument(at(unknown, 1), argv)
   const subcommand = /^Invalid subcommand for gepa - use one of '(.*)'$/.exec(text)
   if (subcommand !== null) return unknownArgument(argv[0] ?? "", [argv[0] ?? ""])
   return text
@@ -94,8 +98,7 @@ const consoleFor = (env: Environment, argv: ReadonlyArray<string>) =>
   Effect.consoleWith((current) =>
     Effect.succeed({
       ...current,
-      log: (...args: ReadonlyArray<unknown>) =>
-        Effect.sync(() => env.stdout(`${args.map(String).join(" ").replace(ansi, "").replace(/\n+$/, "")}\n`)),
+      log: (...args: ReadonlyArray<unknown>) => Effect.sync(() => env.stdout(`${args.map(String).join(" ").replace(ansi, "").replace(/\n+$/, "")}\n`)),
       error: (...args: ReadonlyArray<unknown>) =>
         Effect.sync(() => {
           // the first problem only, as for every other input error
@@ -165,7 +168,7 @@ export const takeLogLevel = (
   let level: LogLevel.LogLevel = LogLevel.Warning
   let format: typeof logFormats[number] = "text"
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
+    const arg = at(argv, i)
     if (arg === "--") {
       rest.push(...argv.slice(i))
       break
@@ -207,8 +210,7 @@ const logTo = (env: Environment, format: typeof logFormats[number]) => {
     recent.set(key, at)
     return false
   }
-  const textOf = (message: unknown) =>
-    (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+  const textOf = (message: unknown) => (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
   return Logger.replace(
     Logger.defaultLogger,
     format === "json"

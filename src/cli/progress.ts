@@ -74,15 +74,26 @@ export const make = (options: ProgressOptions): Progress => {
   if (options.quiet === true) return { onEvent: () => {}, stop: () => {} }
   const now = options.now ?? Date.now
   const interval = options.intervalMillis ?? 15_000
-  const figures = {
+  const figures: {
+    started: number
+    resumed: boolean
+    metricCalls: number
+    startCalls: number | undefined
+    budget: number | undefined
+    iteration: number
+    startIteration: number
+    best: number | undefined
+    candidates: number
+    lastLine: number
+  } = {
     started: now(),
     resumed: false,
     metricCalls: 0,
-    startCalls: undefined as number | undefined,
+    startCalls: undefined,
     budget: options.maxMetricCalls,
     iteration: 0,
     startIteration: 0,
-    best: undefined as number | undefined,
+    best: undefined,
     candidates: 1,
     lastLine: now()
   }
@@ -170,9 +181,11 @@ export const make = (options: ProgressOptions): Progress => {
         figures.candidates = Math.max(figures.candidates, event.candidate + 1)
         if (figures.best === undefined || event.score > figures.best) {
           figures.best = event.score
-          line(event.candidate === 0 && event.iteration === 0
-            ? `seed candidate: ${fmt(event.score)}`
-            : `iteration ${event.iteration}: new best ${fmt(event.score)} (candidate ${event.candidate})`)
+          line(
+            event.candidate === 0 && event.iteration === 0
+              ? `seed candidate: ${fmt(event.score)}`
+              : `iteration ${event.iteration}: new best ${fmt(event.score)} (candidate ${event.candidate})`
+          )
         }
         update()
         break

@@ -194,8 +194,8 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
 
 const formatSeconds = (seconds: number): string =>
   seconds < 60 ? `${seconds.toFixed(1)} s` : seconds < 3600
-  ? `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`
-  : `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`
+    ? `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`
+    : `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`
 
 /**
  * The summary printed at the end of a CLI run, under the line saying why it

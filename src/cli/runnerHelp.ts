@@ -30,13 +30,16 @@ const argNames: Record<string, string> = {
  */
 export const runnerHelp = (): string =>
   [
-    `Usage: gepa runner --module FILE [flags]\n\n${paragraph(`${commands.runner[0]!.toUpperCase()}${commands.runner.slice(1)}.`)}`,
+    `Usage: gepa runner --module FILE [flags]\n\n${paragraph(`${commands.runner.charAt(0).toUpperCase()}${commands.runner.slice(1)}.`)}`,
     paragraph(
       "Runs until Ctrl-C or SIGTERM, then hands its shards over to the other runners; a second signal quits at once. " +
         "Every flag may also come from its environment variable. See the README (Scaling out)."
     ),
     section(
       "Flags",
-      docsOf(runnerOptions).map((d) => ({ ...d, arg: argNames[d.flag] ?? d.arg, ...(d.flag === "module" ? { required: true } : {}) }))
+      docsOf(runnerOptions).map((d) => {
+        const arg = argNames[d.flag] ?? d.arg
+        return { ...d, ...(arg === undefined ? {} : { arg }), ...(d.flag === "module" ? { required: true } : {}) }
+      })
     )
   ].join("\n\n") + "\n"

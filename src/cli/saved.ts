@@ -121,8 +121,10 @@ export const describeRun = (run: SavedRun, runDir: string): string => {
   lines.push(`  stopped because  ${r.stopReason}`)
   lines.push(`  seed score       ${fmt(r.seedScore)}`)
   lines.push(`  best score       ${fmt(r.bestScore)} (candidate ${r.bestIndex}, ${r.valCoverage[r.bestIndex] ?? 0} validation examples)`)
-  lines.push(`  candidates       ${r.candidates.length} (${r.acceptedProposals} accepted, ${r.rejectedProposals} rejected proposals; ` +
-    `${r.mergesAccepted}/${r.mergesAttempted} merges accepted)`)
+  lines.push(
+    `  candidates       ${r.candidates.length} (${r.acceptedProposals} accepted, ${r.rejectedProposals} rejected proposals; ` +
+      `${r.mergesAccepted}/${r.mergesAttempted} merges accepted)`
+  )
   lines.push(`  iterations       ${r.iterations}`)
   lines.push(`  metric calls     ${r.totalMetricCalls}`)
   const chain = Result.lineage(r, r.bestIndex)
@@ -135,8 +137,10 @@ export const describeRun = (run: SavedRun, runDir: string): string => {
   lines.push("Top candidates")
   for (const i of ranked) {
     const parents = r.parents[i] ?? []
-    lines.push(`  #${String(i).padEnd(4)} score ${fmt(score(i))}  ` +
-      `${parents.length === 0 ? "seed" : parents.length > 1 ? `merge of ${parents.join(" + ")}` : `from ${parents[0]}`}`)
+    lines.push(
+      `  #${String(i).padEnd(4)} score ${fmt(score(i))}  ` +
+        `${parents.length === 0 ? "seed" : parents.length > 1 ? `merge of ${parents.join(" + ")}` : `from ${parents[0]}`}`
+    )
   }
   lines.push("")
   lines.push(`Best candidate (#${r.bestIndex})`)

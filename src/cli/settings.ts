@@ -15,18 +15,7 @@ import { CliInputError, errorText, inputError, show } from "./errors.js"
 import { didYouMean } from "./suggest.js"
 import { Bool, DurationText, expecting, Int, NonNegativeInt, Num, Pattern, PositiveInt, Text } from "./fields.js"
 
-export {
-  Bool,
-  DurationText,
-  formatDuration,
-  Int,
-  NonNegativeInt,
-  Num,
-  parseDuration,
-  Pattern,
-  PositiveInt,
-  Text
-} from "./fields.js"
+export { Bool, DurationText, formatDuration, Int, NonNegativeInt, Num, parseDuration, Pattern, PositiveInt, Text } from "./fields.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 
@@ -209,7 +198,7 @@ const respell = (json: Record<string, unknown>, file: string): Either.Either<Rea
   for (const role of ["taskModel", "reflectionModel"]) {
     const spec = json[role]
     if (spec === null || typeof spec !== "object" || Array.isArray(spec) || !("baseURL" in spec)) continue
-    const { baseURL, ...rest } = spec as Record<string, unknown>
+    const { baseURL, ...rest } = spec
     if ("baseUrl" in rest) return Either.left(inputError(`${file}: "${role}" has both "baseUrl" and "baseURL"; keep "baseUrl"`))
     json[role] = { ...rest, baseUrl: baseURL }
     warnings.push(`${file}: "${role}.baseURL" is spelled "${role}.baseUrl" in a config file; read as such`)
@@ -240,7 +229,7 @@ export const parseConfig = (
   if (json === null || typeof json !== "object" || Array.isArray(json)) {
     return Either.left(inputError(`${file}: expected a JSON object with the run's settings`))
   }
-  const respelled = { ...(json as Record<string, unknown>) }
+  const respelled: Record<string, unknown> = { ...json }
   const warnings = respell(respelled, file)
   if (Either.isLeft(warnings)) return Either.left(warnings.left)
   const decoded = decodeConfigFile(respelled)
@@ -249,7 +238,10 @@ export const parseConfig = (
     const unknown = /^unknown field "([^"]*)"/.exec(problem)
     let hint = ""
     if (unknown !== null) {
-      const [parent, field] = unknown[1]!.includes(".") ? unknown[1]!.split(".", 2) as [string, string] : [undefined, unknown[1]!]
+      const name = unknown[1] ?? ""
+      // "taskModel.baseUrll": the field of a model spec
+      const [head, tail] = name.split(".", 2)
+      const [parent, field] = tail === undefined ? [undefined, name] : [head, tail]
       const known = parent === undefined ? knownFields : Object.keys(ModelSpec.fields)
       const guess = didYouMean(field, known, (k) => `"${parent === undefined ? k : `${parent}.${k}`}"`)
       hint = guess !== "" ? guess : ` (known: ${known.join(", ")})`
@@ -311,8 +303,7 @@ export const resolveSettings = (
       ...(task.value === undefined ? {} : { taskModel: task.value }),
       ...(reflection.value === undefined ? {} : { reflectionModel: reflection.value })
     }
-    const missing = (field: string, flag: string) =>
-      Either.left(inputError(`missing setting "${field}": set it in the config file or pass --${flag}`))
+    const missing = (field: string, flag: string) => Either.left(inputError(`missing setting "${field}": set it in the config file or pass --${flag}`))
     if (raw.train === undefined) return yield* missing("train", "train")
     // the file's seed prompt gives way to a flag's, in either form
     const seedFromFlags = flags.seedPrompt !== undefined || flags.seedPromptFile !== undefined

@@ -4,21 +4,26 @@
  *
  * @since 0.2.0
  */
+import { at } from "../internal/invariant.js"
 
 // Damerau-Levenshtein (optimal string alignment): a swapped pair of letters
 // ("trian") is one edit, as people make it
 const distance = (a: string, b: string): number => {
-  const d: Array<Array<number>> = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j
+  // the table's rows i - 2, i - 1 and i (a swap looks two rows back)
+  let older: Array<number> = []
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
+    const row = [i]
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1)
-      d[i]![j] = best
+      let best = Math.min(at(previous, j) + 1, at(row, j - 1) + 1, at(previous, j - 1) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(older, j - 2) + 1)
+      row.push(best)
     }
+    older = previous
+    previous = row
   }
-  return d[a.length]![b.length]!
+  return at(previous, b.length)
 }
 
 /**

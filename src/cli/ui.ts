@@ -31,8 +31,7 @@ const optionsOf = (flags: DashboardFlags, title: string): Dashboard.Options => (
   ...(Option.isSome(flags.uiPort) ? { port: flags.uiPort.value } : {})
 })
 
-const notice = (url: string, what: string) =>
-  `Live dashboard: ${url}\n  ${what}\n`
+const notice = (url: string, what: string) => `Live dashboard: ${url}\n  ${what}\n`
 
 /**
  * Runs `effect` with the dashboard when `--ui` was given: the address is
@@ -48,15 +47,17 @@ export const withUi = (
   runDir: string
 ) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CliInputError, Exclude<R, Dashboard.Dashboard>> => {
+  // without --ui nothing provides a Dashboard, and the run needs none (it finds
+  // a dashboard through the optional RunMonitor); TypeScript cannot tell that
+  // Exclude<R, Dashboard> is then all of R
   if (!flags.ui) return effect as Effect.Effect<A, E, Exclude<R, Dashboard.Dashboard>>
   const layer = Dashboard.layer(optionsOf(flags, `GEPA run ${path.basename(runDir)}`)).pipe(
     Layer.tap((context) =>
-      Effect.sync(() =>
-        env.stdout(notice(Context.get(context, Dashboard.Dashboard).url, "its Stop button ends the run like Ctrl-C (the state is saved)"))
-      )
+      Effect.sync(() => env.stdout(notice(Context.get(context, Dashboard.Dashboard).url, "its Stop button ends the run like Ctrl-C (the state is saved)")))
     ),
     Layer.mapError((e) => inputError(e.message))
   )
+  // (Effect.provide's type does not subtract a layer's output from a generic R)
   return Effect.provide(effect, layer) as Effect.Effect<A, E | CliInputError, Exclude<R, Dashboard.Dashboard>>
 }
 

@@ -48,8 +48,7 @@ export const append = <A>(owner: Owner | undefined, array: ReadonlyArray<A>, ite
 }
 
 /** `append` bound to an owner (`State.addCandidate`'s `append` option). @internal */
-export const appender = (owner: Owner | undefined) => <A>(array: ReadonlyArray<A>, item: A): ReadonlyArray<A> =>
-  append(owner, array, item)
+export const appender = (owner: Owner | undefined) => <A>(array: ReadonlyArray<A>, item: A): ReadonlyArray<A> => append(owner, array, item)
 
 /** Makes a state's arrays copy on their next append: someone outside the loop may keep the state. @internal */
 export const seal = (owner: Owner, state: GepaState): void => {

@@ -13,13 +13,7 @@ import { Duration, Effect, Either, Option, type Schedule } from "effect"
 import type { Adapter } from "../Adapter.js"
 import * as Candidate from "../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../DataLoader.js"
-import {
-  AdapterContractError,
-  type AdapterError,
-  EvaluationTimeout,
-  ModelUnrecoverable,
-  type PersistenceError
-} from "../Errors.js"
+import { AdapterContractError, type AdapterError, EvaluationTimeout, ModelUnrecoverable, type PersistenceError } from "../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
 import { batchOf, type CacheKey, type CachedEvaluation, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"

@@ -23,8 +23,8 @@ const pathText = (path: ReadonlyArray<PropertyKey>): string => {
 export const firstIssue = (error: ParseResult.ParseError): string => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   if (issues.length === 0) return error.message.split("\n")[0] ?? "invalid value"
-  let best = issues[0]!
-  for (const issue of issues) if (issue.path.length > best.path.length) best = issue
+  // the first of the deepest
+  const best = issues.reduce((deepest, issue) => (issue.path.length > deepest.path.length ? issue : deepest))
   const where = pathText(best.path)
   if (best._tag === "Unexpected") return `unknown field ${JSON.stringify(where)}`
   if (best._tag === "Missing") return `missing field ${JSON.stringify(where)}`

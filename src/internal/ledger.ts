@@ -52,8 +52,7 @@ export const reservedBy = (plans: ReadonlyArray<{ readonly reserved: number }>):
 }
 
 /** The part of a step's worst case its earlier proposals have not reserved yet. @internal */
-export const unreservedOf = (worst: number, earlier: ReadonlyArray<{ readonly reserved: number }>): number =>
-  worst - reservedBy(earlier)
+export const unreservedOf = (worst: number, earlier: ReadonlyArray<{ readonly reserved: number }>): number => worst - reservedBy(earlier)
 
 /** @internal */
 export const balance = (budget: number | undefined, book: Book, owed?: Owed | undefined): Balance => {
@@ -70,8 +69,7 @@ export const balance = (budget: number | undefined, book: Book, owed?: Owed | un
 }
 
 /** Calls still free to reserve. @internal */
-export const available = (b: Balance): number =>
-  b.budget === undefined ? Number.POSITIVE_INFINITY : b.budget - b.spent - b.reserved
+export const available = (b: Balance): number => b.budget === undefined ? Number.POSITIVE_INFINITY : b.budget - b.spent - b.reserved
 
 /** What a folded piece of work spent, added to the book. @internal */
 export const spend = <S extends Pick<Book, "metricCalls">>(book: S, calls: number): S => ({
@@ -129,8 +127,7 @@ export const owedTotal = (owed: Owed): number => sum(owed.values())
 export const settle = <S extends Pick<Book, "lostMetricCalls">>(book: S, owed: Owed): S => chargeLost(book, owedTotal(owed))
 
 /** Every call the book accounts for: spent and lost, plus owed results not counted yet. @internal */
-export const accounted = (book: Pick<Book, "metricCalls" | "lostMetricCalls">, owed: number): number =>
-  book.metricCalls + book.lostMetricCalls + owed
+export const accounted = (book: Pick<Book, "metricCalls" | "lostMetricCalls">, owed: number): number => book.metricCalls + book.lostMetricCalls + owed
 
 /**
  * Calls on the write-ahead record that nothing accounts for: paid by a process
@@ -256,5 +253,4 @@ export const distinct = (ids: ReadonlyArray<string>): number => {
 const counted = new WeakMap<ReadonlyArray<string>, number>()
 
 /** The worst-case cost of a merge proposal (its subsample evaluates each distinct id once). @internal */
-export const mergeCost = (subsample: ReadonlyArray<string>, validation: number): number =>
-  distinct(subsample) + validation
+export const mergeCost = (subsample: ReadonlyArray<string>, validation: number): number => distinct(subsample) + validation

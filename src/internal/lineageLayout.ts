@@ -11,6 +11,8 @@
  * @internal
  */
 
+import { at, defined } from "./invariant.js"
+
 /** A node's place: `column` and `depth` (row). */
 export interface Placed {
   readonly column: number
@@ -46,7 +48,7 @@ export const layout = (
   for (let i = 0; i < count; i++) {
     const p = primaryParent(i)
     if (p === undefined || p < 0 || p >= i) roots.push(i)
-    else children[p]!.push(i)
+    else at(children, p).push(i)
   }
   for (const kids of children) if (kids.some(first)) kids.sort((a, b) => Number(first(b)) - Number(first(a)) || a - b)
   // offset of each node relative to its parent, decided bottom-up
@@ -60,18 +62,21 @@ export const layout = (
     const accRight: Array<number> = []
     const positions: Array<number> = []
     for (const m of members) {
-      const s = shapes[m]!
-      let shift = positions.length === 0 ? 0 : -Infinity
+      // a member's shape is set when its subtree was laid out, before its parent's pack
+      const s = defined(shapes[m], "the shape of a packed subtree")
+      const last = positions.at(-1)
+      let shift = last === undefined ? 0 : -Infinity
       const common = Math.min(accRight.length, s.left.length)
-      for (let k = 0; k < common; k++) shift = Math.max(shift, accRight[k]! + 1 - s.left[k]!)
-      if (shift === -Infinity) shift = positions[positions.length - 1]! + 1
+      for (let k = 0; k < common; k++) shift = Math.max(shift, at(accRight, k) + 1 - at(s.left, k))
+      if (shift === -Infinity && last !== undefined) shift = last + 1
       positions.push(shift)
-      for (let k = 0; k < s.left.length; k++) {
+      s.left.forEach((left, k) => {
+        const right = at(s.right, k) + shift
         if (k >= accLeft.length) {
-          accLeft.push(s.left[k]! + shift)
-          accRight.push(s.right[k]! + shift)
-        } else accRight[k] = Math.max(accRight[k]!, s.right[k]! + shift)
-      }
+          accLeft.push(left + shift)
+          accRight.push(right)
+        } else accRight[k] = Math.max(at(accRight, k), right)
+      })
       shapes[m] = undefined // no longer needed: keeps memory to the live frontier
     }
     return { positions, shape: { left: accLeft, right: accRight } }
@@ -80,25 +85,25 @@ export const layout = (
   // post-order without recursion (depth may be in the thousands)
   const order: Array<number> = []
   const stack = [...roots].reverse()
-  while (stack.length > 0) {
-    const n = stack.pop()!
+  for (let n = stack.pop(); n !== undefined; n = stack.pop()) {
     order.push(n)
-    for (let c = children[n]!.length - 1; c >= 0; c--) stack.push(children[n]![c]!)
+    const kids = at(children, n)
+    for (let c = kids.length - 1; c >= 0; c--) stack.push(at(kids, c))
   }
   for (let k = order.length - 1; k >= 0; k--) {
-    const n = order[k]!
-    const kids = children[n]!
+    const n = at(order, k)
+    const kids = at(children, n)
     if (kids.length === 0) {
       shapes[n] = { left: [0], right: [0] }
       continue
     }
     const { positions, shape } = pack(kids)
-    const centre = positions[0]!
-    for (let c = 0; c < kids.length; c++) offset[kids[c]!] = positions[c]! - centre
+    const centre = at(positions, 0)
+    kids.forEach((kid, c) => offset[kid] = at(positions, c) - centre)
     shapes[n] = { left: [0, ...shape.left.map((x) => x - centre)], right: [0, ...shape.right.map((x) => x - centre)] }
   }
   const top = pack(roots)
-  for (let r = 0; r < roots.length; r++) offset[roots[r]!] = top.positions[r]!
+  roots.forEach((root, r) => offset[root] = at(top.positions, r))
 
   // absolute columns, top-down
   const column = new Float64Array(count)
@@ -106,18 +111,18 @@ export const layout = (
   for (const n of order) {
     const p = primaryParent(n)
     const isRoot = p === undefined || p < 0 || p >= n
-    column[n] = isRoot ? offset[n]! : column[p]! + offset[n]!
-    depth[n] = isRoot ? 0 : depth[p]! + 1
+    column[n] = isRoot ? at(offset, n) : at(column, p) + at(offset, n)
+    depth[n] = isRoot ? 0 : at(depth, p) + 1
   }
   let min = Infinity
   let max = -Infinity
   let rows = 0
-  for (let i = 0; i < count; i++) {
-    min = Math.min(min, column[i]!)
-    max = Math.max(max, column[i]!)
-    rows = Math.max(rows, depth[i]! + 1)
+  for (const c of column) {
+    min = Math.min(min, c)
+    max = Math.max(max, c)
   }
+  for (const d of depth) rows = Math.max(rows, d + 1)
   const nodes: Array<Placed> = []
-  for (let i = 0; i < count; i++) nodes.push({ column: column[i]! - min, depth: depth[i]! })
+  column.forEach((c, i) => nodes.push({ column: c - min, depth: at(depth, i) }))
   return { nodes, columns: count === 0 ? 0 : max - min + 1, rows }
 }

@@ -8,6 +8,7 @@
 import { Cause, Clock, Duration, Effect, FiberRef, HashSet, Logger, Option, Schedule, ScheduleDecision, SynchronizedRef } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import { ConfigError } from "../Errors.js"
+import { field } from "./fields.js"
 import * as Secrets from "../Secrets.js"
 import type { LlmError, Usage } from "../LanguageModel.js"
 
@@ -42,9 +43,9 @@ export const makeReachability = () => {
       reached = true
     },
     mark: (failure: AttemptFailure): AttemptFailure => {
-      const code = (failure.error as { readonly code?: unknown }).code
+      const code = field(failure.error, "code")
       // an HTTP status means the server answered
-      if ((failure.error as { readonly status?: unknown }).status !== undefined) reached = true
+      if (field(failure.error, "status") !== undefined) reached = true
       return !reached && failure.error._tag === "LlmTransportError" && typeof code === "string" && unreachableCodes.has(code)
         ? { ...failure, unreached: true }
         : failure
@@ -133,8 +134,7 @@ export interface Policy {
 
 const invalid = (field: string, detail: string) => Effect.fail(new ConfigError({ field, detail }))
 
-export const isNonNegativeInteger = (n: unknown): n is number =>
-  typeof n === "number" && Number.isInteger(n) && n >= 0
+export const isNonNegativeInteger = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 0
 
 /** A duration option in milliseconds; negative numbers are refused rather than clamped. */
 export const millisOf = (
@@ -268,8 +268,10 @@ const tapRetry = <Out, In, R>(
   self: Schedule.Schedule<Out, In, R>,
   f: (out: Out) => Effect.Effect<void>
 ): Schedule.Schedule<Out, In, R> =>
-  Schedule.makeWithState(self.initial, (now, input, state) =>
-    Effect.tap(self.step(now, input, state), ([, out, decision]) => (ScheduleDecision.isContinue(decision) ? f(out) : Effect.void)))
+  Schedule.makeWithState(
+    self.initial,
+    (now, input, state) => Effect.tap(self.step(now, input, state), ([, out, decision]) => (ScheduleDecision.isContinue(decision) ? f(out) : Effect.void))
+  )
 
 /**
  * The retry schedule of a model call: retries transient failures only, at
@@ -294,28 +296,30 @@ export const retrySchedule = (
       return [failure, retry, failure.unreached === true ? Math.min(delay, unreachedRetries.maxDelayMillis) : delay] as const
     }),
     Schedule.addDelay(([, , delay]) => Duration.millis(delay)),
-    (schedule) => tapRetry(schedule, ([failure, retry, delay]) =>
-      FiberRef.getWith(currentCallStats, (stats) => {
-        if (stats !== undefined) stats.retries = retry + 1
-        return Effect.void
-      }).pipe(
-        Effect.zipRight(Effect.logWarning(
-          // already scrubbed by the layer; again, with every secret of the process
-          Secrets.scrub(
-            `retrying model call (${retry + 1} of ${failure.unreached === true ? Math.min(policy.maxRetries, unreachedRetries.retries) : policy.maxRetries}, ` +
-              `in ${(delay / 1000).toFixed(1)} s): ${failure.error.message}${where === undefined ? "" : `; base URL ${where}`}`
-          )
-        )),
-        Effect.annotateLogs({
-          model,
-          // already scrubbed by the layer; again, with every secret of the process
-          error: Secrets.scrub(failure.error.message),
-          retry: retry + 1,
-          maxRetries: policy.maxRetries,
-          delayMillis: Math.round(delay)
-        })
-      )
-    )
+    (schedule) =>
+      tapRetry(schedule, ([failure, retry, delay]) =>
+        FiberRef.getWith(currentCallStats, (stats) => {
+          if (stats !== undefined) stats.retries = retry + 1
+          return Effect.void
+        }).pipe(
+          Effect.zipRight(Effect.logWarning(
+            // already scrubbed by the layer; again, with every secret of the process
+            Secrets.scrub(
+              `retrying model call (${retry + 1} of ${
+                failure.unreached === true ? Math.min(policy.maxRetries, unreachedRetries.retries) : policy.maxRetries
+              }, ` +
+                `in ${(delay / 1000).toFixed(1)} s): ${failure.error.message}${where === undefined ? "" : `; base URL ${where}`}`
+            )
+          )),
+          Effect.annotateLogs({
+            model,
+            // already scrubbed by the layer; again, with every secret of the process
+            error: Secrets.scrub(failure.error.message),
+            retry: retry + 1,
+            maxRetries: policy.maxRetries,
+            delayMillis: Math.round(delay)
+          })
+        ))
   )
 
 /**
@@ -338,7 +342,8 @@ export const makeRateLimiter = (
       SynchronizedRef.modifyEffect(ref, (starts) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const recent = starts.filter((t) => t > now - intervalMillis)
-          const slot = recent.length < requests ? now : recent[recent.length - requests]! + intervalMillis
+          const nth = recent.at(-requests)
+          const slot = recent.length < requests || nth === undefined ? now : nth + intervalMillis
           return [slot - now, [...recent, slot]] as const
         })),
       (wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)
@@ -370,16 +375,15 @@ export const endpointOf = (url: string): string | undefined => {
 export const systemCodeOf = (error: unknown): string | undefined => {
   let current: unknown = error
   for (let depth = 0; depth < 6 && typeof current === "object" && current !== null; depth++) {
-    const code = (current as { readonly code?: unknown }).code
+    const code = field(current, "code")
     if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code
-    const nested = (current as { readonly errors?: unknown }).errors
-    current = Array.isArray(nested) && nested.length > 0 ? nested[0] : (current as { readonly cause?: unknown }).cause
+    const nested = field(current, "errors")
+    current = Array.isArray(nested) && nested.length > 0 ? nested[0] : field(current, "cause")
   }
   return undefined
 }
 
-const scrubMessage = (message: unknown): unknown =>
-  Array.isArray(message) ? message.map(Secrets.scrubUnknown) : Secrets.scrubUnknown(message)
+const scrubMessage = (message: unknown): unknown => Array.isArray(message) ? message.map(Secrets.scrubUnknown) : Secrets.scrubUnknown(message)
 
 /**
  * Runs a provider's own code (an `@effect/ai` client) so that nothing it

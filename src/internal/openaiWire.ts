@@ -19,6 +19,7 @@ import {
   LlmTransportError,
   type Usage
 } from "../LanguageModel.js"
+import { field, isRecord } from "./fields.js"
 import { type AttemptFailure, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./modelCall.js"
 
 /** See `OpenAiLanguageModel.retryAfterMillis`. */
@@ -49,10 +50,9 @@ export interface Context {
 export const detailOf = (ctx: Context, text: string, max: number = MAX_DETAIL): string => oneLine(ctx.scrub, text, max)
 
 const errorObjectOf = (body: unknown): Readonly<Record<string, unknown>> | undefined => {
-  if (typeof body !== "object" || body === null) return undefined
-  const inner = (body as { readonly error?: unknown }).error
-  const source = typeof inner === "object" && inner !== null ? inner : body
-  return source as Readonly<Record<string, unknown>>
+  if (!isRecord(body)) return undefined
+  const inner = body["error"]
+  return isRecord(inner) ? inner : body
 }
 
 const errorBodyMessage = (body: unknown): string | undefined => {
@@ -214,11 +214,8 @@ const finishReasonOf = (raw: string | null | undefined): FinishReason => {
 }
 
 const usageOf = (raw: unknown): Usage | undefined => {
-  if (typeof raw !== "object" || raw === null) return undefined
-  const { completion_tokens, prompt_tokens } = raw as {
-    readonly prompt_tokens?: unknown
-    readonly completion_tokens?: unknown
-  }
+  const prompt_tokens = field(raw, "prompt_tokens")
+  const completion_tokens = field(raw, "completion_tokens")
   return typeof prompt_tokens === "number" && typeof completion_tokens === "number"
     ? { inputTokens: prompt_tokens, outputTokens: completion_tokens }
     : undefined
@@ -226,7 +223,7 @@ const usageOf = (raw: unknown): Usage | undefined => {
 
 /** The first problem of a body that is not a completion, on one line. */
 const shapeProblem = (body: unknown, error: ParseResult.ParseError): string => {
-  const choices = typeof body === "object" && body !== null ? (body as { readonly choices?: unknown }).choices : undefined
+  const choices = field(body, "choices")
   if (Array.isArray(choices) && choices.length === 0) return "the response has no choices"
   const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
   if (first === undefined) return "not a chat completion"
@@ -287,4 +284,3 @@ export const toCompletion = (
     model: ctx.scrub(response.model ?? model)
   })
 }
-

@@ -27,6 +27,7 @@
  * @internal
  */
 import type { Rng } from "../Rng.js"
+import { at, defined } from "./invariant.js"
 
 /** The fronts as tables of key -> program list (one table per tracked front family). @internal */
 export type FrontTables = ReadonlyArray<Readonly<Record<string, ReadonlyArray<number>>>>
@@ -80,7 +81,8 @@ const before = (ix: ParetoIndex, a: number, b: number): boolean => {
 // ---- Fenwick tree
 
 const treeAdd = (ix: ParetoIndex, p: number, delta: number): void => {
-  for (let i = p + 1; i < ix.tree.length; i += i & -i) ix.tree[i]! += delta
+  const tree = ix.tree
+  for (let i = p + 1; i < tree.length; i += i & -i) tree[i] = at(tree, i) + delta
   ix.total += delta
 }
 
@@ -90,16 +92,16 @@ const setWeight = (ix: ParetoIndex, p: number): void => {
     while (p + 1 >= size) size *= 2
     // a larger tree, built from the weights (linear construction)
     const tree = new Float64Array(size)
-    for (let i = 0; i < ix.weight.length; i++) tree[i + 1] = ix.weight[i]!
+    ix.weight.forEach((w, i) => tree[i + 1] = w)
     for (let i = 1; i < size; i++) {
       const j = i + (i & -i)
-      if (j < size) tree[j]! += tree[i]!
+      if (j < size) tree[j] = at(tree, j) + at(tree, i)
     }
     ix.tree = tree
   }
   while (ix.weight.length <= p) ix.weight.push(0)
   const w = ix.kept[p] === true ? (ix.on[p]?.size ?? 0) : 0
-  const old = ix.weight[p]!
+  const old = at(ix.weight, p)
   if (w === old) return
   ix.weight[p] = w
   treeAdd(ix, p, w - old)
@@ -112,9 +114,10 @@ const find = (ix: ParetoIndex, r: number): number => {
   while (step * 2 < ix.tree.length) step *= 2
   for (; step > 0; step >>= 1) {
     const next = pos + step
-    if (next < ix.tree.length && ix.tree[next]! <= r) {
+    const weight = ix.tree[next]
+    if (weight !== undefined && weight <= r) {
       pos = next
-      r -= ix.tree[next]!
+      r -= weight
     }
   }
   return pos // tree positions are 1-based: position pos + 1 is program pos
@@ -135,27 +138,41 @@ class Queue {
     let i = a.length - 1
     while (i > 0) {
       const up = (i - 1) >> 1
-      if (!before(this.ix, a[i]!, a[up]!)) break
-      ;[a[i], a[up]] = [a[up]!, a[i]!]
+      const child = at(a, i)
+      const parent = at(a, up)
+      if (!before(this.ix, child, parent)) break
+      a[i] = parent
+      a[up] = child
       i = up
     }
   }
   pop(): number | undefined {
     const a = this.items
-    if (a.length === 0) return undefined
-    const top = a[0]!
-    const last = a.pop()!
+    const top = a[0]
+    const last = a.pop()
+    if (top === undefined || last === undefined) return undefined
     if (a.length > 0) {
       a[0] = last
       let i = 0
       for (;;) {
         const l = 2 * i + 1
         const r = l + 1
+        const self = at(a, i)
         let m = i
-        if (l < a.length && before(this.ix, a[l]!, a[m]!)) m = l
-        if (r < a.length && before(this.ix, a[r]!, a[m]!)) m = r
+        let least = self
+        const left = a[l]
+        if (left !== undefined && before(this.ix, left, least)) {
+          m = l
+          least = left
+        }
+        const right = a[r]
+        if (right !== undefined && before(this.ix, right, least)) {
+          m = r
+          least = right
+        }
         if (m === i) break
-        ;[a[i], a[m]] = [a[m]!, a[i]!]
+        a[i] = least
+        a[m] = self
         i = m
       }
     }
@@ -200,7 +217,7 @@ const settle = (ix: ParetoIndex, queue: Queue): void => {
 // ---- synchronisation
 
 const isStrictlyAscending = (xs: ReadonlyArray<number>): boolean => {
-  for (let i = 1; i < xs.length; i++) if (!(xs[i]! > xs[i - 1]!)) return false
+  for (let i = 1; i < xs.length; i++) if (!(at(xs, i) > at(xs, i - 1))) return false
   return true
 }
 
@@ -219,7 +236,8 @@ const join = (ix: ParetoIndex, f: Front, p: number): void => {
 }
 
 const leave = (ix: ParetoIndex, f: Front, p: number): void => {
-  const on = ix.on[p]!
+  // a program leaves only a front it was on (the diff saw it in the old members)
+  const on = defined(ix.on[p], "the fronts of a leaving program")
   on.delete(f)
   if (on.size === 0) ix.on[p] = undefined
   if (ix.kept[p] === true) f.kept--
@@ -242,8 +260,8 @@ const updateFront = (ix: ParetoIndex, key: string, next: ReadonlyArray<number> |
   let i = 0
   let j = 0
   while (i < old.length || j < members.length) {
-    const a = i < old.length ? old[i]! : Infinity
-    const b = j < members.length ? members[j]! : Infinity
+    const a = old[i] ?? Infinity
+    const b = members[j] ?? Infinity
     if (a === b) {
       i++
       j++
@@ -314,7 +332,8 @@ export const sync = (
     }
     if (next !== undefined) {
       for (const key in next) {
-        const list = next[key]!
+        const list = next[key]
+        if (list === undefined) continue
         if (prev !== undefined && prev[key] === list && ix.fronts.has(prefix + key) === list.length > 0) continue
         updateFront(ix, prefix + key, list, queue)
       }
@@ -345,11 +364,11 @@ export const draw = (ix: ParetoIndex, rng: Rng): number | undefined => {
 export const weights = (ix: ParetoIndex): { programs: Array<number>; weights: Array<number>; total: number } => {
   const programs: Array<number> = []
   const ws: Array<number> = []
-  for (let p = 0; p < ix.kept.length; p++) {
-    if (ix.kept[p] === true) {
+  ix.kept.forEach((kept, p) => {
+    if (kept) {
       programs.push(p)
-      ws.push(ix.weight[p]!)
+      ws.push(at(ix.weight, p))
     }
-  }
+  })
   return { programs, weights: ws, total: ix.total }
 }

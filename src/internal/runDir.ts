@@ -128,8 +128,7 @@ export const errorText = (e: unknown): string => {
 export const attempt = <A>(file: string, operation: string, f: () => A): Effect.Effect<A, PersistenceError> =>
   Effect.try({ try: f, catch: (e) => new PersistenceError({ path: file, operation, detail: errorText(e) }) })
 
-export const isCode = (e: unknown, code: string): boolean =>
-  typeof e === "object" && e !== null && (e as NodeJS.ErrnoException).code === code
+export const isCode = (e: unknown, code: string): boolean => typeof e === "object" && e !== null && (e as NodeJS.ErrnoException).code === code
 
 /** Writes a file so that readers see either the old or the new content, never a mix. */
 export const writeAtomic = (dir: string, name: string, content: string, keepPrevious?: string): void => {
@@ -168,8 +167,7 @@ const isFile = (file: string): boolean => {
 /** Flushes an appended file's data (and size) to disk, off the event loop. */
 export const flush = (file: string, fd: number): Effect.Effect<void, PersistenceError> =>
   Effect.async<void, PersistenceError>((resume) => {
-    fs.fdatasync(fd, (e) =>
-      resume(e === null ? Effect.void : Effect.fail(new PersistenceError({ path: file, operation: "fsync", detail: errorText(e) }))))
+    fs.fdatasync(fd, (e) => resume(e === null ? Effect.void : Effect.fail(new PersistenceError({ path: file, operation: "fsync", detail: errorText(e) }))))
   })
 
 export const fsyncDir = (dir: string): void => {
@@ -360,8 +358,7 @@ export const replayJournal = (
 }
 
 /** The readable prefix of a journal file's text. */
-export const parseJournal = (text: string): Journal.LineLog<Journal.JournalLine> =>
-  Journal.parseLines(text, Journal.isJournalLine)
+export const parseJournal = (text: string): Journal.LineLog<Journal.JournalLine> => Journal.parseLines(text, Journal.isJournalLine)
 
 export const stampNow = () => new Date().toISOString()
 
@@ -377,8 +374,7 @@ export const eventLine = (event: GepaEvent): unknown => {
         metricCalls: event.state.metricCalls
       }
     case "OptimizationEnded": {
-      const { candidates, parents, valScores, objectiveScores, perInstanceBest, valAggregateScores, valCoverage, discoveryBudget, ...rest } =
-        event.result
+      const { candidates, parents, valScores, objectiveScores, perInstanceBest, valAggregateScores, valCoverage, discoveryBudget, ...rest } = event.result
       return { ...rest, _tag: event._tag, candidates: candidates.length }
     }
     default:

@@ -41,8 +41,7 @@ export const formsOf = (value: string): ReadonlyArray<string> => {
  * A key that happens to contain "unusable" or "anthropic" must not redact
  * those words everywhere.
  */
-const isKeyLike = (gram: string): boolean =>
-  [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(gram)).length >= 2
+const isKeyLike = (gram: string): boolean => [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(gram)).length >= 2
 
 // a polynomial hash of `fragmentLength` characters in 32-bit integer
 // arithmetic (modulo 2^32, a ring, so a character rolls out exactly)
@@ -54,8 +53,7 @@ const hashOf = (text: string, at: number): number => {
   for (let j = 0; j < fragmentLength; j++) h = (Math.imul(h, B) + text.charCodeAt(at + j)) | 0
   return h
 }
-const roll = (h: number, out: number, into: number): number =>
-  (Math.imul((h - Math.imul(out, top)) | 0, B) + into) | 0
+const roll = (h: number, out: number, into: number): number => (Math.imul((h - Math.imul(out, top)) | 0, B) + into) | 0
 
 /** A compiled scrub over a set of secret values. */
 export interface Compiled {

@@ -120,8 +120,7 @@ export const isJournalLine = (u: unknown): u is JournalLine =>
  * starts from: the snapshots written over a run then sum to about twice the
  * last one, and a load replays at most one snapshot's worth of changes.
  */
-export const shouldSnapshot = (snapshotBytes: number, journalBytes: number, lineBytes: number): boolean =>
-  journalBytes + lineBytes > snapshotBytes
+export const shouldSnapshot = (snapshotBytes: number, journalBytes: number, lineBytes: number): boolean => journalBytes + lineBytes > snapshotBytes
 
 /** Complete lines of an append-only log (up to the first unreadable one) and the byte offset after each. */
 export interface LineLog<A> {

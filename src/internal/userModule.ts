@@ -12,6 +12,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import { field } from "./fields.js"
 import * as packageResolve from "./packageResolve.js"
 
 const isTypeScript = (file: string): boolean => /\.[cm]?tsx?$/i.test(file)
@@ -37,12 +38,12 @@ export const importUserModule = async (file: string, options?: { readonly sameGr
 
 const load = async (file: string, options?: { readonly sameGraphFirst?: boolean }): Promise<unknown> => {
   const url = pathToFileURL(file).href
-  if (!isTypeScript(file)) return import(url) as Promise<unknown>
+  if (!isTypeScript(file)) return importUrl(url)
   if (options?.sameGraphFirst === true) {
     try {
-      return await (import(url) as Promise<unknown>)
+      return await importUrl(url)
     } catch (e) {
-      if ((e as { readonly code?: unknown } | null)?.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw e
+      if (field(e, "code") !== "ERR_UNKNOWN_FILE_EXTENSION") throw e
     }
     // tsx's hooks for the whole process, not tsImport's: tsImport resolves everything the module imports
     // under a namespace of its own, so effect and this package would load a second time, as other
@@ -53,9 +54,10 @@ const load = async (file: string, options?: { readonly sameGraphFirst?: boolean 
       tsx.register()
       tsxRegistered = true
     }
-    return import(`${url}?with-tsx`) as Promise<unknown>
+    return importUrl(`${url}?with-tsx`)
   }
-  return (await tsxApi()).tsImport(url, { parentURL: import.meta.url }) as Promise<unknown>
+  const loaded: Promise<unknown> = (await tsxApi()).tsImport(url, { parentURL: import.meta.url })
+  return loaded
 }
 
 let tsxRegistered = false
@@ -67,7 +69,7 @@ const tsxApi = () =>
 
 // what `require` of a CommonJS-compiled module fails with when it cannot load what the module imports
 const requireFailure = (e: unknown): boolean => {
-  const code = (e as { readonly code?: unknown } | null)?.code
+  const code = field(e, "code")
   return code === "MODULE_NOT_FOUND" || code === "ERR_REQUIRE_CYCLE_MODULE" || code === "ERR_REQUIRE_ESM" ||
     code === "ERR_REQUIRE_ASYNC_MODULE"
 }
@@ -87,7 +89,7 @@ export const commonJsHint = (file: string): string | undefined => {
     const manifest = path.join(dir, "package.json")
     if (fs.existsSync(manifest)) {
       try {
-        if ((JSON.parse(fs.readFileSync(manifest, "utf8")) as { readonly type?: unknown }).type === "module") return undefined
+        if (field(JSON.parse(fs.readFileSync(manifest, "utf8")), "type") === "module") return undefined
       } catch {
         // unreadable: Node treats the folder as CommonJS too
       }
@@ -99,3 +101,6 @@ export const commonJsHint = (file: string): string | undefined => {
   }
   return `${path.basename(file)} is loaded as CommonJS here: name it .mts, or put it in a package whose package.json has "type": "module"`
 }
+
+// a module's namespace, of no known shape until its exports are checked
+const importUrl = (url: string): Promise<unknown> => import(url)

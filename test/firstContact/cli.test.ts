@@ -12,8 +12,7 @@ const writeData = (dir: string) =>
   fs.writeFileSync(path.join(dir, "data.jsonl"), words.map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n"))
 
 const userText = (prompt: LanguageModel.Prompt) => (typeof prompt === "string" ? prompt : prompt.messages.at(-1)!.content)
-const systemText = (prompt: LanguageModel.Prompt) =>
-  typeof prompt === "string" ? "" : prompt.messages.find((m) => m.role === "system")?.content ?? ""
+const systemText = (prompt: LanguageModel.Prompt) => typeof prompt === "string" ? "" : prompt.messages.find((m) => m.role === "system")?.content ?? ""
 
 const taskModel = LanguageModel.fromFunction((p) => (/uppercase/i.test(systemText(p)) ? userText(p).toUpperCase() : userText(p)))
 // a reflection model that never finds the answer: every proposal is a new, useless text
@@ -39,8 +38,21 @@ const runCli = (cwd: string, args: ReadonlyArray<string>, reflection?: LanguageM
 }
 
 const base = (seedPrompt: string, runDir = "run", budget = 400) => [
-  "optimize", "--train", "data.jsonl", "--seed-prompt", seedPrompt,
-  "--task-model", "t", "--reflection-model", "r", "--max-metric-calls", String(budget), "--minibatch-size", "2", "--run-dir", runDir
+  "optimize",
+  "--train",
+  "data.jsonl",
+  "--seed-prompt",
+  seedPrompt,
+  "--task-model",
+  "t",
+  "--reflection-model",
+  "r",
+  "--max-metric-calls",
+  String(budget),
+  "--minibatch-size",
+  "2",
+  "--run-dir",
+  runDir
 ]
 
 const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>
@@ -134,14 +146,17 @@ describe("the CLI's messages", () => {
       expect(typo.err).toBe(`gepa: ${path.join(dir, "typo.json")}: unknown field "maxMetricCall" (did you mean "maxMetricCalls"?)\n`)
       fs.writeFileSync(path.join(dir, "model.json"), JSON.stringify({ train: "data.jsonl", taskModel: { model: "t", baseUrI: "x" } }))
       expect((yield* runCli(dir, ["optimize", "--config", "model.json"])).err).toContain(`(did you mean "taskModel.baseUrl"?)`)
-      fs.writeFileSync(path.join(dir, "spelled.json"), JSON.stringify({
-        train: "data.jsonl",
-        seedPrompt: "Repeat the text in uppercase.",
-        taskModel: { model: "t", baseURL: "http://127.0.0.1:1/v1" },
-        reflectionModel: "r",
-        maxMetricCalls: 50,
-        runDir: "spelled"
-      }))
+      fs.writeFileSync(
+        path.join(dir, "spelled.json"),
+        JSON.stringify({
+          train: "data.jsonl",
+          seedPrompt: "Repeat the text in uppercase.",
+          taskModel: { model: "t", baseURL: "http://127.0.0.1:1/v1" },
+          reflectionModel: "r",
+          maxMetricCalls: 50,
+          runDir: "spelled"
+        })
+      )
       const spelled = yield* runCli(dir, ["optimize", "--config", "spelled.json"])
       expect(spelled.code).toBe(0)
       expect(spelled.err).toBe(

@@ -32,56 +32,71 @@ const writeData = (dir: string, n: number) =>
   )
 
 const args = (url: string, extra: ReadonlyArray<string> = []) => [
-  "optimize", "--train", "data.jsonl", "--seed-prompt", "Repeat the text.",
-  "--task-model", `openai-compatible:${url}#task`, "--reflection-model", `openai-compatible:${url}#reflection`,
-  "--max-metric-calls", "300", "--run-dir", "run", ...extra
+  "optimize",
+  "--train",
+  "data.jsonl",
+  "--seed-prompt",
+  "Repeat the text.",
+  "--task-model",
+  `openai-compatible:${url}#task`,
+  "--reflection-model",
+  `openai-compatible:${url}#reflection`,
+  "--max-metric-calls",
+  "300",
+  "--run-dir",
+  "run",
+  ...extra
 ]
 
 describe("connection failures", () => {
   beforeAll(ensureBuilt, 180_000)
 
-  it.live("a refused connection: a retry line naming the URL and cause within 1 s, one failure line within 5 s, nothing that blocks a re-run", () =>
-    Effect.gen(function*() {
-      const dir = tmpDir("gepa-net-")
-      writeData(dir, 6)
-      const port = yield* Effect.promise(closedPort)
-      const url = `http://127.0.0.1:${port}/v1`
-      let started: number | undefined
-      let firstRetry: number | undefined
-      const r = yield* Effect.promise(() =>
-        gepa(dir, args(url), {
-          env: { OPENAI_API_KEY: "unused" },
-          onOutput: ({ millis, stderr, stdout }) => {
-            if (started === undefined && stdout.includes("Starting")) started = millis
-            if (firstRetry === undefined && stderr.includes("retrying model call")) firstRetry = millis
-          }
-        })
-      )
-      expect(r.status).toBe(1)
-      const lines = r.stderr.trim().split("\n")
-      const retries = lines.filter((l) => l.includes("retrying model call"))
-      expect(retries.length).toBeGreaterThan(0)
-      expect(retries[0]).toContain(url)
-      expect(retries[0]).toContain("ECONNREFUSED")
-      expect(started).toBeDefined()
-      expect(firstRetry! - started!).toBeLessThan(1000)
-      // one failure line, within 5 s of the run's start
-      const failures = lines.filter((l) => !l.includes("retrying model call"))
-      expect(failures).toEqual([
-        `gepa: the task model "task" at 127.0.0.1:${port} is unreachable: connection refused ` +
-        `(nothing was scored and nothing kept: run the same command again once fixed)`
-      ])
-      expect(r.millis - started!).toBeLessThan(5000)
-      expect(fs.existsSync(path.join(dir, "run"))).toBe(false)
+  it.live(
+    "a refused connection: a retry line naming the URL and cause within 1 s, one failure line within 5 s, nothing that blocks a re-run",
+    () =>
+      Effect.gen(function*() {
+        const dir = tmpDir("gepa-net-")
+        writeData(dir, 6)
+        const port = yield* Effect.promise(closedPort)
+        const url = `http://127.0.0.1:${port}/v1`
+        let started: number | undefined
+        let firstRetry: number | undefined
+        const r = yield* Effect.promise(() =>
+          gepa(dir, args(url), {
+            env: { OPENAI_API_KEY: "unused" },
+            onOutput: ({ millis, stderr, stdout }) => {
+              if (started === undefined && stdout.includes("Starting")) started = millis
+              if (firstRetry === undefined && stderr.includes("retrying model call")) firstRetry = millis
+            }
+          })
+        )
+        expect(r.status).toBe(1)
+        const lines = r.stderr.trim().split("\n")
+        const retries = lines.filter((l) => l.includes("retrying model call"))
+        expect(retries.length).toBeGreaterThan(0)
+        expect(retries[0]).toContain(url)
+        expect(retries[0]).toContain("ECONNREFUSED")
+        expect(started).toBeDefined()
+        expect(firstRetry! - started!).toBeLessThan(1000)
+        // one failure line, within 5 s of the run's start
+        const failures = lines.filter((l) => !l.includes("retrying model call"))
+        expect(failures).toEqual([
+          `gepa: the task model "task" at 127.0.0.1:${port} is unreachable: connection refused ` +
+          `(nothing was scored and nothing kept: run the same command again once fixed)`
+        ])
+        expect(r.millis - started!).toBeLessThan(5000)
+        expect(fs.existsSync(path.join(dir, "run"))).toBe(false)
 
-      // the same command on a live server runs
-      const server = yield* FakeOpenAi.make
-      server.setFallback((request) => uppercase(request, 5))
-      const again = yield* Effect.promise(() => gepa(dir, args(server.baseURL), { env: { OPENAI_API_KEY: "unused" } }))
-      expect(again.stderr).toBe("")
-      expect(again.status).toBe(0)
-      expect(again.stdout).toContain("Done: the validation score is perfect")
-    }).pipe(Effect.scoped), 60_000)
+        // the same command on a live server runs
+        const server = yield* FakeOpenAi.make
+        server.setFallback((request) => uppercase(request, 5))
+        const again = yield* Effect.promise(() => gepa(dir, args(server.baseURL), { env: { OPENAI_API_KEY: "unused" } }))
+        expect(again.stderr).toBe("")
+        expect(again.status).toBe(0)
+        expect(again.stdout).toContain("Done: the validation score is perfect")
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })
 
 describe("--max-concurrency", () => {

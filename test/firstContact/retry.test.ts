@@ -20,21 +20,25 @@ const attempts = (failure: internal.AttemptFailure) =>
   })
 
 describe("model call retries", () => {
-  it.live("a server never reached gets 3 short retries, each one warning line naming the base URL and the cause; none for the retry that does not happen", () =>
-    Effect.gen(function*() {
-      const reach = internal.makeReachability()
-      const marked = reach.mark({ error: refused, retryable: true })
-      expect(marked.unreached).toBe(true)
-      const r = yield* attempts(marked)
-      expect(r.calls).toBe(4)
-      expect(r.millis).toBeLessThan(2000)
-      expect(r.logs).toHaveLength(3)
-      for (const [k, line] of r.logs.entries()) {
-        expect(line).toMatch(new RegExp(`^WARN retrying model call \\(${k + 1} of 3, in 0\\.\\d s\\): `))
-        expect(line).toContain("ECONNREFUSED")
-        expect(line).toContain("base URL http://127.0.0.1:1/v1")
-      }
-    }), 10_000)
+  it.live(
+    "a server never reached gets 3 short retries, each one warning line naming the base URL and the cause; none for the retry that does not happen",
+    () =>
+      Effect.gen(function*() {
+        const reach = internal.makeReachability()
+        const marked = reach.mark({ error: refused, retryable: true })
+        expect(marked.unreached).toBe(true)
+        const r = yield* attempts(marked)
+        expect(r.calls).toBe(4)
+        expect(r.millis).toBeLessThan(2000)
+        expect(r.logs).toHaveLength(3)
+        for (const [k, line] of r.logs.entries()) {
+          expect(line).toMatch(new RegExp(`^WARN retrying model call \\(${k + 1} of 3, in 0\\.\\d s\\): `))
+          expect(line).toContain("ECONNREFUSED")
+          expect(line).toContain("base URL http://127.0.0.1:1/v1")
+        }
+      }),
+    10_000
+  )
 
   it("once the server has answered, a refused connection is retried as usual", () => {
     const reach = internal.makeReachability()

@@ -23,8 +23,7 @@ declare const trainset: ReadonlyArray<Example>
 declare const reflectionModel: LanguageModel.LanguageModel
 declare const proposer: Proposer
 
-const adapter = Adapter.fromExample((example: Example, candidate) =>
-  Effect.succeed({ output: `${candidate["prompt"]}: ${example.question}`, score: 1 }))
+const adapter = Adapter.fromExample((example: Example, candidate) => Effect.succeed({ output: `${candidate["prompt"]}: ${example.question}`, score: 1 }))
 type Trace = Adapter.ExampleTrace<Example, never, string>
 
 const proposing = Adapter.fromExample(
@@ -42,8 +41,7 @@ describe("Adapter constructors", () => {
   it("an adapter with proposeNewTexts is a ProposingAdapter", () => {
     expectTypeOf(proposing).toEqualTypeOf<Adapter.ProposingAdapter<Example, Trace, string>>()
     expectTypeOf(Adapter.fromBatch({
-      evaluate: (batch: ReadonlyArray<Example>) =>
-        Effect.succeed({ outputs: batch.map(() => 1), scores: batch.map(() => 1) }),
+      evaluate: (batch: ReadonlyArray<Example>) => Effect.succeed({ outputs: batch.map(() => 1), scores: batch.map(() => 1) }),
       makeReflectiveDataset: () => Effect.succeed({}),
       proposeNewTexts: () => Effect.succeed({})
     })).toEqualTypeOf<Adapter.ProposingAdapter<Example, unknown, number>>()
@@ -103,8 +101,7 @@ describe("Gepa.optimize", () => {
   })
 
   it("is satisfied by a layer for a wider example type, not by one for another type", () => {
-    const wide = Adapter.fromExample((example: { readonly question: string }) =>
-      Effect.succeed({ output: example.question, score: 1 }))
+    const wide = Adapter.fromExample((example: { readonly question: string }) => Effect.succeed({ output: example.question, score: 1 }))
     const served = Gepa.optimize({ seedCandidate, trainset, reflectionModel, maxMetricCalls: 10 }).pipe(
       Effect.provide(Adapter.layer(wide))
     )

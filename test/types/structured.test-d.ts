@@ -45,8 +45,10 @@ describe("typed candidates", () => {
       trainset,
       reflectionModel,
       maxMetricCalls: 100,
-      adapter: CandidateSchema.fromExample(shape, (example: Example, candidate) =>
-        Effect.succeed({ output: candidate.prompt.length + example.expected, score: 0 })),
+      adapter: CandidateSchema.fromExample(
+        shape,
+        (example: Example, candidate) => Effect.succeed({ output: candidate.prompt.length + example.expected, score: 0 })
+      ),
       componentProposers: {
         code: ({ parent }) => {
           expectTypeOf(parent).toEqualTypeOf<Expected>()

@@ -15,6 +15,7 @@
  * @internal
  */
 import { Deferred, Effect, type Scope } from "effect"
+import { at } from "../invariant.js"
 import type { ItemResult } from "./protocol.js"
 import type { Router } from "./router.js"
 
@@ -74,7 +75,9 @@ export const make = <E>(options: {
     const dispatch = (waiting: ReadonlyArray<Waiting>) =>
       Effect.gen(function*() {
         let rest = waiting
-        while (rest.length > 0) {
+        for (;;) {
+          const [oldest, ...others] = rest
+          if (oldest === undefined) break
           const entity = options.router.acquire()
           const owner = options.router.owners().get(entity)
           const limit = Math.max(
@@ -82,10 +85,10 @@ export const make = <E>(options: {
             options.maxBatch ?? (owner === undefined ? options.defaultCapacity : capacity.get(owner) ?? options.defaultCapacity)
           )
           // the oldest call first (at least one per request, however large), then every other call that fits
-          const chunk: Array<Waiting> = [rest[0]!]
+          const chunk: Array<Waiting> = [oldest]
           const left: Array<Waiting> = []
-          let size = rest[0]!.call.size
-          for (const w of rest.slice(1)) {
+          let size = oldest.call.size
+          for (const w of others) {
             if (size + w.call.size <= limit) {
               size += w.call.size
               chunk.push(w)
@@ -104,7 +107,7 @@ export const make = <E>(options: {
                 capacity.set(reply.runner, reply.capacity)
                 return Effect.forEach(
                   chunk,
-                  (w, i) => Deferred.succeed(w.done, { result: reply.items[i]!, runner: reply.runner }),
+                  (w, i) => Deferred.succeed(w.done, { result: at(reply.items, i), runner: reply.runner }),
                   { discard: true }
                 )
               }

@@ -36,8 +36,7 @@ export const make = <A, I>(schema: Schema.Schema<A, I> | undefined): Codec<A> =>
           Effect.mapError((e) => ParseResult.TreeFormatter.formatErrorSync(e)),
           Effect.flatMap(jsonRoundTrip)
         ),
-      decode: (encoded) =>
-        Schema.decodeUnknown(schema)(encoded).pipe(Effect.mapError((e) => ParseResult.TreeFormatter.formatErrorSync(e)))
+      decode: (encoded) => Schema.decodeUnknown(schema)(encoded).pipe(Effect.mapError((e) => ParseResult.TreeFormatter.formatErrorSync(e)))
     }
 
 /** Encodes every value; the first failure names its position. @internal */

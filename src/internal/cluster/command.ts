@@ -12,9 +12,9 @@
 import { Command, Options } from "@effect/cli"
 import { Cause, Duration, Effect, Logger, Option } from "effect"
 import { ConfigError } from "../../Errors.js"
+import { at } from "../invariant.js"
 
-const text = (name: string, description: string) =>
-  Options.text(name).pipe(Options.withDescription(description), Options.optional)
+const text = (name: string, description: string) => Options.text(name).pipe(Options.withDescription(description), Options.optional)
 
 /** @internal */
 export const runnerOptions = {
@@ -44,7 +44,7 @@ const duration = (flag: string, value: string): Duration.Duration | ConfigError 
   const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$/.exec(value.trim())
   if (m !== null) {
     const n = Number(m[1])
-    const unit = m[2]!
+    const unit = at(m, 2)
     return unit === "ms" ? Duration.millis(n) : unit === "s" ? Duration.seconds(n) : unit === "m" ? Duration.minutes(n) : Duration.hours(n)
   }
   const decoded = Duration.decodeUnknown(value.trim())
@@ -129,7 +129,7 @@ export const logger = (format: "text" | "json") =>
       ? Logger.withConsoleError(Logger.jsonLogger)
       : Logger.withConsoleError(Logger.make(({ cause, logLevel, message }) => {
         const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
-        const why = Cause.isEmpty(cause) ? "" : `: ${oneLine(Cause.pretty(cause, { renderErrorCause: true }).split("\n    at ")[0]!)}`
+        const why = Cause.isEmpty(cause) ? "" : `: ${oneLine(Cause.pretty(cause, { renderErrorCause: true }).split("\n    at ")[0] ?? "")}`
         return `gepa [${logLevel.label.toLowerCase()}] ${oneLine(text)}${why}`
       }))
   )

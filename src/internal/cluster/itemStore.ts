@@ -44,7 +44,13 @@ export const migrate = (sql: SqlClient) =>
 export const memory = (): ItemStore => {
   const rows = new Map<string, ItemResult>()
   return {
-    get: (keys) => Effect.sync(() => new Map(keys.flatMap((k) => (rows.has(k) ? [[k, rows.get(k)!] as const] : [])))),
+    get: (keys) =>
+      Effect.sync(() =>
+        new Map(keys.flatMap((k) => {
+          const row = rows.get(k)
+          return row === undefined ? [] : [[k, row] as const]
+        }))
+      ),
     put: (key, result) => Effect.sync(() => void rows.set(key, result))
   }
 }
@@ -85,9 +91,7 @@ export const sql = (client: SqlClient) =>
             return found
           }),
           // a failed read costs only a re-evaluation
-          Effect.catchAllCause((cause) =>
-            Effect.as(Effect.logWarning("Could not read stored evaluations (they run again)", cause), new Map())
-          )
+          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("Could not read stored evaluations (they run again)", cause), new Map()))
         ),
       put: (key, result) => Effect.asVoid(Queue.offer(pending, [key, result]))
     }

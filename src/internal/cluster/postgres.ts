@@ -118,7 +118,10 @@ export const layer = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient, Co
       Client.SqlClient,
       Effect.gen(function*() {
         const pool = yield* Pg.make({ url, connectTimeout: Duration.seconds(10), applicationName: "effect-gepa cluster" }).pipe(
-          Effect.mapError((e) => new ConfigError({ field: "storage", detail: describeFailure(e, Redacted.value(url)) })))
+          Effect.mapError((e) =>
+            new ConfigError({ field: "storage", detail: describeFailure(e, Redacted.value(url)) })
+          )
+        )
         const reserve = Effect.flatMap(pool.reserve, serialized)
         return yield* Client.make({
           // one pooled connection per statement (held for the statement only), as the driver's pool.query does

@@ -130,15 +130,15 @@ export const requestId = (parts: {
 }
 
 /** The key of an example without a user id: a hash of its encoded form. @internal */
-export const exampleKey = (encoded: unknown): string =>
-  createHash("sha256").update(JSON.stringify(encoded) ?? "undefined").digest("hex").slice(0, 24)
+export const exampleKey = (encoded: unknown): string => createHash("sha256").update(JSON.stringify(encoded) ?? "undefined").digest("hex").slice(0, 24)
 
 /** The name of entity `index` (requests are spread over a bounded set of entities). @internal */
 export const entityId = (index: number): string => `evaluator-${index}`
 
 /** The id of a request: its items' ids, in order. @internal */
 export const batchId = (itemKeys: ReadonlyArray<string>): string => {
-  if (itemKeys.length === 1) return itemKeys[0]!
+  const [only] = itemKeys
+  if (itemKeys.length === 1 && only !== undefined) return only
   const h = createHash("sha256")
   for (const key of itemKeys) h.update(`${key.length}:${key}`)
   return h.digest("hex").slice(0, 40)

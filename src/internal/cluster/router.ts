@@ -13,6 +13,7 @@
  *
  * @internal
  */
+import { at, defined } from "../invariant.js"
 
 /** @internal */
 export interface Router {
@@ -40,19 +41,20 @@ export const make = (entities: number): Router => {
       } else {
         // load per runner; ids whose owner is unknown again count as their own runner
         const load = new Map<string, number>()
-        for (let i = 0; i < entities; i++) {
+        inFlight.forEach((n, i) => {
           const r = owner.get(i) ?? `?${i}`
-          load.set(r, (load.get(r) ?? 0) + inFlight[i]!)
-        }
+          load.set(r, (load.get(r) ?? 0) + n)
+        })
         let best = -1
         let bestKey = ""
         // scan from a rotating start so ties spread over ids and runners
         for (let k = 0; k < entities; k++) {
           const i = (turn + k) % entities
           const r = owner.get(i) ?? `?${i}`
+          // every runner key was loaded above
           const better = best < 0 ||
-            load.get(r)! < load.get(bestKey)! ||
-            (r === bestKey && inFlight[i]! < inFlight[best]!)
+            defined(load.get(r), "a runner's load") < defined(load.get(bestKey), "a runner's load") ||
+            (r === bestKey && at(inFlight, i) < at(inFlight, best))
           if (better) {
             best = i
             bestKey = r
@@ -61,14 +63,14 @@ export const make = (entities: number): Router => {
         turn = (turn + 1) % entities
         pick = best
       }
-      inFlight[pick]!++
+      inFlight[pick] = at(inFlight, pick) + 1
       return pick
     },
     add: (index, count) => {
-      inFlight[index]! += count
+      inFlight[index] = at(inFlight, index) + count
     },
     release: (index, runner, count = 1) => {
-      inFlight[index] = Math.max(0, inFlight[index]! - count)
+      inFlight[index] = Math.max(0, at(inFlight, index) - count)
       if (runner !== undefined) owner.set(index, runner)
     },
     owners: () => owner

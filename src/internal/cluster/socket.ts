@@ -15,8 +15,7 @@ import { Effect, Layer } from "effect"
 import { ConfigError } from "../../Errors.js"
 import * as storage from "./storage.js"
 
-const describe = (e: unknown): string =>
-  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+const describe = (e: unknown): string => typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
 /** @internal */
 export const layer = (options: {

@@ -42,8 +42,7 @@ export const layer = (options: SqliteOptions): Layer.Layer<SqlClient, ConfigErro
         import("@effect/sql/SqlClient"),
         import("@effect/sql/Statement"),
         import("@effect/experimental/Reactivity")
-      ])
-    )
+      ]))
     return Layer.scoped(
       Client.SqlClient,
       Effect.gen(function*() {
@@ -69,8 +68,7 @@ export const layer = (options: SqliteOptions): Layer.Layer<SqlClient, ConfigErro
   }))
 
 // SQLite's "database is locked" (SQLITE_BUSY), as better-sqlite3 throws it
-const isBusy = (u: unknown): boolean =>
-  typeof u === "object" && u !== null && "code" in u && typeof u.code === "string" && u.code.startsWith("SQLITE_BUSY")
+const isBusy = (u: unknown): boolean => typeof u === "object" && u !== null && "code" in u && typeof u.code === "string" && u.code.startsWith("SQLITE_BUSY")
 
 /**
  * Opens the connection, again while the file is busy. SqliteClient switches
@@ -96,4 +94,3 @@ const openRetrying = <A, R>(open: Effect.Effect<A, never, R | Scope.Scope>): Eff
       Effect.catchAll((busy) => Effect.die(busy))
     )
   })
-

@@ -38,9 +38,7 @@ export const describe = (kind: StorageKind): string =>
 export const layer = (kind: StorageKind): Layer.Layer<SqlClient, ConfigError> =>
   kind._tag === "Sqlite"
     ? sqlite.layer({ filename: kind.filename, busyTimeoutMs: sqlite.defaultBusyTimeoutMs }).pipe(
-      Layer.mapError((e) =>
-        e instanceof ConfigError ? e : new ConfigError({ field: "storage", detail: `sqlite:${kind.filename}: ${sqliteCause(e)}` })
-      )
+      Layer.mapError((e) => e instanceof ConfigError ? e : new ConfigError({ field: "storage", detail: `sqlite:${kind.filename}: ${sqliteCause(e)}` }))
     )
     : postgres.layer(kind.url)
 

@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as RunDir from "../../RunDir.js"
+import { field, isRecord } from "../fields.js"
 import { isAlive } from "../runDir.js"
 import type { EventLike, Model } from "./model.js"
 
@@ -30,12 +31,16 @@ const statOf = (file: string): fs.Stats | undefined => {
   }
 }
 
+const isEventLike = (u: unknown): u is EventLike => isRecord(u) && typeof u["_tag"] === "string"
+
 const lockHolderAlive = (file: string): boolean => {
   try {
-    const lock = JSON.parse(fs.readFileSync(file, "utf8")) as { pid?: unknown; hostname?: unknown }
-    if (typeof lock.pid !== "number") return true
+    const lock: unknown = JSON.parse(fs.readFileSync(file, "utf8"))
+    const pid = field(lock, "pid")
+    const hostname = field(lock, "hostname")
+    if (typeof pid !== "number") return true
     // a lock from another host cannot be checked: taken as live
-    return lock.hostname !== undefined && lock.hostname !== os.hostname() ? true : isAlive(lock.pid)
+    return hostname !== undefined && hostname !== os.hostname() ? true : isAlive(pid)
   } catch {
     return fs.existsSync(file)
   }
@@ -80,9 +85,9 @@ export const follow = (dir: string, model: Model): Follower => {
         } catch {
           continue
         }
-        if (typeof parsed !== "object" || parsed === null || typeof (parsed as EventLike)._tag !== "string") continue
-        const ts = Date.parse(String((parsed as { ts?: unknown }).ts))
-        model.event(parsed as EventLike, Number.isFinite(ts) ? ts : Date.now())
+        if (!isEventLike(parsed)) continue
+        const ts = Date.parse(String(parsed["ts"]))
+        model.event(parsed, Number.isFinite(ts) ? ts : Date.now())
       }
     } finally {
       fs.closeSync(fd)

@@ -14,6 +14,7 @@
  *
  * @internal
  */
+import { Array as Arr } from "effect"
 import type { GepaEvent } from "../../Event.js"
 import * as Pareto from "../../Pareto.js"
 import * as State from "../../State.js"
@@ -104,16 +105,26 @@ const SHOWN = new Set([
 
 const num = (u: unknown, fallback = 0): number => (typeof u === "number" && Number.isFinite(u) ? u : fallback)
 
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null
+
+// a live OptimizationEnded event carries the result; a logged line carries its scalar fields
+const resultOf = (e: EventLike): Readonly<Record<string, unknown>> => {
+  const result = e["result"]
+  return isRecord(result) ? result : e
+}
+
 const lineOf = (e: EventLike): string => {
   if (e._tag === "OptimizationEnded") {
-    // a live event carries the result; a logged line carries its scalar fields
-    const r = (typeof e["result"] === "object" && e["result"] !== null ? e["result"] : e) as Record<string, unknown>
-    const best = typeof r["bestScore"] === "number" ? (r["bestScore"] as number).toFixed(4) : "n/a"
+    const r = resultOf(e)
+    const bestScore = r["bestScore"]
+    const best = typeof bestScore === "number" ? bestScore.toFixed(4) : "n/a"
     return `optimization ended after ${num(r["iterations"])} iterations: best score ${best} (candidate ${num(r["bestIndex"])}), ` +
       `${num(r["totalMetricCalls"])} metric calls${typeof r["stopReason"] === "string" ? `, ${r["stopReason"]}` : ""}`
   }
   if (e._tag === "StopRequested") return `stop requested from the dashboard: the run stops at the next safe point`
   try {
+    // a logged line has the event's fields but is not checked against its schema:
+    // describeEvent may meet a field it does not expect, hence the catch
     return describeEvent(e as unknown as GepaEvent, undefined).message
   } catch {
     return e._tag
@@ -224,7 +235,7 @@ export const make = (now: () => number = Date.now): Model => {
       case "IterationStarted":
         run.metricCalls = Math.max(run.metricCalls, num(e["metricCalls"]))
         if (e._tag === "IterationStarted") run.iteration = Math.max(run.iteration, num(e["iteration"]))
-        if (progress.length === 0 || progress[progress.length - 1]![1] !== run.metricCalls) progress.push([t, run.metricCalls])
+        if (progress.at(-1)?.[1] !== run.metricCalls) progress.push([t, run.metricCalls])
         break
       case "ValsetEvaluated":
       case "CandidateAccepted": {
@@ -234,8 +245,8 @@ export const make = (now: () => number = Date.now): Model => {
       }
       case "CandidateRejected":
       case "MergeRejected": {
-        const parents = Array.isArray(e["parents"]) ? (e["parents"] as Array<number>) : []
-        for (const p of parents) {
+        const parents: unknown = e["parents"]
+        for (const p of Array.isArray(parents) ? parents.filter((x): x is number => typeof x === "number") : []) {
           const n = (rejectedOf.get(p) ?? 0) + 1
           rejectedOf.set(p, n)
           delta.rejected.push([p, n])
@@ -256,7 +267,7 @@ export const make = (now: () => number = Date.now): Model => {
         break
       }
       case "OptimizationEnded": {
-        const r = (typeof e["result"] === "object" && e["result"] !== null ? e["result"] : e) as Record<string, unknown>
+        const r = resultOf(e)
         run.stopReason = typeof r["stopReason"] === "string" ? r["stopReason"] : null
         run.status = /stopped by request|stop requested|signal/.test(run.stopReason ?? "") ? "stopped" : "finished"
         run.metricCalls = Math.max(run.metricCalls, num(r["totalMetricCalls"]))
@@ -289,8 +300,10 @@ export const make = (now: () => number = Date.now): Model => {
       texts.length = s.candidates.length
       delta.reset = true
     }
-    for (let i = 0; i < s.candidates.length; i++) {
-      const score = s.valCoverage[i]! > 0 ? s.valAverages[i]! : null
+    s.candidates.forEach((candidate, i) => {
+      const coverage = s.valCoverage[i] ?? 0
+      // a candidate without any validation score yet has no mean
+      const score = coverage > 0 ? s.valAverages[i] ?? null : null
       const row = candidates[i]
       if (row === undefined) {
         const at = foundAt.get(i)
@@ -298,23 +311,22 @@ export const make = (now: () => number = Date.now): Model => {
           i,
           parents: s.parents[i] ?? [],
           score,
-          coverage: s.valCoverage[i] ?? 0,
+          coverage,
           calls: s.discoveryBudget[i] ?? 0,
           t: at?.t ?? run.now,
           iteration: at?.iteration ?? 0
         }
         candidates.push(added)
-        texts.push(s.candidates[i]!)
+        texts.push(candidate)
         delta.candidates.push(added)
-      } else if (row.score !== score || row.coverage !== s.valCoverage[i]) {
+      } else if (row.score !== score || row.coverage !== coverage) {
         row.score = score
-        row.coverage = s.valCoverage[i]!
+        row.coverage = coverage
         delta.scores.push([i, score, row.coverage])
       }
-    }
+    })
     if (s.trace.length < traceSeen) traceSeen = 0
-    for (let k = traceSeen; k < s.trace.length; k++) {
-      const entry = s.trace[k]!
+    for (const entry of s.trace.slice(traceSeen)) {
       if (entry.outcome !== "accepted" || entry.candidate === undefined) continue
       proposals.set(entry.candidate, {
         iteration: entry.iteration,
@@ -336,7 +348,7 @@ export const make = (now: () => number = Date.now): Model => {
     // the members: the programs left after dominated-program removal, the
     // set parent selection draws from
     const members = Pareto.dominators(State.frontSets(s), State.scoreOf(s))
-      .sort((a, b) => (s.valAverages[b]! - s.valAverages[a]!) || a - b)
+      .sort((a, b) => (Arr.unsafeGet(s.valAverages, b) - Arr.unsafeGet(s.valAverages, a)) || a - b)
     const key = `${members.join(",")}|${keys.length}|${keys.map((k) => table.best[k]).join(",")}`
     if (key !== paretoKey) {
       paretoKey = key
@@ -348,7 +360,7 @@ export const make = (now: () => number = Date.now): Model => {
           ? s.valScores[p]?.[k] ?? null
           : kind === "objective"
           ? s.objectiveScores[p]?.[k] ?? null
-          : table.programs[k]!.includes(p)
+          : table.programs[k]?.includes(p) === true
           ? table.best[k] ?? null
           : null
       pareto = {
@@ -366,6 +378,7 @@ export const make = (now: () => number = Date.now): Model => {
     for (const [e, at] of batch) {
       applyEvent(e, at)
       // a live event carries the state after it (IterationEnded)
+      // (the engine's own GepaState object; logged lines carry no state)
       if (e._tag === "IterationEnded" && typeof e["state"] === "object" && e["state"] !== null) latest = e["state"] as GepaState
     }
     if (latest !== undefined) applyState(latest)
@@ -446,7 +459,8 @@ export const make = (now: () => number = Date.now): Model => {
 const thin = <A>(xs: ReadonlyArray<A>, n: number): Array<A> => {
   const out: Array<A> = []
   const step = xs.length / n
-  for (let k = 0; k < n - 1; k++) out.push(xs[Math.floor(k * step)]!)
-  out.push(xs[xs.length - 1]!)
+  for (let k = 0; k < n - 1; k++) out.push(Arr.unsafeGet(xs, Math.floor(k * step)))
+  const last = xs.at(-1)
+  if (last !== undefined) out.push(last)
   return out
 }

@@ -8,8 +8,7 @@
  */
 import { script } from "./pageScript.js"
 
-const escapeHtml = (s: string): string =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+const escapeHtml = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 const style = String.raw`
 :root { --bg:#f6f7f9; --panel:#fff; --ink:#1d2330; --mute:#667085; --line:#d9dee7; --accent:#2f6feb; --good:#1a7f37; --bad:#cf222e; --gold:#d4a72c; }
@@ -57,7 +56,8 @@ svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill:#445; }
 `
 
 /** The page, with `nonce` on its script and style (the Content-Security-Policy allows only those). */
-export const page = (nonce: string, title: string): string => `<!doctype html>
+export const page = (nonce: string, title: string): string =>
+  `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">

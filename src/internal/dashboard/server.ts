@@ -106,8 +106,7 @@ const sameToken = (given: string | null, token: string): boolean => {
   return a.length === b.length && crypto.timingSafeEqual(a, b)
 }
 
-const text = (status: number, body: string) =>
-  HttpServerResponse.text(body, { status, headers: securityHeaders() })
+const text = (status: number, body: string) => HttpServerResponse.text(body, { status, headers: securityHeaders() })
 
 const encoder = new TextEncoder()
 

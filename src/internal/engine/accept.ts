@@ -17,6 +17,7 @@ import * as State from "../../State.js"
 import * as AppendOnly from "../appendOnly.js"
 import * as Ledger from "../ledger.js"
 import type { Outcome } from "../evaluate.js"
+import { at, defined } from "../invariant.js"
 import type { Finished } from "./propose.js"
 import type { Resolved } from "./resolve.js"
 import { valsetOf } from "./session.js"
@@ -46,7 +47,7 @@ const spentOn = (usage: Finished<unknown, unknown>["usage"]) => (usage.calls ===
  */
 const remainderVerdict = <T, O>(state: State.GepaState, outcomes: ReadonlyArray<Outcome<T, O>>): string | undefined => {
   const best = State.bestIndex(state)
-  const theirs = state.valScores[best]!
+  const theirs = at(state.valScores, best)
   let mine = 0
   let other = 0
   let n = 0
@@ -126,7 +127,7 @@ const foldAccepted = <D, T, O>(
 ): Either.Either<Step<T, O>, MissingObjectiveScores> => {
   const iteration = entry.iteration
   const discoveryBudget = next.metricCalls
-  const validation = f.validation!
+  const validation = defined(f.validation, "the validation of an accepted proposal")
   const charged = Ledger.spend(next, validation.spent)
   const addedState = State.addCandidate(charged, {
     candidate: result.candidate,
@@ -240,7 +241,7 @@ export const fold = <D, T, O>(
 ): Either.Either<Folded<T, O>, MissingObjectiveScores> => {
   const { plan, usage } = f
   const iteration = plan.iteration
-  const parent = f.result.parents[0]!
+  const parent = at(f.result.parents, 0)
   const events: Array<GepaEvent> = []
   const listen = listening ? events : undefined
   let next = charge(state, f)
@@ -271,7 +272,9 @@ export const fold = <D, T, O>(
       break
     }
     case "Skipped": {
-      step = { next: { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }) } }
+      step = {
+        next: { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }) }
+      }
       if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
       break
     }

@@ -18,6 +18,7 @@
  * @internal
  */
 import * as Acceptance from "../../Acceptance.js"
+import { at, defined } from "../invariant.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */
@@ -51,10 +52,11 @@ export const split = (
   if (new Set(ids).size !== ids.length) return undefined
   const open: Array<string> = []
   const solved: Array<string> = []
-  for (let i = 0; i < ids.length; i++) {
-    if (before[i]! > r.perfectScore) return undefined
-    if (before[i]! === r.perfectScore) solved.push(ids[i]!)
-    else open.push(ids[i]!)
+  for (const [i, id] of ids.entries()) {
+    const score = at(before, i)
+    if (score > r.perfectScore) return undefined
+    if (score === r.perfectScore) solved.push(id)
+    else open.push(id)
   }
   return solved.length === 0 ? undefined : { open, solved }
 }
@@ -83,8 +85,9 @@ export const combine = (
   open: ReadonlyArray<number>,
   solved: ReadonlyArray<number>
 ): Array<number> => {
-  const at = new Map<string, number>()
-  s.open.forEach((id, i) => at.set(id, open[i]!))
-  s.solved.forEach((id, i) => at.set(id, solved[i]!))
-  return ids.map((id) => at.get(id)!)
+  const byId = new Map<string, number>()
+  s.open.forEach((id, i) => byId.set(id, at(open, i)))
+  s.solved.forEach((id, i) => byId.set(id, at(solved, i)))
+  // the split partitions `ids`: every id is open or solved
+  return ids.map((id) => defined(byId.get(id), "the score of a minibatch example"))
 }

@@ -34,16 +34,14 @@ const chooseStore = <D, T, O>(r: Resolved<D, T, O>) =>
       trackBestOutputs: r.trackBestOutputs
     })
     // a run store service from the context (e.g. `RunStore.layerMemory` in tests), else nothing is kept
-    : Effect.flatMap(Effect.serviceOption(RunStoreService), (service) =>
-      service._tag === "Some" ? service.value.open<O>() : Effect.succeed(noStore<O>()))
+    : Effect.flatMap(Effect.serviceOption(RunStoreService), (service) => service._tag === "Some" ? service.value.open<O>() : Effect.succeed(noStore<O>()))
 
 /**
  * The run's log context: every log line of the run (the engine's, the
  * adapter's, the models') carries the `run` annotation (the run directory
  * when there is one, else a fresh id) and the `gepa.run` log span.
  */
-const logContext = (config: { readonly runDir?: string | undefined }) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+const logContext = (config: { readonly runDir?: string | undefined }) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.suspend(() =>
     effect.pipe(
       Effect.annotateLogs("run", config.runDir ?? `run-${globalThis.crypto.randomUUID().slice(0, 8)}`),
@@ -65,13 +63,16 @@ export const optimize = <D, T, O>(
 export const stream = <D, T, O>(
   config: Config<D, T, O>
 ): Stream.Stream<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel> =>
-  Stream.asyncScoped<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel>((emit) =>
-    Effect.scoped(loop.run(config, chooseStore, (event) => Effect.promise(() => emit.single(event)))).pipe(
-      Effect.withScheduler(engineScheduler),
-      logContext(config),
-      Effect.matchCauseEffect({
-        onSuccess: () => Effect.promise(() => emit.end()),
-        onFailure: (cause) => Effect.promise(() => emit.halt(cause))
-      }),
-      Effect.forkScoped
-    ), { bufferSize: 16, strategy: "suspend" })
+  Stream.asyncScoped<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel>(
+    (emit) =>
+      Effect.scoped(loop.run(config, chooseStore, (event) => Effect.promise(() => emit.single(event)))).pipe(
+        Effect.withScheduler(engineScheduler),
+        logContext(config),
+        Effect.matchCauseEffect({
+          onSuccess: () => Effect.promise(() => emit.end()),
+          onFailure: (cause) => Effect.promise(() => emit.halt(cause))
+        }),
+        Effect.forkScoped
+      ),
+    { bufferSize: 16, strategy: "suspend" }
+  )

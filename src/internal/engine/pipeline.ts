@@ -149,8 +149,11 @@ export const make = <D, T, O>(
     const nextToFold = Effect.suspend(() =>
       r.foldOrder === "plan"
         ? turn(progress.state.pending[0]!)
-        : Effect.reduce(progress.state.pending, undefined as Propose.Finished<T, O> | undefined, (found, plan) =>
-          found !== undefined || waitsForStep(plan) ? Effect.succeed(found) : turn(plan))
+        : Effect.reduce(
+          progress.state.pending,
+          undefined as Propose.Finished<T, O> | undefined,
+          (found, plan) => found !== undefined || waitsForStep(plan) ? Effect.succeed(found) : turn(plan)
+        )
     )
     const receive = Effect.gen(function*() {
       const [iteration, exit] = yield* Queue.take(done)

@@ -20,6 +20,7 @@ import * as Merge from "../../Merge.js"
 import * as Pareto from "../../Pareto.js"
 import { Rng } from "../../Rng.js"
 import * as State from "../../State.js"
+import { at, defined } from "../invariant.js"
 import * as Ledger from "../ledger.js"
 import type { Resolved } from "./resolve.js"
 
@@ -42,14 +43,13 @@ export type Planned =
   }
 
 /** The validation ids of a plan, which the state stores as absent for "the whole set". @internal */
-export const validationIds = <D, T, O>(r: Resolved<D, T, O>, plan: State.PendingProposal): ReadonlyArray<string> =>
-  plan.valIds ?? r.valIds
+export const validationIds = <D, T, O>(r: Resolved<D, T, O>, plan: State.PendingProposal): ReadonlyArray<string> => plan.valIds ?? r.valIds
 
-const storedValIds = <D, T, O>(r: Resolved<D, T, O>, ids: ReadonlyArray<string>) =>
-  ids === r.valIds ? undefined : ids
+const storedValIds = <D, T, O>(r: Resolved<D, T, O>, ids: ReadonlyArray<string>) => ids === r.valIds ? undefined : ids
 
-const planMerge = (
-  r: Resolved<unknown, unknown, unknown>,
+const planMerge = <D, T, O>(
+  r: Resolved<D, T, O>,
+  m: NonNullable<Resolved<D, T, O>["merge"]>,
   state: State.GepaState,
   rng: Rng,
   available: number,
@@ -57,7 +57,6 @@ const planMerge = (
   listening: boolean,
   sees: number
 ): Planned | State.GepaState => {
-  const m = r.merge!
   const score = State.scoreOf(state)
   const dominators = Pareto.dominators(State.frontSets(state), score)
   const input: Merge.MergeInput = {
@@ -70,13 +69,15 @@ const planMerge = (
   }
   const hasOverlap = (i: number, j: number) => {
     let n = 0
-    const sj = state.valScores[j]!
-    for (const id in state.valScores[i]!) if (id in sj) n++
+    const sj = at(state.valScores, j)
+    for (const id in at(state.valScores, i)) if (id in sj) n++
     return n >= m.overlapFloor
   }
   const attempt = Merge.propose(input, dominators, hasOverlap, rng)
   if (attempt === undefined) return state
-  const ids = Merge.subsample(state.valScores[attempt.id1]!, state.valScores[attempt.id2]!, m.subsampleSize, rng)
+  const scores1 = at(state.valScores, attempt.id1)
+  const scores2 = at(state.valScores, attempt.id2)
+  const ids = Merge.subsample(scores1, scores2, m.subsampleSize, rng)
   // the triple is recorded as tried even when it cannot be afforded, as GEPA does
   const tried: State.GepaState = { ...state, merge: attempt.merge }
   if (ids.length === 0) return tried
@@ -86,8 +87,9 @@ const planMerge = (
   let before1 = 0
   let before2 = 0
   for (const id of ids) {
-    before1 += state.valScores[attempt.id1]![id]!
-    before2 += state.valScores[attempt.id2]![id]!
+    // the subsample is drawn from the examples both parents were scored on
+    before1 += defined(scores1[id], "a merge parent's score on its subsample")
+    before2 += defined(scores2[id], "a merge parent's score on its subsample")
   }
   const plan: State.PendingProposal = {
     _tag: "Merge",
@@ -130,9 +132,9 @@ export const freeSkips = (state: State.GepaState, epoch: number): string | undef
   const trace = state.trace
   if (trace.length < epoch) return undefined
   for (let i = trace.length - epoch; i < trace.length; i++) {
-    const t = trace[i]!
+    const t = at(trace, i)
     if (t.outcome !== "skipped" || t.kind !== "reflective") return undefined
-    const before = i === 0 ? undefined : trace[i - 1]!.metricCalls
+    const before = trace[i - 1]?.metricCalls
     if (before === undefined || t.metricCalls !== before) return undefined
   }
   return `nothing left to learn: the last ${epoch} proposals (a pass over the training set) found their parents already perfect on their minibatches`
@@ -178,14 +180,14 @@ export const plan = <D, T, O>(
   available: number,
   listening: boolean
 ): Planned => {
-  const rr = r as unknown as Resolved<unknown, unknown, unknown>
   const rng = Rng.fromState(state.rng)
   const iteration = state.iteration + 1
   // results of the iterations folded so far: all a proposal may take from the cache
-  const sees = state.pending.length === 0 ? state.iteration : state.pending[0]!.iteration - 1
+  const first = state.pending[0]
+  const sees = first === undefined ? state.iteration : first.iteration - 1
   let current = state
   if (r.merge !== undefined && Merge.isDue(state.merge, r.merge.maxInvocations)) {
-    const merged = planMerge(rr, state, rng, available, iteration, listening, sees)
+    const merged = planMerge(r, r.merge, state, rng, available, iteration, listening, sees)
     if ("_tag" in merged) return merged
     current = merged
   }
@@ -206,7 +208,7 @@ export const plan = <D, T, O>(
   // an iteration cap (StopCondition.maxIterations) cuts the step: the count stays exact
   const cap = r.stop.maxIterations
   const size = cap === undefined ? r.proposalsPerStep : Math.max(1, Math.min(r.proposalsPerStep, cap - state.iteration))
-  const keep = validationsOf(rr.proposalSelection, r.proposalsPerStep)
+  const keep = validationsOf(r.proposalSelection, r.proposalsPerStep)
   const plans: Array<State.PendingProposal> = []
   const events: Array<GepaEvent> = []
   let committedRng = rng.snapshot()
@@ -217,11 +219,12 @@ export const plan = <D, T, O>(
   for (let i = 0; i < size; i++) {
     const it = iteration + i
     const parent = sameParent ?? r.selectCandidate(current, rng)
-    let [ids, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
+    const [drawn, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
+    let ids = drawn
     const selection = r.selectComponents({
       state: { ...current, sampler },
       candidateIdx: parent,
-      candidate: current.candidates[parent]!,
+      candidate: at(current.candidates, parent),
       iteration: it,
       rng
     })
@@ -256,16 +259,15 @@ export const plan = <D, T, O>(
       }
       reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
     }
-    const nextComponent = selection.nextPointer === undefined
-      ? current.nextComponent
-      : current.nextComponent.map((v, j) => (j === parent ? selection.nextPointer! : v))
+    const pointer = selection.nextPointer
+    const nextComponent = pointer === undefined ? current.nextComponent : current.nextComponent.map((v, j) => (j === parent ? pointer : v))
     const planned: State.PendingProposal = {
       _tag: "Reflective",
       iteration: it,
       parent,
       ids,
       components: selection.components,
-      valIds: storedValIds(rr, valIds),
+      valIds: storedValIds(r, valIds),
       base: current.candidates.length,
       // the step's worst case so far, less what its earlier proposals reserved
       reserved: Ledger.unreservedOf(reserved, plans),
@@ -287,6 +289,7 @@ export const plan = <D, T, O>(
       )
     }
   }
-  if (plans.length === 0) return exhausted!
+  // the first proposal either is planned or says why not
+  if (plans.length === 0) return defined(exhausted, "why a step planned nothing")
   return { _tag: "Planned", state: { ...current, rng: committedRng }, plans, events }
 }

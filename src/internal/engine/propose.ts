@@ -18,6 +18,7 @@ import { Effect } from "effect"
 import type * as Candidate from "../../Candidate.js"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
+import { at } from "../invariant.js"
 import * as Ledger from "../ledger.js"
 import { merge } from "./merge.js"
 import { validationIds } from "./plan.js"
@@ -43,7 +44,7 @@ export const propose = <D, T, O>(
   s: Session<D, T, O>,
   plan: State.PendingProposal,
   candidates: ReadonlyArray<Candidate.Candidate>
-) => plan._tag === "Reflective" ? reflect(s, plan, candidates[plan.parent]!) : merge(s, plan)
+) => plan._tag === "Reflective" ? reflect(s, plan, at(candidates, plan.parent)) : merge(s, plan)
 
 /**
  * Stage 2, for an accepted child: optionally the rebase judgment, then the

@@ -25,6 +25,7 @@
 import * as Candidate from "../../Candidate.js"
 import * as Merge from "../../Merge.js"
 import * as State from "../../State.js"
+import { at, defined } from "../invariant.js"
 
 /** @internal */
 export interface Rebase {
@@ -50,7 +51,7 @@ export const decide = (
   child: Candidate.Candidate
 ): Rebase | undefined => {
   if (state.candidates.length <= plannedWith) return undefined
-  const parentTexts = state.candidates[parent]!
+  const parentTexts = at(state.candidates, parent)
   const changed = Candidate.changedComponents(parentTexts, child)
   const score = State.scoreOf(state)
   let disjoint: number | undefined
@@ -58,15 +59,16 @@ export const decide = (
   for (let i = plannedWith; i < state.candidates.length; i++) {
     if (score(i) <= score(parent)) continue
     if (!Merge.ancestors(state.parents, i).has(parent)) continue
-    const theirs = state.candidates[i]!
+    const theirs = at(state.candidates, i)
     if (changed.some((c) => theirs[c] !== parentTexts[c])) {
       if (overlapping === undefined || score(i) > score(overlapping)) overlapping = i
     } else if (disjoint === undefined || score(i) > score(disjoint)) disjoint = i
   }
   if (disjoint !== undefined) {
-    const onto = state.candidates[disjoint]!
+    const onto = at(state.candidates, disjoint)
     const candidate: Record<string, string> = { ...onto }
-    for (const c of changed) candidate[c] = child[c]!
+    // the components the child changed are its own
+    for (const c of changed) candidate[c] = defined(child[c], "a changed component of the child")
     if (!Candidate.equals(candidate, onto)) return { onto: disjoint, candidate, replayed: true }
   }
   return overlapping === undefined ? undefined : { onto: overlapping, candidate: child, replayed: false }

@@ -17,6 +17,7 @@ import * as Reflection from "../../Reflection.js"
 import * as Secrets from "../../Secrets.js"
 import type * as State from "../../State.js"
 import { nameOf } from "../../Telemetry.js"
+import { at, defined } from "../invariant.js"
 import * as Ledger from "../ledger.js"
 import * as Spans from "../spans.js"
 import * as Early from "./early.js"
@@ -123,7 +124,9 @@ const reflectTexts = <D, T, O>(
     }
     // a reflection model that can never succeed stops the run at once;
     // other model failures fail this proposal only
-    const proposals = yield* Reflection.proposeAll(s.r.reflectionModel!, parent, dataset, components, s.r.reflection).pipe(
+    // the run's settings require a reflection model when there is no proposer
+    const model = defined(s.r.reflectionModel, "the reflection model")
+    const proposals = yield* Reflection.proposeAll(model, parent, dataset, components, s.r.reflection).pipe(
       Effect.map(Either.right),
       Effect.catchAll((e) => e._tag === "ModelUnrecoverable" ? Effect.fail(e) : Effect.succeed(Either.left(describeError(e))))
     )
@@ -154,7 +157,7 @@ const reflectTexts = <D, T, O>(
         const start = Secrets.scrub(p.completion.text).replace(/\s+/g, " ").trim()
         return yield* Effect.fail(
           new ReflectionUnusable({
-            model: nameOf(s.r.reflectionModel!) ?? p.completion.model ?? "unnamed",
+            model: nameOf(model) ?? p.completion.model ?? "unnamed",
             component: p.component,
             answers,
             reason: p.reason,
@@ -223,11 +226,13 @@ export const reflect = <D, T, O>(
       yield* s.emit(() => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: "all minibatch scores are perfect" }))
       return done(ProposalResult.Skipped({ kind, parents: [parent], reason: "all minibatch scores are perfect" }), parentEval.spent, parentEval.failures)
     }
+    const objectiveScores = ok.flatMap((o) => (o.objectiveScores === undefined ? [] : [o.objectiveScores]))
     const batch = {
       outputs: ok.map((o) => Option.getOrThrow(o.output)),
       scores: ok.map((o) => o.score),
       trajectories: ok.map((o) => Option.getOrThrow(o.trajectory)),
-      objectiveScores: ok.every((o) => o.objectiveScores !== undefined) ? ok.map((o) => o.objectiveScores!) : undefined
+      // only when every example has them
+      objectiveScores: objectiveScores.length === ok.length ? objectiveScores : undefined
     }
     const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(parentCandidate, batch, components))
     if (Either.isLeft(built)) {
@@ -257,7 +262,7 @@ export const reflect = <D, T, O>(
       GepaEvent.ReflectiveDatasetBuilt({
         iteration,
         components,
-        records: components.reduce((n, c) => n + dataset[c]!.length, 0),
+        records: components.reduce((n, c) => n + (dataset[c]?.length ?? 0), 0),
         // the feedback the reflection model reads (the live dashboard shows it)
         dataset
       })
@@ -313,7 +318,12 @@ export const reflect = <D, T, O>(
       const partial = first?.outcomes.map((o) => o.score) ?? []
       if (Early.hopeless(s.r, before, partial, split)) {
         return done(
-          ProposalResult.Rejected({ ...fields, subsampleIds: split.open, scoresBefore: split.open.map((id) => before[ids.indexOf(id)]!), scoresAfter: partial }),
+          ProposalResult.Rejected({
+            ...fields,
+            subsampleIds: split.open,
+            scoresBefore: split.open.map((id) => at(before, ids.indexOf(id))),
+            scoresAfter: partial
+          }),
           Ledger.sum([parentEval.spent, first?.spent ?? 0]),
           first === undefined ? parentEval.failures : addFailures(parentEval.failures, first.failures),
           usage,
@@ -343,4 +353,3 @@ export const reflect = <D, T, O>(
     // adapter reads the proposal's iteration and parent from it
     Effect.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false })
   )
-

@@ -170,7 +170,9 @@ const checkSettings = <D, T, O>(config: Config<D, T, O>): Effect.Effect<void, Co
 const resolveStop = <D, T, O>(config: Config<D, T, O>): Effect.Effect<StopCondition.StopCondition, ConfigError> => {
   const conditions: Array<StopCondition.StopCondition> = config.stop === undefined
     ? []
-    : Array.isArray(config.stop) ? [...config.stop] : [config.stop as StopCondition.StopCondition]
+    : Array.isArray(config.stop)
+    ? [...config.stop]
+    : [config.stop as StopCondition.StopCondition]
   if (config.maxMetricCalls !== undefined) conditions.unshift(StopCondition.maxMetricCalls(config.maxMetricCalls))
   return Effect.as(
     check(
@@ -202,8 +204,10 @@ const resolveSelector = (
   if (s === undefined || s === "pareto") return Effect.succeed(CandidateSelector.pareto)
   if (s === "current_best") return Effect.succeed(CandidateSelector.currentBest)
   if (typeof s === "function") return Effect.succeed(s)
-  return construct("candidateSelector", () =>
-    "epsilonGreedy" in s ? CandidateSelector.epsilonGreedy(s.epsilonGreedy) : CandidateSelector.topKPareto(s.topKPareto))
+  return construct(
+    "candidateSelector",
+    () => "epsilonGreedy" in s ? CandidateSelector.epsilonGreedy(s.epsilonGreedy) : CandidateSelector.topKPareto(s.topKPareto)
+  )
 }
 
 /** The strategies named by the config (or given as functions). */

@@ -48,8 +48,7 @@ export const checkResume = (
   state: State.GepaState,
   r: Resolved<unknown, unknown, unknown>
 ): Effect.Effect<void, ResumeConflict> => {
-  const conflict = (field: string, saved: string, requested: string) =>
-    Effect.fail(new ResumeConflict({ field, saved, requested }))
+  const conflict = (field: string, saved: string, requested: string) => Effect.fail(new ResumeConflict({ field, saved, requested }))
   const seedNames = Object.keys(r.seedCandidate).sort()
   const savedNames = [...state.componentNames].sort()
   if (seedNames.join("\u0000") !== savedNames.join("\u0000")) {
@@ -97,4 +96,3 @@ export const checkResume = (
   }
   return Effect.void
 }
-

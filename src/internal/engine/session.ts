@@ -166,16 +166,17 @@ export const make = <D, T, O>(
       if (kept && e._tag === "IterationEnded") seal(e.state)
       return e
     }
-    const emit: Emit = sinks.length === 0
+    const [firstSink, ...otherSinks] = sinks
+    const emit: Emit = firstSink === undefined
       ? () => Effect.void
-      : sinks.length === 1
-      ? (event) => Effect.suspend(() => sinks[0]!(built(event)))
+      : otherSinks.length === 0
+      ? (event) => Effect.suspend(() => firstSink(built(event)))
       : (event) =>
         Effect.suspend(() => {
           // built once for every sink (the telemetry observer makes two common)
           const e = built(event)
-          let all = sinks[0]!(e)
-          for (let i = 1; i < sinks.length; i++) all = Effect.zipRight(all, sinks[i]!(e))
+          let all = firstSink(e)
+          for (const sink of otherSinks) all = Effect.zipRight(all, sink(e))
           return all
         })
 
@@ -227,27 +228,29 @@ export const make = <D, T, O>(
         captureStackTrace: false
       })
       if (!listening) return span(run)
-      return span(emit(() => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })).pipe(
-        Effect.zipRight(run),
-        Effect.tap((result) =>
-          Effect.zipRight(
-            Effect.forEach(
-              result.outcomes.filter((out) => out.error !== undefined),
-              (out) => emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error: out.error! })),
-              { discard: true }
-            ),
-            emit(() =>
-              GepaEvent.EvaluationEnded({
-                iteration: o.iteration,
-                purpose: o.purpose,
-                scores: result.outcomes.map((out) => out.score),
-                failures: result.outcomes.filter((out) => out.error !== undefined).length,
-                cacheHits: result.outcomes.filter((out) => out.cached).length
-              })
+      return span(
+        emit(() => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })).pipe(
+          Effect.zipRight(run),
+          Effect.tap((result) =>
+            Effect.zipRight(
+              Effect.forEach(
+                result.outcomes.flatMap((out) => (out.error === undefined ? [] : [{ id: out.id, error: out.error }])),
+                (out) => emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error: out.error })),
+                { discard: true }
+              ),
+              emit(() =>
+                GepaEvent.EvaluationEnded({
+                  iteration: o.iteration,
+                  purpose: o.purpose,
+                  scores: result.outcomes.map((out) => out.score),
+                  failures: result.outcomes.filter((out) => out.error !== undefined).length,
+                  cacheHits: result.outcomes.filter((out) => out.cached).length
+                })
+              )
             )
           )
         )
-      ))
+      )
     }
 
     const peek = cache === undefined ? undefined : EvaluationCache.batchOf(cache)?.peek

@@ -22,8 +22,7 @@ import type { Proposed } from "./reflect.js"
 import type { Resolved } from "./resolve.js"
 
 /** The step a plan belongs to (its own iteration when planned alone). @internal */
-export const stepOf = (plan: State.PendingProposal): number =>
-  plan._tag === "Reflective" && plan.step !== undefined ? plan.step : plan.iteration
+export const stepOf = (plan: State.PendingProposal): number => plan._tag === "Reflective" && plan.step !== undefined ? plan.step : plan.iteration
 
 /** Steps in flight: the pipeline's occupancy. @internal */
 export const inFlight = (state: State.GepaState): number => {
@@ -65,9 +64,15 @@ export const select = <T, O>(
   rule: Resolved<unknown, unknown, unknown>["proposalSelection"]
 ): Map<number, Finished<T, O>> => {
   const verdicts = new Map<number, Finished<T, O>>()
-  const accepted: Array<{ readonly plan: State.PendingProposal; readonly p: Proposed; readonly gain: number }> = []
+  const accepted: Array<{
+    readonly plan: State.PendingProposal
+    readonly p: Proposed
+    readonly result: Extract<ProposalResult, { readonly _tag: "Accepted" }>
+    readonly gain: number
+  }> = []
   for (const { p, plan } of members) {
-    if (p.result._tag === "Accepted") accepted.push({ plan, p, gain: sum(p.result.scoresAfter) - sum(p.result.scoresBefore) })
+    const result = p.result
+    if (result._tag === "Accepted") accepted.push({ plan, p, result, gain: sum(result.scoresAfter) - sum(result.scoresBefore) })
     else verdicts.set(plan.iteration, { ...p, plan, validation: undefined })
   }
   // stable: equal gains keep plan order
@@ -75,13 +80,13 @@ export const select = <T, O>(
   const keep = rule === "all" ? accepted.length : rule === "best" ? 1 : rule.topK
   const kept: Array<{ readonly plan: State.PendingProposal; readonly child: Candidate.Candidate }> = []
   for (const a of accepted) {
-    const result = a.p.result as Extract<ProposalResult, { readonly _tag: "Accepted" }>
+    const result = a.result
     const same = kept.find((k) => Candidate.equals(k.child, result.candidate))
     let reason: string | undefined
     if (same !== undefined) reason = `not validated: the same candidate as proposal ${same.plan.iteration} of this step`
     else if (kept.length >= keep) {
       reason = keep === 1
-        ? `not selected: proposal ${kept[0]!.plan.iteration} of this step improved its minibatch more`
+        ? `not selected: proposal ${kept[0]?.plan.iteration} of this step improved its minibatch more`
         : `not selected: ${keep} proposals of this step improved their minibatches more`
     }
     if (reason === undefined) {

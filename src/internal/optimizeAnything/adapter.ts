@@ -14,17 +14,9 @@ import type { Adapter } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
 import { AdapterError } from "../../Errors.js"
 import type { ObjectiveScores } from "../../EvaluationBatch.js"
-import {
-  budget,
-  dropRepeats,
-  type EvaluationRecord,
-  type EvaluationTrace,
-  type Limits,
-  reflectiveRecord,
-  toJsonLike,
-  truncateString
-} from "./sideInfo.js"
+import { budget, dropRepeats, type EvaluationRecord, type EvaluationTrace, type Limits, reflectiveRecord, toJsonLike, truncateString } from "./sideInfo.js"
 import * as Secrets from "../../Secrets.js"
+import { field, isRecord } from "../fields.js"
 
 /** @internal */
 export interface Options {
@@ -65,8 +57,7 @@ export interface SideInfoEntry {
   }>
 }
 
-const attribute = (value: unknown): number | undefined =>
-  typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : undefined
+const attribute = (value: unknown): number | undefined => typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : undefined
 
 /**
  * The iteration and parent of the proposal being made, read from the
@@ -132,14 +123,14 @@ const settle = <A, E, R>(effect: Effect.Effect<A, E, R>, capture: boolean): Effe
       lines.push(Secrets.scrub(formatLog(options, inherited)))
     })
     const run = capture
-      ? Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
-        HashSet.add(HashSet.remove(loggers, Logger.defaultLogger), capturing))
+      ? Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) => HashSet.add(HashSet.remove(loggers, Logger.defaultLogger), capturing))
       : effect
     return Effect.flatMap(Effect.exit(run), (exit): Effect.Effect<Settled<A, E>> =>
       exit._tag === "Success"
         ? Effect.succeed([Either.right(exit.value), lines])
         : Cause.isInterruptedOnly(exit.cause)
         // interruption is the run's, not the evaluator's failure: pass it on
+        // (an interruption-only cause holds no error of the evaluator's, so no E)
         ? Effect.failCause(exit.cause as Cause.Cause<never>)
         : Effect.succeed([Either.left(exit.cause), lines]))
   })
@@ -150,9 +141,10 @@ const describeError = (e: unknown): string => {
     // wrappers such as UnknownException (Effect.try) carry the real error as their cause
     return e.cause === undefined || e.cause === e ? own : `${own} (cause: ${describeError(e.cause)})`
   }
-  const tagged = e as { readonly _tag?: unknown; readonly message?: unknown }
-  if (e !== null && typeof e === "object" && typeof tagged.message === "string") {
-    return typeof tagged._tag === "string" ? `${tagged._tag}: ${tagged.message}` : tagged.message
+  const message = field(e, "message")
+  if (typeof message === "string") {
+    const tag = field(e, "_tag")
+    return typeof tag === "string" ? `${tag}: ${message}` : message
   }
   return text(e)
 }
@@ -163,9 +155,15 @@ const describeFailure = (cause: Cause.Cause<unknown>): string => {
   return `the evaluator crashed: ${describeError(Cause.squash(cause))}`
 }
 
+// every record's objective scores, when every record has them
+const allScores = (records: ReadonlyArray<EvaluationRecord>): Array<ObjectiveScores> | undefined => {
+  const scores = records.flatMap((r) => (r.scores === undefined ? [] : [r.scores]))
+  return scores.length === records.length ? scores : undefined
+}
+
 const isScores = (u: unknown): u is ObjectiveScores =>
   u !== null && typeof u === "object" && !Array.isArray(u) &&
-  Object.values(u as Record<string, unknown>).every((v) => typeof v === "number")
+  Object.values(u).every((v) => typeof v === "number")
 
 /**
  * The record of an evaluator's result, or why the result is malformed.
@@ -178,25 +176,22 @@ export const toRecord = (
   limits: Limits
 ): Either.Either<EvaluationRecord, string> => {
   if (typeof value === "number") return Either.right({ score: value, sideInfo: undefined, logs })
-  if (value !== null && typeof value === "object" && typeof (value as { score?: unknown }).score === "number") {
-    const r = value as {
-      readonly score: number
-      readonly sideInfo?: unknown
-      readonly scores?: unknown
-      readonly componentSideInfo?: unknown
+  const score = field(value, "score")
+  if (typeof score === "number") {
+    const scores = field(value, "scores")
+    if (scores !== undefined && !isScores(scores)) {
+      return Either.left(`scores must be a record of numbers, got ${truncateString(text(scores), 200)}`)
     }
-    if (r.scores !== undefined && !isScores(r.scores)) {
-      return Either.left(`scores must be a record of numbers, got ${truncateString(text(r.scores), 200)}`)
-    }
-    const perComponent = r.componentSideInfo
+    const perComponent = field(value, "componentSideInfo")
     if (perComponent !== undefined && (perComponent === null || typeof perComponent !== "object" || Array.isArray(perComponent))) {
       return Either.left(`componentSideInfo must be a record keyed by component name, got ${truncateString(text(perComponent), 200)}`)
     }
-    const sideInfo = r.sideInfo === undefined ? undefined : budget(toJsonLike(r.sideInfo), limits)
-    const componentSideInfo = perComponent === undefined
-      ? undefined
-      : budget(toJsonLike(perComponent), limits) as Readonly<Record<string, unknown>>
-    return Either.right({ score: r.score, sideInfo, scores: r.scores, logs, ...(componentSideInfo === undefined ? {} : { componentSideInfo }) })
+    const rawSideInfo = field(value, "sideInfo")
+    const sideInfo = rawSideInfo === undefined ? undefined : budget(toJsonLike(rawSideInfo), limits)
+    // a record stays a record through toJsonLike and budget
+    const shrunk = perComponent === undefined ? undefined : budget(toJsonLike(perComponent), limits)
+    const componentSideInfo = isRecord(shrunk) ? shrunk : undefined
+    return Either.right({ score, sideInfo, scores, logs, ...(componentSideInfo === undefined ? {} : { componentSideInfo }) })
   }
   return Either.left(`expected a number or { score, sideInfo?, scores?, componentSideInfo? }, got ${truncateString(text(value), 200)}`)
 }
@@ -217,9 +212,7 @@ export const evaluateOne = (
   example: unknown,
   options: Options
 ): Effect.Effect<EvaluationRecord, AdapterError> => {
-  let call: Effect.Effect<unknown, unknown> = Effect.suspend(() =>
-    evaluator(options.view(candidate), options.withExample ? example : undefined)
-  )
+  let call: Effect.Effect<unknown, unknown> = Effect.suspend(() => evaluator(options.view(candidate), options.withExample ? example : undefined))
   if (options.timeout !== undefined) {
     const millis = Duration.toMillis(options.timeout)
     call = Effect.timeoutFail(call, {
@@ -230,11 +223,13 @@ export const evaluateOne = (
   const run = settle(call, options.captureLogs)
   return Effect.flatMap(run, ([result, logs]): Effect.Effect<EvaluationRecord, AdapterError> => {
     if (Either.isLeft(result)) {
-      return Effect.fail(new AdapterError({
-        call: "evaluator",
-        detail: failureDetail(describeFailure(result.left), logs, options.limits),
-        cause: Cause.squash(result.left)
-      }))
+      return Effect.fail(
+        new AdapterError({
+          call: "evaluator",
+          detail: failureDetail(describeFailure(result.left), logs, options.limits),
+          cause: Cause.squash(result.left)
+        })
+      )
     }
     const record = toRecord(result.right, logs, options.limits)
     if (Either.isLeft(record)) {
@@ -270,9 +265,7 @@ export const make = (
         outputs: records,
         scores: records.map((r) => r.score),
         trajectories: captureTraces ? records.map((record, i): EvaluationTrace => ({ example: batch[i], record })) : undefined,
-        objectiveScores: records.length > 0 && records.every((r) => r.scores !== undefined)
-          ? records.map((r) => r.scores!)
-          : undefined
+        objectiveScores: records.length > 0 ? allScores(records) : undefined
       }))
     ),
   makeReflectiveDataset: (candidate, evaluation, components) =>

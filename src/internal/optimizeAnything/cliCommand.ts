@@ -58,8 +58,7 @@ export const flags = {
 /** @internal */
 export type FlagValues = { readonly [K in keyof typeof flags]?: string | boolean | undefined }
 
-const fail = (flag: string, detail: string): Either.Either<never, ConfigError> =>
-  Either.left(new ConfigError({ field: `--${flag}`, detail }))
+const fail = (flag: string, detail: string): Either.Either<never, ConfigError> => Either.left(new ConfigError({ field: `--${flag}`, detail }))
 
 const int = (flag: string, value: string | boolean | undefined, min: number): Either.Either<number | undefined, ConfigError> => {
   if (value === undefined || typeof value === "boolean") return Either.right(undefined)
@@ -123,7 +122,9 @@ export const fromFlags = (
     const threshold = str(values.scoreThreshold)
     if (threshold !== undefined) {
       scoreThreshold = Number(threshold)
-      if (threshold.trim() === "" || !Number.isFinite(scoreThreshold)) return yield* fail("score-threshold", `expected a number, got ${JSON.stringify(threshold)}`)
+      if (threshold.trim() === "" || !Number.isFinite(scoreThreshold)) {
+        return yield* fail("score-threshold", `expected a number, got ${JSON.stringify(threshold)}`)
+      }
     }
     // the run needs an end: a budget or a stop condition besides Ctrl-C
     if (maxMetricCalls === undefined && maxIterations === undefined && timeout === undefined && scoreThreshold === undefined) {
@@ -170,7 +171,7 @@ export const command = <E>(env: CliEnvironment<E>) =>
     Effect.gen(function*() {
       const values: Record<string, string | boolean | undefined> = {}
       for (const [key, value] of Object.entries(given)) {
-        values[key] = Option.isOption(value) ? Option.getOrUndefined(value as Option.Option<string>) : (value as boolean)
+        values[key] = Option.isOption(value) ? Option.getOrUndefined(value) : value
       }
       const { model, options } = yield* fromFlags(values, env.now?.() ?? new Date())
       const reflectionModel = yield* env.makeReflectionModel(model)

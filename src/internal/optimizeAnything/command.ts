@@ -10,6 +10,7 @@
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { field as fieldOf, isRecord } from "../fields.js"
 import { importUserModule } from "../userModule.js"
 import type { Candidate } from "../../Candidate.js"
 import { ConfigError } from "../../Errors.js"
@@ -64,7 +65,7 @@ const readText = (field: string, file: string): Either.Either<string, ConfigErro
   try {
     return Either.right(fs.readFileSync(file, "utf8"))
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
+    const code = fieldOf(e, "code")
     return Either.left(inputError(
       field,
       code === "ENOENT" ? `${file}: file not found` : code === "EISDIR" ? `${file}: is a directory, expected a file` : `${file}: ${String(e)}`
@@ -86,7 +87,7 @@ export const parseData = (field: string, file: string, text: string): Either.Eit
       if (json.length === 0) return Either.left(inputError(field, `${file}: no examples in the file`))
       return Either.right(json)
     } catch (e) {
-      return Either.left(inputError(field, `${file}: invalid JSON: ${(e as Error).message}`))
+      return Either.left(inputError(field, `${file}: invalid JSON: ${messageOf(e)}`))
     }
   }
   const out: Array<unknown> = []
@@ -95,24 +96,27 @@ export const parseData = (field: string, file: string, text: string): Either.Eit
     try {
       out.push(JSON.parse(line))
     } catch (e) {
-      return Either.left(inputError(field, `${file}:${i + 1}: invalid JSON: ${(e as Error).message}`))
+      return Either.left(inputError(field, `${file}:${i + 1}: invalid JSON: ${messageOf(e)}`))
     }
   }
   if (out.length === 0) return Either.left(inputError(field, `${file}: no examples in the file`))
   return Either.right(out)
 }
 
+// JSON.parse throws a SyntaxError
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+const isCandidate = (u: unknown): u is Candidate => isRecord(u) && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
+
 const parseSeed = (file: string, text: string): Either.Either<string | Candidate, ConfigError> => {
   if (!/\.json$/i.test(file)) return Either.right(text.replace(/\r?\n$/, ""))
   try {
     const json: unknown = JSON.parse(text)
     if (typeof json === "string") return Either.right(json)
-    if (json !== null && typeof json === "object" && !Array.isArray(json) && Object.values(json).every((v) => typeof v === "string")) {
-      return Either.right(json as Candidate)
-    }
+    if (isCandidate(json)) return Either.right(json)
     return Either.left(inputError("--seed", `${file}: expected a JSON string or an object of named texts`))
   } catch (e) {
-    return Either.left(inputError("--seed", `${file}: invalid JSON: ${(e as Error).message}`))
+    return Either.left(inputError("--seed", `${file}: invalid JSON: ${messageOf(e)}`))
   }
 }
 
@@ -127,18 +131,17 @@ export const loadEvaluator = (file: string): Effect.Effect<OA.Evaluator<unknown,
   Effect.gen(function*() {
     if (!fs.existsSync(file)) return yield* Effect.fail(inputError("--evaluator", `${file}: module not found`))
     const mod = yield* Effect.tryPromise({
-      try: () => importUserModule(file) as Promise<Record<string, unknown>>,
+      try: () => importUserModule(file),
       catch: (e) => inputError("--evaluator", `${file}: cannot load the module: ${e instanceof Error ? e.message : String(e)}`)
     })
-    const fn = mod["evaluate"] ?? mod["evaluator"] ?? mod["default"]
+    const fn = fieldOf(mod, "evaluate") ?? fieldOf(mod, "evaluator") ?? fieldOf(mod, "default")
     if (typeof fn !== "function") {
       return yield* Effect.fail(inputError(
         "--evaluator",
         `${file}: the module must export a function named "evaluate" (or a default export) taking (candidate, example)`
       ))
     }
-    const user = fn as (candidate: unknown, example: unknown) => unknown
-    return (candidate: unknown, example: unknown) => lift(() => user(candidate, example))
+    return (candidate: unknown, example: unknown) => lift((): unknown => Reflect.apply(fn, undefined, [candidate, example]))
   })
 
 const fmt = (n: number | null | undefined) => (n === null || n === undefined ? "n/a" : n.toFixed(3))
@@ -157,9 +160,10 @@ export const runCommand = (
     const cwd = env.cwd ?? process.cwd()
     const at = (file: string) => path.resolve(cwd, file)
     const evaluator = yield* loadEvaluator(at(options.evaluator))
-    const seed = options.seed === undefined
+    const seedFile = options.seed
+    const seed = seedFile === undefined
       ? undefined
-      : yield* Either.flatMap(readText("--seed", at(options.seed)), (text) => parseSeed(at(options.seed!), text))
+      : yield* Either.flatMap(readText("--seed", at(seedFile)), (text) => parseSeed(at(seedFile), text))
     const data = (field: string, file: string | undefined) =>
       file === undefined ? Either.right(undefined) : Either.flatMap(readText(field, at(file)), (text) => parseData(field, at(file), text))
     const dataset = yield* data("--dataset", options.dataset)
@@ -194,7 +198,7 @@ export const runCommand = (
       ...(valset === undefined ? {} : { valset }),
       ...(testset === undefined ? {} : { testset }),
       ...(options.seedAttempts === undefined ? {} : { seedAttempts: options.seedAttempts }),
-      evaluator: evaluator as OA.Evaluator<unknown, unknown, unknown>,
+      evaluator,
       reflectionModel: env.reflectionModel,
       runDir,
       onEvent: (event) => {
@@ -212,17 +216,19 @@ export const runCommand = (
       Effect.ensuring(Effect.sync(progress.stop))
     )
     // through the run directory's own atomic write
-    const write = (name: RunDir.FileName, text: string) =>
-      Effect.as(RunDir.writeFile(runDir, name, text), path.join(runDir, name))
+    const write = (name: RunDir.FileName, text: string) => Effect.as(RunDir.writeFile(runDir, name, text), path.join(runDir, name))
     const { bestComponents, bestCandidate: _best, mode: _mode, seedCandidate: _seed, seedGeneration: _gen, test, ...rest } = result
-    const report = yield* write(files.report, Report.render({
-      result: { ...rest, bestCandidate: bestComponents },
-      trace: result.state.trace,
-      title: `GEPA anything run ${path.basename(runDir)} (${result.mode}${
-        result.seedGeneration === undefined ? "" : ", seed written by the reflection model"
-      })`,
-      generatedAt: new Date().toISOString()
-    }))
+    const report = yield* write(
+      files.report,
+      Report.render({
+        result: { ...rest, bestCandidate: bestComponents },
+        trace: result.state.trace,
+        title: `GEPA anything run ${path.basename(runDir)} (${result.mode}${
+          result.seedGeneration === undefined ? "" : ", seed written by the reflection model"
+        })`,
+        generatedAt: new Date().toISOString()
+      })
+    )
     if (test !== undefined) yield* write(files.test, `${JSON.stringify(test, null, 2)}\n`)
     const best = typeof result.bestCandidate === "string" ? result.bestCandidate : JSON.stringify(result.bestCandidate, null, 2)
     env.stdout([
@@ -235,7 +241,9 @@ export const runCommand = (
       `  best score    ${fmt(result.bestScore)} (candidate ${result.bestIndex} of ${result.candidates.length})`,
       `  metric calls  ${result.totalMetricCalls}, iterations ${result.iterations}`,
       ...(test === undefined ? [] : [
-        `  test score    ${test.seed === undefined ? "" : `seed ${fmt(test.seed.score)} -> `}best ${fmt(test.best.score)} (${test.size} examples, outside the budget)`
+        `  test score    ${test.seed === undefined ? "" : `seed ${fmt(test.seed.score)} -> `}best ${
+          fmt(test.best.score)
+        } (${test.size} examples, outside the budget)`
       ]),
       "",
       "Best candidate:",

@@ -21,4 +21,3 @@ export class SeedGenerationFailed extends Schema.TaggedError<SeedGenerationFaile
       this.reasons.join("; ")
   }
 }
-

@@ -6,6 +6,7 @@
  *
  * @internal
  */
+/* eslint-disable @typescript-eslint/no-explicit-any -- the run reads the user's configuration untyped (every value as unknown); the public optimizeAnything keeps the types */
 import { Duration, Effect, Option } from "effect"
 import type { Candidate } from "../../Candidate.js"
 import { type Config as EngineConfig, defaults } from "../../Config.js"
@@ -34,7 +35,8 @@ const TEXT = "candidate"
  *
  * @internal
  */
-export const template = `You are improving a text artifact called "{{component}}". It may be program code, a configuration, a prompt, a policy or any other text. An evaluator ran the current version and reported, for each evaluation below, a score (higher is better) and side information: errors, failing cases, measurements, logs.
+export const template =
+  `You are improving a text artifact called "{{component}}". It may be program code, a configuration, a prompt, a policy or any other text. An evaluator ran the current version and reported, for each evaluation below, a score (higher is better) and side information: errors, failing cases, measurements, logs.
 
 # Current text of "{{component}}"
 
@@ -111,6 +113,7 @@ const steering = (objective: string | undefined, background: string | undefined,
  * The reflection options: our template unless the user gave one, and the
  * objective and background ahead of the user's own additional instructions.
  */
+// reads only fields whose types do not depend on the type parameters
 const reflectionOf = (config: OA.Config<any, any, any, any>): ReflectionConfig => {
   const user = config.reflection ?? {}
   const extra = steering(config.objective, config.background, user.additionalInstructions)
@@ -159,8 +162,7 @@ interface Checked {
 /** Every check of the configuration, before anything is written or called. */
 const checkConfig = (config: OA.Config<any, any, any, any>): Effect.Effect<Checked, ConfigError> =>
   Effect.gen(function*() {
-    const { background, dataset, evaluationTimeout, evaluator, objective, seedAttempts, seedCandidate, testSeed, testset, valset } =
-      config
+    const { background, dataset, evaluationTimeout, evaluator, objective, seedAttempts, seedCandidate, testSeed, testset, valset } = config
     yield* check(typeof evaluator === "function", "evaluator", "must be a function (candidate, example) => Effect")
     yield* check(objective === undefined || typeof objective === "string", "objective", "must be a string")
     yield* check(background === undefined || typeof background === "string", "background", "must be a string")
@@ -242,11 +244,13 @@ const settleSeed = (
       const first = saved.value.candidates[0] ?? {}
       const names = Object.keys(first)
       if (names.length !== 1 || names[0] !== TEXT) {
-        return yield* Effect.fail(new ResumeConflict({
-          field: "seedCandidate",
-          saved: `components [${names.join(", ")}]`,
-          requested: "a generated text seed"
-        }))
+        return yield* Effect.fail(
+          new ResumeConflict({
+            field: "seedCandidate",
+            saved: `components [${names.join(", ")}]`,
+            requested: "a generated text seed"
+          })
+        )
       }
       return { seed: first as Candidate, seedGeneration: undefined }
     }

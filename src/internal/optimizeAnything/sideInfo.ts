@@ -8,6 +8,7 @@
  */
 import type { ReflectiveRecord } from "../../Adapter.js"
 import type { ObjectiveScores } from "../../EvaluationBatch.js"
+import { field, isRecord } from "../fields.js"
 
 // a key such as "__proto__" from user data must become an own field, not a prototype
 const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
@@ -82,10 +83,10 @@ export const toJsonLike = (value: unknown): unknown => {
         for (const [k, x] of v) setOwn(out, typeof k === "string" ? k : JSON.stringify(go(k)), go(x))
         return out
       }
-      const json = (v as { toJSON?: unknown }).toJSON
-      if (typeof json === "function") return go((json as () => unknown).call(v))
+      const json = field(v, "toJSON")
+      if (typeof json === "function") return go(json.call(v))
       const out: Record<string, unknown> = {}
-      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      for (const [k, x] of Object.entries(v)) {
         if (x !== undefined) setOwn(out, k, go(x))
       }
       return out
@@ -124,7 +125,7 @@ const shrink = (value: unknown, limits: Limits, depth: number): unknown => {
     return [...kept, `…[${value.length - kept.length} more items truncated]`]
   }
   const out: Record<string, unknown> = {}
-  const entries = Object.entries(value as Record<string, unknown>)
+  const entries: Array<[string, unknown]> = isRecord(value) ? Object.entries(value) : []
   for (const [k, v] of entries.slice(0, limits.maxListItems)) setOwn(out, k, shrink(v, limits, depth + 1))
   if (entries.length > limits.maxListItems) out["…"] = `[${entries.length - limits.maxListItems} more fields truncated]`
   return out
@@ -203,16 +204,17 @@ export const reflectiveRecord = (
   out["Score"] = trace.record.score
   if (trace.record.scores !== undefined) out["Scores (higher is better)"] = trace.record.scores
   const info = trace.record.sideInfo === undefined ? undefined : budget(trace.record.sideInfo, shown)
-  if (info !== null && typeof info === "object" && !Array.isArray(info)) {
-    for (const [k, v] of Object.entries(info as Record<string, unknown>)) {
+  if (isRecord(info) && !Array.isArray(info)) {
+    for (const [k, v] of Object.entries(info)) {
       setOwn(out, RESERVED.has(k) || Object.prototype.hasOwnProperty.call(out, k) ? `${k} (side info)` : k, v)
     }
   } else if (info !== undefined && info !== null && info !== "") {
     out["Side info"] = info
   }
-  const own = options.component === undefined ? undefined : trace.record.componentSideInfo
-  if (own !== undefined && Object.prototype.hasOwnProperty.call(own, options.component!)) {
-    setOwn(out, `About "${options.component}"`, budget(own[options.component!], shown))
+  const component = options.component
+  const own = component === undefined ? undefined : trace.record.componentSideInfo
+  if (component !== undefined && own !== undefined && Object.prototype.hasOwnProperty.call(own, component)) {
+    setOwn(out, `About "${component}"`, budget(own[component], shown))
   }
   if (trace.record.logs.length > 0) {
     out["Logs"] = truncateString(trace.record.logs.join("\n"), shown.maxStringLength)
@@ -232,7 +234,7 @@ const INLINE_LENGTH = 100
 const inlineSmall = (value: unknown): unknown => {
   if (value === null || typeof value !== "object") return value
   if (Array.isArray(value)) return value.map(inlineSmall)
-  const entries = Object.entries(value as Record<string, unknown>)
+  const entries = Object.entries(value)
   if (entries.length > 0 && entries.every(([, v]) => v === null || typeof v !== "object")) {
     const json = JSON.stringify(value)
     if (json.length <= INLINE_LENGTH) return json
