@@ -553,8 +553,10 @@ describe("RunDir crash safety", () => {
           for (const [key, calls] of countKeys(untracedOf(window))) {
             const completed = Math.max(0, (cached.get(key) ?? 0) - (tracedBefore.get(key) ?? 0))
             if (completed > 0 && calls > (allowedUntraced.get(key) ?? 0) - completed) {
-              repeated.push(`${window.find((l) => keyOf(l) === key && l.endsWith("\tN"))} after the restart at ${logLines}: ` +
-                `${calls} calls, ${completed} completed before, ${allowedUntraced.get(key) ?? 0} uninterrupted`)
+              repeated.push(
+                `${window.find((l) => keyOf(l) === key && l.endsWith("\tN"))} after the restart at ${logLines}: ` +
+                  `${calls} calls, ${completed} completed before, ${allowedUntraced.get(key) ?? 0} uninterrupted`
+              )
             }
           }
         })
