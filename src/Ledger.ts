@@ -30,36 +30,19 @@
  * @since 0.3.0
  */
 import * as internal from "./internal/ledger.js"
+import type { Balance, Book } from "./internal/ledger.js"
 
 /**
- * The counts the ledger keeps in a run's state: `GepaState` is a `Book`.
+ * The counts the ledger keeps in a run's state (`GepaState` is a `Book`:
+ * `metricCalls`, `lostMetricCalls` and the reservations of `pending`), and
+ * what the budget decision sees at a point of the run (`Balance`: the
+ * budget, the calls spent and the calls reserved by proposals in flight).
+ * Declared beside the implementation, so that it never imports this face.
  *
  * @since 0.3.0
  * @category models
  */
-export interface Book {
-  /** metric calls spent by folded work */
-  readonly metricCalls: number
-  /** metric calls paid by an interrupted process whose results were lost, or owed results never used */
-  readonly lostMetricCalls: number
-  /** proposals planned and not folded yet, each with its worst-case reservation */
-  readonly pending: ReadonlyArray<{ readonly iteration: number; readonly reserved: number }>
-}
-
-/**
- * What the budget decision sees at a point of the run.
- *
- * @since 0.3.0
- * @category models
- */
-export interface Balance {
-  /** the strict budget; undefined when the run has none */
-  readonly budget: number | undefined
-  /** calls spent: folded work, lost work, and owed results outside any reservation */
-  readonly spent: number
-  /** worst-case calls reserved by proposals in flight */
-  readonly reserved: number
-}
+export type { Balance, Book } from "./internal/ledger.js"
 
 /**
  * The balance of a run's book (its state), with the results an interrupted process paid

@@ -19,7 +19,7 @@
 export interface Book {
   /** metric calls spent by folded work */
   readonly metricCalls: number
-  /** metric calls paid by an interrupted process whose results were lost */
+  /** metric calls paid by an interrupted process whose results were lost, or owed results never used */
   readonly lostMetricCalls: number
   /** proposals planned and not folded yet, each with its worst-case reservation */
   readonly pending: ReadonlyArray<{ readonly iteration: number; readonly reserved: number }>
@@ -27,6 +27,7 @@ export interface Book {
 
 /** What the budget decision sees. @internal */
 export interface Balance {
+  /** the strict budget; undefined when the run has none */
   readonly budget: number | undefined
   /** metric calls spent: folded work, lost work, and owed results outside any reservation */
   readonly spent: number

@@ -56,6 +56,14 @@ const startOf = (text: string, max: number): string => {
 // a proposer's error may quote a key: scrubbed like every text of the run
 const describeError = (e: unknown): string => Secrets.scrub(e instanceof Error ? e.message : String(e))
 
+/** The new texts of a proposal's components, with what reflection skipped or could not use and what it cost. */
+interface NewTexts {
+  readonly texts: Readonly<Record<string, string>>
+  readonly skipped: ReadonlyArray<string>
+  readonly unusable: ReadonlyArray<string>
+  readonly usage: Usage
+}
+
 // components with a proposer of their own are changed by it; the rest by
 // reflection (or the custom proposer). A value failing its component's
 // schema rejects the proposal with a `ComponentRejected` event.
@@ -65,18 +73,7 @@ const proposeTexts = <D, T, O>(
   dataset: ReflectiveDataset,
   components: ReadonlyArray<string>,
   at: { readonly iteration: number; readonly parent: number }
-): Effect.Effect<
-  Either.Either<
-    {
-      readonly texts: Readonly<Record<string, string>>
-      readonly skipped: ReadonlyArray<string>
-      readonly unusable: ReadonlyArray<string>
-      readonly usage: Usage
-    },
-    string
-  >,
-  ModelUnrecoverable | ReflectionUnusable
-> =>
+): Effect.Effect<Either.Either<NewTexts, string>, ModelUnrecoverable | ReflectionUnusable> =>
   Effect.gen(function*() {
     const own = s.r.componentProposers
     const mine = components.filter((c) => own[c] !== undefined)
@@ -105,18 +102,7 @@ const reflectTexts = <D, T, O>(
   parent: Candidate.Candidate,
   dataset: ReflectiveDataset,
   components: ReadonlyArray<string>
-): Effect.Effect<
-  Either.Either<
-    {
-      readonly texts: Readonly<Record<string, string>>
-      readonly skipped: ReadonlyArray<string>
-      readonly unusable: ReadonlyArray<string>
-      readonly usage: Usage
-    },
-    string
-  >,
-  ModelUnrecoverable | ReflectionUnusable
-> =>
+): Effect.Effect<Either.Either<NewTexts, string>, ModelUnrecoverable | ReflectionUnusable> =>
   Effect.gen(function*() {
     if (s.r.proposer !== undefined) {
       const texts = yield* s.r.proposer(parent, dataset, components).pipe(Effect.mapError(describeError), Effect.either)
