@@ -1,6 +1,6 @@
 /**
  * Following a run folder: new lines of `events.jsonl` become events, each
- * new save of `gepa_state.json` the state, `result.json` the end, and the
+ * new save of `gepa_state.json` or its journal the state, `result.json` the end, and the
  * lock says whether a process is still writing. Survives the writer
  * restarting on resume (it appends to the same log, after cutting a partial
  * last line) and a folder that is replaced (the log shrinks: start over).
@@ -96,7 +96,11 @@ export const follow = (dir: string, model: Model): Follower => {
 
   const readState = Effect.gen(function*() {
     const st = statOf(file(RunDir.FILES.state))
-    const stamp = st === undefined ? "" : `${st.mtimeMs}:${st.size}:${st.ino}`
+    // a save appends to the journal; the snapshot beside it changes only now and then
+    const journal = statOf(file(RunDir.FILES.journal))
+    const stamp = st === undefined
+      ? ""
+      : `${st.mtimeMs}:${st.size}:${st.ino}` + (journal === undefined ? "" : `/${journal.mtimeMs}:${journal.size}:${journal.ino}`)
     if (stamp === stateStamp || st === undefined) return
     const state = yield* Effect.either(RunDir.readState(root))
     // a state file caught between two writes is read at the next tick
