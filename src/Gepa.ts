@@ -181,6 +181,9 @@ export function stream<D, T, O>(
  * @since 0.1.0
  * @category running
  */
+export function optimizePromise<A, D, T, O>(
+  config: StructuredConfig<A, D, T, O> & { readonly reflectionModel: LanguageModel }
+): Promise<StructuredResult<A, O>>
 export function optimizePromise<D, T, O>(
   config: Config<D, T, O> & { readonly adapter: ProposingAdapter<D, T, O> }
 ): Promise<OptimizeResult<O>>
@@ -191,13 +194,16 @@ export function optimizePromise<D, T, O>(
   config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O>; readonly proposer: Proposer }
 ): Promise<OptimizeResult<O>>
 export function optimizePromise<D, T, O>(
-  config: Config<D, T, O> & { readonly adapter: Adapter<D, T, O> }
-): Promise<OptimizeResult<O>> {
+  config: (Config<D, T, O> & { readonly adapter: Adapter<D, T, O> }) | StructuredConfig<unknown, D, T, O>
+): Promise<OptimizeResult<O> | StructuredResult<unknown, O>> {
   // The adapter is in the config, so the tag is never read; the engine reads
   // `ReflectionModel` only as an option, and the overloads above admit only
   // configs that propose without it. Were one to slip through, the run fails
   // with a ConfigError naming `reflectionModel`, not with a missing service.
-  const run = optimize(config) as Effect.Effect<OptimizeResult<O>, OptimizeError>
+  const run = ("candidateSchema" in config ? optimizeStructured(config) : engine.optimize(config)) as Effect.Effect<
+    OptimizeResult<O> | StructuredResult<unknown, O>,
+    OptimizeError
+  >
   return Effect.runPromise(Effect.either(run)).then((result) => {
     if (result._tag === "Left") throw result.left
     return result.right

@@ -187,6 +187,17 @@ describe("structured runs (examples/code-evolution)", () => {
       expect(result.candidates.every((c) => c.code.branch === "main")).toBe(true)
     }), 60_000)
 
+  it.effect("Gepa.optimizePromise runs a typed configuration and resolves to decoded candidates, like Gepa.optimize", () =>
+    Effect.gen(function*() {
+      const repo = repoIn(tmpDir("gepa-structured-"))
+      const settings = { ...Task.config(repo, { maxMetricCalls: 60, maxIterations: 2 }), merge: false }
+      const viaPromise = yield* Effect.promise(() => Gepa.optimizePromise(settings))
+      const viaEffect = yield* Gepa.optimize(settings)
+      expect(viaPromise.candidates).toEqual(viaEffect.candidates)
+      expect(viaPromise.versions).toEqual(viaEffect.versions)
+      expect(typeof viaPromise.bestCandidate.code.branch).toBe("string")
+    }), 60_000)
+
   it.effect("a proposer's tagged failure fails the proposal; the run goes on", () =>
     Effect.gen(function*() {
       const dir = tmpDir("gepa-structured-")

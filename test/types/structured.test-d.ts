@@ -65,6 +65,21 @@ describe("typed candidates", () => {
     expectTypeOf<Effect.Effect.Context<typeof run>>().toEqualTypeOf<never>()
   })
 
+  it("Gepa.optimizePromise: the result has the candidate type", () => {
+    const run = Gepa.optimizePromise({
+      candidateSchema: shape,
+      seedCandidate: { code: { branch: "main", entry: "run.js", attempts: 0 }, prompt: "Add." },
+      trainset,
+      reflectionModel,
+      maxMetricCalls: 100,
+      adapter: CandidateSchema.fromExample(
+        shape,
+        (example: Example, candidate) => Effect.succeed({ output: candidate.prompt.length + example.expected, score: 0 })
+      )
+    })
+    expectTypeOf(run).resolves.toHaveProperty("bestCandidate").toEqualTypeOf<Expected>()
+  })
+
   it("a proposer returning another component's type, or a seed of another shape, does not fit", () => {
     type CodeProposer = NonNullable<CandidateSchema.Proposers<Expected>["code"]>
     expectTypeOf<() => Effect.Effect<string>>().not.toMatchTypeOf<CodeProposer>()
