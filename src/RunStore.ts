@@ -86,6 +86,9 @@ export interface Unaccounted {
 
 const nothingUnaccounted: Unaccounted = { lost: 0, owed: new Map() }
 
+// the stores `none` made: a run may skip work that only matters to a store that keeps what it is given
+const keepsNothing = new WeakSet<object>()
+
 /**
  * The store of a run that keeps nothing: loads find no state, saves and
  * logs do nothing, no stop is ever requested.
@@ -93,19 +96,32 @@ const nothingUnaccounted: Unaccounted = { lost: 0, owed: new Map() }
  * @since 0.3.0
  * @category constructors
  */
-export const none = <O>(): RunStore<O> => ({
-  location: "(not saved)",
-  durable: false,
-  load: Effect.succeed(Option.none()),
-  save: () => Effect.void,
-  cache: Option.none(),
-  onEvent: () => Effect.void,
-  stopRequested: Effect.succeed(false),
-  reserve: () => Effect.void,
-  unaccounted: Effect.succeed(nothingUnaccounted),
-  appendLog: () => Effect.void,
-  finish: () => Effect.void
-})
+export const none = <O>(): RunStore<O> => {
+  const store: RunStore<O> = {
+    location: "(not saved)",
+    durable: false,
+    load: Effect.succeed(Option.none()),
+    save: () => Effect.void,
+    cache: Option.none(),
+    onEvent: () => Effect.void,
+    stopRequested: Effect.succeed(false),
+    reserve: () => Effect.void,
+    unaccounted: Effect.succeed(nothingUnaccounted),
+    appendLog: () => Effect.void,
+    finish: () => Effect.void
+  }
+  keepsNothing.add(store)
+  return store
+}
+
+/**
+ * Whether a store was made by `none` and so keeps nothing it is given (a
+ * state it saves may change afterwards without anyone seeing it).
+ *
+ * @since 0.3.0
+ * @category guards
+ */
+export const isNone = <O>(store: RunStore<O>): boolean => keepsNothing.has(store)
 
 /**
  * What a memory store holds (`memory`): the last state saved, the side-log

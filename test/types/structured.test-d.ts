@@ -25,6 +25,18 @@ interface Expected {
   readonly prompt: string
 }
 
+// what both entry points are given; the adapter's candidate type is inferred from the shape
+const common = {
+  seedCandidate: { code: { branch: "main", entry: "run.js", attempts: 0 }, prompt: "Add." },
+  trainset,
+  reflectionModel,
+  maxMetricCalls: 100,
+  adapter: CandidateSchema.fromExample(
+    shape,
+    (example: Example, candidate) => Effect.succeed({ output: candidate.prompt.length + example.expected, score: 0 })
+  )
+}
+
 describe("typed candidates", () => {
   it("the shape's type is the decoded candidate", () => {
     expectTypeOf<CandidateSchema.Type<typeof shape>>().toEqualTypeOf<Expected>()
@@ -41,14 +53,7 @@ describe("typed candidates", () => {
   it("Gepa.optimize: proposers get the parent and return the component's type; the result has it", () => {
     const run = Gepa.optimize({
       candidateSchema: shape,
-      seedCandidate: { code: { branch: "main", entry: "run.js", attempts: 0 }, prompt: "Add." },
-      trainset,
-      reflectionModel,
-      maxMetricCalls: 100,
-      adapter: CandidateSchema.fromExample(
-        shape,
-        (example: Example, candidate) => Effect.succeed({ output: candidate.prompt.length + example.expected, score: 0 })
-      ),
+      ...common,
       componentProposers: {
         code: ({ parent }) => {
           expectTypeOf(parent).toEqualTypeOf<Expected>()
@@ -68,14 +73,7 @@ describe("typed candidates", () => {
   it("Gepa.optimizePromise: the result has the candidate type", () => {
     const run = Gepa.optimizePromise({
       candidateSchema: shape,
-      seedCandidate: { code: { branch: "main", entry: "run.js", attempts: 0 }, prompt: "Add." },
-      trainset,
-      reflectionModel,
-      maxMetricCalls: 100,
-      adapter: CandidateSchema.fromExample(
-        shape,
-        (example: Example, candidate) => Effect.succeed({ output: candidate.prompt.length + example.expected, score: 0 })
-      )
+      ...common
     })
     expectTypeOf(run).resolves.toHaveProperty("bestCandidate").toEqualTypeOf<Expected>()
   })

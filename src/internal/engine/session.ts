@@ -156,7 +156,7 @@ export const make = <D, T, O>(
     const kept = sinks.length > 0
     // a store that keeps nothing (RunStore.none) needs no seal before a save;
     // any other may keep the state it is given (the memory store does)
-    const keepsSaves = store.durable || store.location !== RunStoreModule.none<O>().location
+    const keepsSaves = !RunStoreModule.isNone(store)
     const sealSaved = keepsSaves ? seal : () => {}
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
     // unless `telemetry: false`; library runs log summaries at debug
