@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url"
 import * as Adapter from "../src/Adapter.js"
 import * as ClusterEvaluation from "../src/ClusterEvaluation.js"
 import * as ClusterRunner from "../src/ClusterRunner.js"
+import * as Stalls from "./clusterStalls.js"
 
 export interface Example {
   readonly id: number
@@ -34,14 +35,26 @@ const spin = (ms: number) => {
   return x
 }
 
+const port = process.env["GEPA_RUNNER_PORT"] ?? "local"
+
+/** Where and when an output of `define` was made: the runner's port, its start and end (epoch ms). */
+export const stamp = (output: string) => {
+  const [, port, start, end] = output.split("@")
+  return { port: port ?? "?", start: Number(start), end: Number(end) }
+}
+
 /** The definition for a cost. */
 export const define = (spec: string) => {
   const { kind, ms } = parseKind(spec)
   return ClusterEvaluation.define({
     adapter: Adapter.fromExample((example: Example, candidate) =>
-      (kind === "cpu" ? Effect.sync(() => spin(ms)) : Effect.sleep(Duration.millis(ms))).pipe(
-        Effect.as({ output: `${candidate["text"] ?? ""}:${example.id}`, score: example.id % 2 })
-      )
+      Effect.suspend(() => {
+        const started = Date.now()
+        return (kind === "cpu" ? Effect.sync(() => spin(ms)) : Effect.sleep(Duration.millis(ms))).pipe(
+          // the output carries where and when it ran (the bench's per-call timeline): text:id@port@start@end
+          Effect.map(() => ({ output: `${candidate["text"] ?? ""}:${example.id}@${port}@${started}@${Date.now()}`, score: example.id % 2 }))
+        )
+      })
     )
   })
 }
@@ -49,5 +62,7 @@ export const define = (spec: string) => {
 export const self = fileURLToPath(import.meta.url)
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === self) {
+  // event-loop stalls of the runner, for the bench's timeline
+  Stalls.monitor((s) => process.stderr.write(`${Stalls.line(s)}\n`))
   NodeRuntime.runMain(ClusterRunner.run({ definition: define(process.env["BENCH_EVAL"] ?? "io:50") }))
 }

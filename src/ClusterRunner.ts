@@ -201,6 +201,8 @@ export const layer = <D, T, O, E>(
           // the semaphore bounds them
           { concurrency: "unbounded" }
         )
+        // the reply the cluster stores now covers the items still waiting to be written
+        yield* store.settle(payload.items.map((item) => item.key))
         return { items, runner: options.address, capacity: options.concurrency, reused: done.size }
       })
 

@@ -1,7 +1,8 @@
 import { afterAll, assert, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as TestRunner from "@effect/cluster/TestRunner"
 import * as fc from "fast-check"
-import { Cause, ConfigProvider, Console, Duration, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "@effect/sql/SqlClient"
+import { Cause, ConfigProvider, Console, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -15,6 +16,7 @@ import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
 import * as Batcher from "../src/internal/cluster/batcher.js"
 import * as codec from "../src/internal/cluster/codec.js"
+import * as ItemStore from "../src/internal/cluster/itemStore.js"
 import * as RunnerCommand from "../src/internal/cluster/command.js"
 import * as protocol from "../src/internal/cluster/protocol.js"
 import * as Router from "../src/internal/cluster/router.js"
@@ -480,6 +482,8 @@ describe("cluster evaluation in one process (TestRunner)", () => {
     readonly withData: boolean
     readonly storage?: string
     readonly stats?: ClusterRunner.RunnerStats
+    /** example "3" never finishes (a runner that dies mid-request) */
+    readonly hang?: boolean
   }) =>
     Effect.gen(function*() {
       let inFlight = 0
@@ -490,6 +494,7 @@ describe("cluster evaluation in one process (TestRunner)", () => {
           inFlight++
           evaluated++
           maxInFlight = Math.max(maxInFlight, inFlight)
+          if (options.hang === true && item.id === "3") yield* Effect.never
           yield* Effect.sleep("5 millis")
           inFlight--
           const out: Out = { at: new Date(Number(item.id) * 1000), text: `${candidate["p"]}:${item.text}` }
@@ -544,31 +549,48 @@ describe("cluster evaluation in one process (TestRunner)", () => {
     Effect.gen(function*() {
       const dir = tmpDir("gepa-items-")
       const storage = path.join(dir, "cluster.db")
-      const payload = (requestId: string, keys: ReadonlyArray<string>) => ({
-        requestId,
+      const payload = {
+        requestId: "r-1",
         candidate: { p: "x" },
         captureTraces: false,
-        items: keys.map((key, i) => ({ key, ids: [String((i % 3) + 1)] }))
-      })
-      // the first runner finishes two calls of a request, then "dies"
+        items: ["k1", "k2", "k3"].map((key, i) => ({ key, ids: [String((i % 3) + 1)] }))
+      }
+      // the first runner finishes two calls of the request, the third never ends; then the runner "dies"
       const first = yield* Effect.scoped(Effect.gen(function*() {
-        const runner = yield* make({ concurrency: 2, withData: true, storage })
-        const reply = yield* runner.entity("e-1").Evaluate(payload("r-1", ["k1", "k2"]))
-        // the store writes in the background
+        const runner = yield* make({ concurrency: 2, withData: true, storage, hang: true })
+        yield* Effect.forkScoped(runner.entity("e-1").Evaluate(payload))
+        // the store writes finished calls in the background, within its linger
+        while (runner.evaluated() < 3) yield* Effect.sleep("10 millis")
         yield* Effect.sleep("200 millis")
-        return { reply, evaluated: runner.evaluated() }
+        return { evaluated: runner.evaluated() }
       }))
-      expect(first.reply.reused).toBe(0)
-      expect(first.evaluated).toBe(2)
-      // another runner (another process: only the SQL storage is shared) gets a request with those calls
+      expect(first.evaluated).toBe(3)
+      // another runner (another process: only the SQL storage is shared) gets the request again
       const stats = ClusterRunner.makeStats()
       const second = yield* make({ concurrency: 2, withData: true, storage, stats })
-      const reply = yield* second.entity("e-1").Evaluate(payload("r-2", ["k1", "k2", "k3"]))
+      const reply = yield* second.entity("e-1").Evaluate(payload)
       expect(reply.reused).toBe(2)
       expect(second.evaluated()).toBe(1)
       expect(stats.reused).toBe(2)
       expect(reply.items.map((r) => r._tag)).toEqual(["Evaluated", "Evaluated", "Evaluated"])
-      expect(reply.items.slice(0, 2)).toEqual(first.reply.items)
+      expect(reply.items.map((r) => r._tag === "Evaluated" ? r.scores : [])).toEqual([[1], [1], [1]])
+    }).pipe(Effect.scoped))
+
+  it.live("the item store writes finished calls after its linger, except those of a request that ended meanwhile", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir("gepa-items-")
+      const sql = yield* Effect.map(Layer.build(ClusterEvaluation.layerStorage(path.join(dir, "cluster.db"))), Context.get(SqlClient))
+      const store = yield* ItemStore.sql(sql)
+      const result: protocol.ItemResult = { _tag: "Evaluated", outputs: ["o"], scores: [1] }
+      // a request still running: its finished call is written; a request that ended: its calls are not
+      yield* store.put("running-1", result)
+      yield* store.put("ended-1", result)
+      yield* store.put("ended-2", result)
+      yield* store.settle(["ended-1", "ended-2"])
+      yield* Effect.sleep(Duration.millis(ItemStore.lingerMillis * 4))
+      const found = yield* store.get(["running-1", "ended-1", "ended-2"])
+      expect([...found.keys()]).toEqual(["running-1"])
+      expect(found.get("running-1")).toEqual(result)
     }).pipe(Effect.scoped))
 
   // live clock: the adapter and the cluster's own timers really sleep

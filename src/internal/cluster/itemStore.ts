@@ -6,15 +6,21 @@
  * that had finished here and runs only the others, so no finished
  * evaluation is paid twice.
  *
- * Writes are batched (the items that finished meanwhile, in one statement)
- * and never delay a reply; a write that fails only costs a re-evaluation
+ * Writes are batched and never delay a reply: the items that finished in
+ * the last `lingerMillis` go in one statement, and items whose request is
+ * done by then are not written at all (`settle`): the request's reply, which
+ * the cluster stores, covers them. A short evaluation (milliseconds) so
+ * costs no write of its own; before, one INSERT per finished item was most
+ * of a runner's CPU per example. A runner killed within `lingerMillis` of
+ * finishing an item runs that item again elsewhere (as it did before within
+ * the write's own latency). A write that fails only costs a re-evaluation
  * after a crash, so it is logged, not raised. Rows older than a day are
  * removed (requests are answered from the cluster's own storage after).
  *
  * @internal
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Queue, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { ConfigError } from "../../Errors.js"
 import { withSchemaLock } from "./postgres.js"
 import { ItemResult } from "./protocol.js"
@@ -23,9 +29,14 @@ import { ItemResult } from "./protocol.js"
 export interface ItemStore {
   /** the stored results among `keys` */
   readonly get: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, ItemResult>>
-  /** stores a result (in the background) */
+  /** stores a result (in the background, within `lingerMillis`) */
   readonly put: (key: string, result: ItemResult) => Effect.Effect<void>
+  /** the request holding `keys` is done: those not written yet need not be (its reply covers them) */
+  readonly settle: (keys: ReadonlyArray<string>) => Effect.Effect<void>
 }
+
+/** How long a finished item waits to be written with others (and to be covered by its request's reply). @internal */
+export const lingerMillis = 25
 
 /** @internal */
 export const table = "gepa_cluster_items"
@@ -51,7 +62,8 @@ export const memory = (): ItemStore => {
           return row === undefined ? [] : [[k, row] as const]
         }))
       ),
-    put: (key, result) => Effect.sync(() => void rows.set(key, result))
+    put: (key, result) => Effect.sync(() => void rows.set(key, result)),
+    settle: () => Effect.void
   }
 }
 
@@ -61,15 +73,24 @@ export const sql = (client: SqlClient) =>
     yield* withSchemaLock(client, migrate(client)).pipe(
       Effect.mapError((e) => new ConfigError({ field: "storage", detail: `could not create ${table}: ${e.message}` }))
     )
-    const pending = yield* Queue.unbounded<readonly [string, ItemResult]>()
+    // finished items not written yet, by key; a request that is done takes its own out (settle)
+    const pending = new Map<string, ItemResult>()
+    const wake = yield* Effect.makeLatch(false)
     const write = (rows: ReadonlyArray<readonly [string, ItemResult]>) => {
       const now = Date.now()
       return client`INSERT INTO ${client(table)} ${
         client.insert(rows.map(([key, result]) => ({ item_key: key, reply: encode(result), created_at: now })))
       } ON CONFLICT (item_key) DO NOTHING`
     }
-    yield* Queue.takeBetween(pending, 1, 256).pipe(
-      Effect.flatMap((rows) => write([...rows])),
+    yield* Effect.gen(function*() {
+      yield* wake.await
+      yield* Effect.sleep(lingerMillis)
+      wake.unsafeClose()
+      const rows = [...pending]
+      pending.clear()
+      // at most 256 rows a statement (SQLite's bound on variables is 32,766 since 3.32; 3 a row)
+      for (let i = 0; i < rows.length; i += 256) yield* write(rows.slice(i, i + 256))
+    }).pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("Could not store finished evaluations (only a crash would repeat them)", cause)),
       Effect.forever,
       Effect.forkScoped
@@ -93,7 +114,15 @@ export const sql = (client: SqlClient) =>
           // a failed read costs only a re-evaluation
           Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("Could not read stored evaluations (they run again)", cause), new Map()))
         ),
-      put: (key, result) => Effect.asVoid(Queue.offer(pending, [key, result]))
+      put: (key, result) =>
+        Effect.sync(() => {
+          pending.set(key, result)
+          wake.unsafeOpen()
+        }),
+      settle: (keys) =>
+        Effect.sync(() => {
+          for (const key of keys) pending.delete(key)
+        })
     }
     return store
   })
