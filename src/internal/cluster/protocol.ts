@@ -104,8 +104,13 @@ export const Evaluate = Rpc.make("Evaluate", {
   primaryKey: (payload) => payload.requestId
 }).annotate(ClusterSchema.Persisted, true)
 
-/** @internal */
-export const Evaluator = Entity.make(entityType, [Evaluate])
+/**
+ * The entity. No client span per request: the engine traces its own calls,
+ * and a span per request is CPU the optimizer spends on every batch.
+ *
+ * @internal
+ */
+export const Evaluator = Entity.make(entityType, [Evaluate]).annotate(ClusterSchema.ClientTracingEnabled, false)
 
 /**
  * The id of one adapter call: the session, the candidate, the
