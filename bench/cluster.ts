@@ -14,8 +14,12 @@
  *   (or `--graceful`: SIGTERM): time from the kill until the last call it
  *   held completed, and whether the result equals the in-process run.
  *
+ * Each case starts once the runners have handed their shards over (see
+ * `settled`), and reports where its slow calls lost their time (`slow`) and
+ * each process's event-loop stalls (`stalls`); bench/README.md explains.
+ *
  * `npx tsx bench/cluster.ts load|overhead|scaleout|failover [--storage postgres] [--quick]`;
- * writes bench/results/cluster-<mode>-<storage>[-quick].json and prints markdown.
+ * writes bench/results/cluster-<mode>-<storage>[-quick].json and prints it (JSON).
  */
 import { SqlClient } from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
