@@ -591,6 +591,9 @@ describe("cluster evaluation in one process (TestRunner)", () => {
       const found = yield* store.get(["running-1", "ended-1", "ended-2"])
       expect([...found.keys()]).toEqual(["running-1"])
       expect(found.get("running-1")).toEqual(result)
+      // a store that closes (a runner stopping) writes what is waiting at once
+      yield* Effect.scoped(Effect.flatMap(ItemStore.sql(sql), (closing) => closing.put("stopped-1", result)))
+      expect([...(yield* store.get(["stopped-1"])).keys()]).toEqual(["stopped-1"])
     }).pipe(Effect.scoped))
 
   // live clock: the adapter and the cluster's own timers really sleep

@@ -82,19 +82,26 @@ export const sql = (client: SqlClient) =>
         client.insert(rows.map(([key, result]) => ({ item_key: key, reply: encode(result), created_at: now })))
       } ON CONFLICT (item_key) DO NOTHING`
     }
+    // everything waiting, at most 256 rows a statement (SQLite's bound on variables is 32,766 since 3.32; 3 a row)
+    const flush = Effect.suspend(() => {
+      const rows = [...pending]
+      pending.clear()
+      return Effect.forEach(
+        Array.from({ length: Math.ceil(rows.length / 256) }, (_, i) => rows.slice(i * 256, (i + 1) * 256)),
+        write,
+        { discard: true }
+      )
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Could not store finished evaluations (only a crash would repeat them)", cause))
+    )
     yield* Effect.gen(function*() {
       yield* wake.await
       yield* Effect.sleep(lingerMillis)
       wake.unsafeClose()
-      const rows = [...pending]
-      pending.clear()
-      // at most 256 rows a statement (SQLite's bound on variables is 32,766 since 3.32; 3 a row)
-      for (let i = 0; i < rows.length; i += 256) yield* write(rows.slice(i, i + 256))
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("Could not store finished evaluations (only a crash would repeat them)", cause)),
-      Effect.forever,
-      Effect.forkScoped
-    )
+      yield* flush
+    }).pipe(Effect.forever, Effect.forkScoped)
+    // a runner that stops (SIGTERM) writes what finished before its requests move to another runner
+    yield* Effect.addFinalizer(() => flush)
     yield* client`DELETE FROM ${client(table)} WHERE created_at < ${Date.now() - retentionMs}`.pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("Could not remove old stored evaluations", cause)),
       Effect.forkScoped
