@@ -116,7 +116,8 @@ const onCluster = <A extends object, E>(
   }))
 
 /**
- * Waits until the shard locks in `storage` are held by `n` runners, every
+ * Waits until the shard locks in `storage` (rows on SQLite, advisory locks
+ * on Postgres) are held by `n` runners, every
  * shard locked, unchanged for 1.5 s (three assignment refreshes: the
  * optimizer's view of the assignments follows); the time it took, ms
  * (undefined: not settled within 30 s, measured anyway).
@@ -131,8 +132,14 @@ const settled = (storage: string, n: number) =>
     let last = ""
     let since = start
     while (performance.now() - start < 30_000) {
-      const rows = yield* sql<{ readonly address: string; readonly held: number }>`
-        SELECT address, COUNT(*) AS held FROM cluster_locks GROUP BY address ORDER BY address`.pipe(Effect.orElseSucceed(() => []))
+      // SQLite: a row per shard lock; Postgres: an advisory lock per shard, held by each runner's connection
+      const rows = yield* (kind._tag === "Sqlite"
+        ? sql<{ readonly address: string; readonly held: number }>`
+          SELECT address, COUNT(*) AS held FROM cluster_locks GROUP BY address ORDER BY address`
+        : sql<{ readonly address: string; readonly held: number }>`
+          SELECT CAST(pid AS TEXT) AS address, COUNT(*) AS held FROM pg_locks
+          WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          GROUP BY pid ORDER BY pid`).pipe(Effect.orElseSucceed(() => []))
       const key = rows.map((r) => `${r.address}=${r.held}`).join(" ")
       const now = performance.now()
       if (key !== last) {
