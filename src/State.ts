@@ -369,12 +369,13 @@ export const scoreOf = (state: GepaState) => (program: number): number =>
 
 /**
  * The best candidate: highest mean validation score, then more coverage,
- * then the newest (highest index; without any coverage, the oldest). A candidate joins the pool only by beating
- * its parent on a minibatch, so among equals on validation the newest has the
- * most evidence (a child that ties its parent improved on training examples
- * the validation set does not show); it is also the one parent selection
- * keeps among identical programs (`Pareto.removalOrder`). The reference keeps
- * the oldest (changed in 0.3.0; bench/RESULTS.md "The best among equals").
+ * then the newest (highest index; among candidates never scored, the
+ * oldest). A candidate joins the pool only by beating its parent on a
+ * minibatch, so among equals on validation the newest has the most evidence
+ * (a child that ties its parent improved on training examples the validation
+ * set does not show); it is also the one parent selection keeps among
+ * identical programs (`Pareto.removalOrder`). The reference keeps the oldest
+ * (changed in 0.3.0; README "The best among equals is the newest").
  *
  * @since 0.1.0
  * @category getters
