@@ -112,7 +112,10 @@ export const make = <D, T, O, E>(
       router: makeRouter(entities),
       maxBatch,
       defaultCapacity: config.defaults.concurrency,
-      lingerMillis: 1,
+      // no timer: the calls the engine makes together are all registered before the batch's flush runs (it
+      // yields once to the fibers already scheduled); measured on the toy optimization (budget 240, in process):
+      // 2.74 calls per request against 2.81 with a 1 ms linger, which cost about 1 ms of every request's latency
+      lingerMillis: 0,
       // the entity is fixed for a request's whole life: resends must reach the same stored request
       send: (entity, calls) =>
         client(protocol.entityId(entity)).Evaluate({
