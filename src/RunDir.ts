@@ -221,8 +221,8 @@ const open = <O>(
       disk,
       root,
       migrations: options?.migrations ?? {},
-      candidates: () => candidates.log(),
-      resume: (snapshot, fromCurrent) => Effect.flatMap(journal.resume(snapshot, candidates.log(), { fromCurrent }), resumeFrom),
+      candidates: candidates.log,
+      resume: (snapshot, lines, fromCurrent) => Effect.flatMap(journal.resume(snapshot, lines, { fromCurrent }), resumeFrom),
       fresh: startFresh
     }).pipe(Effect.tap(() => {
       // the payments not owed and the candidate lines read are not needed after the load

@@ -139,12 +139,19 @@ export const openCandidates = (disk: Disk, file: string) =>
           written = kept
         })
       })
+    let released = false
     return {
-      log: () => log,
+      /** the lines: read again from the file after `release` (a second load of the same store) */
+      log: Effect.suspend(() =>
+        released
+          ? Effect.map(readText(disk, file), (text) => parseCandidateLog(Option.getOrElse(text, () => "")))
+          : Effect.succeed(log)
+      ),
       keep: cut,
       /** forgets the lines read at open (the loaded state holds them) */
       release: () => {
         log = { lines: [], ends }
+        released = true
       },
       sync: opened.sync,
       /** appends the candidates new since the last save; true when something was written (to flush) */
@@ -183,24 +190,26 @@ export const loadState = (o: {
   readonly disk: Disk
   readonly root: string
   readonly migrations: Migrations
-  readonly candidates: () => CandidateLog
+  readonly candidates: Effect.Effect<CandidateLog, PersistenceError>
   readonly resume: (
     snapshot: Extract<Decoded, { readonly _tag: "ok" }>,
+    candidates: CandidateLog,
     fromCurrent: boolean
   ) => Effect.Effect<Option.Option<State.GepaState>, PersistenceError>
   readonly fresh: Effect.Effect<Option.Option<State.GepaState>, PersistenceError>
 }): Effect.Effect<Option.Option<State.GepaState>, PersistenceError> =>
   Effect.gen(function*() {
     const file = (name: string) => o.disk.path.join(o.root, name)
-    const current = yield* readStateFile(o.disk, file(FILES.state), o.migrations, o.candidates())
-    if (current._tag === "ok") return yield* o.resume(current, true)
-    const previous = yield* readStateFile(o.disk, file(FILES.prev), o.migrations, o.candidates())
+    const candidates = yield* o.candidates
+    const current = yield* readStateFile(o.disk, file(FILES.state), o.migrations, candidates)
+    if (current._tag === "ok") return yield* o.resume(current, candidates, true)
+    const previous = yield* readStateFile(o.disk, file(FILES.prev), o.migrations, candidates)
     if (previous._tag === "ok") {
       if (current._tag === "corrupt") {
         const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
         yield* Effect.mapError(o.disk.fs.rename(file(FILES.state), aside), failed(file(FILES.state), "move the corrupt state file aside"))
       }
-      return yield* o.resume(previous, false)
+      return yield* o.resume(previous, candidates, false)
     }
     if (current._tag === "missing" && previous._tag === "missing") return yield* o.fresh
     const problems = [
