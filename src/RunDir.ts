@@ -131,8 +131,7 @@ export interface Options {
 export const make = <O>(
   dir: string,
   options?: Options
-): Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope> =>
-  Effect.flatMap(Disk.resolve(String(dir)), (disk) => open<O>(disk, dir, options))
+): Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope> => Effect.flatMap(Disk.resolve(String(dir)), (disk) => open<O>(disk, dir, options))
 
 /**
  * The run store service (`RunStore.RunStoreService`) over a run directory:
@@ -345,8 +344,7 @@ export const readFile = (dir: string, name: FileName): Effect.Effect<Option.Opti
  * @since 0.3.0
  * @category utils
  */
-export const pathKind = (dir: string): Effect.Effect<"missing" | "directory" | "other", PersistenceError> =>
-  onDisk(dir, (disk, root) => Disk.kind(disk, root))
+export const pathKind = (dir: string): Effect.Effect<"missing" | "directory" | "other", PersistenceError> => onDisk(dir, (disk, root) => Disk.kind(disk, root))
 
 /**
  * Removes a run directory and everything in it (for a run that failed before

@@ -42,7 +42,13 @@ const recording = (written: Array<string>, failOpen?: (file: string) => boolean)
         open: (file, options) => {
           if (failOpen?.(file) === true) {
             return Effect.fail(
-              new PlatformError.SystemError({ reason: "PermissionDenied", module: "FileSystem", method: "open", pathOrDescriptor: file, description: "EACCES: injected" })
+              new PlatformError.SystemError({
+                reason: "PermissionDenied",
+                module: "FileSystem",
+                method: "open",
+                pathOrDescriptor: file,
+                description: "EACCES: injected"
+              })
             )
           }
           if ((options?.flag ?? "r") !== "r") written.push(file)

@@ -53,36 +53,39 @@ const missingPlatform = (file: string, e: unknown) =>
   })
 
 type Tags = readonly [typeof FileSystem.FileSystem, typeof Path.Path]
-let tags: Promise<Tags> | undefined
-let nodeDisk: Promise<Disk> | undefined
 
-// loaded once per process; a failed load is tried again by the next run
-const loadTags = (): Promise<Tags> =>
-  (tags ??= Promise.all([import("@effect/platform/FileSystem"), import("@effect/platform/Path")]).then(
-    ([f, p]) => [f.FileSystem, p.Path] as const,
-    (e: unknown) => {
-      tags = undefined
+/** Loads once per process; a failed load is tried again by the next call. */
+const once = <A>(load: () => Promise<A>): () => Promise<A> => {
+  let loaded: Promise<A> | undefined
+  return () => {
+    loaded ??= load().catch((e: unknown) => {
+      loaded = undefined
       throw e
-    }
-  ))
+    })
+    return loaded
+  }
+}
 
-const loadNode = (): Promise<Disk> =>
-  (nodeDisk ??= Promise.all([loadTags(), import("@effect/platform-node/NodeFileSystem"), import("@effect/platform-node/NodePath")]).then(
-    ([[fsTag, pathTag], f, p]) =>
-      Effect.runPromise(Effect.provide(Effect.all({ fs: fsTag, path: pathTag }), Layer.merge(f.layer, p.layer))),
-    (e: unknown) => {
-      nodeDisk = undefined
-      throw e
-    }
-  ))
+const loadTags = once(async (): Promise<Tags> => {
+  const [f, p] = await Promise.all([import("@effect/platform/FileSystem"), import("@effect/platform/Path")])
+  return [f.FileSystem, p.Path]
+})
+
+const loadNode = once(async (): Promise<Disk> => {
+  const [[fsTag, pathTag], f, p] = await Promise.all([
+    loadTags(),
+    import("@effect/platform-node/NodeFileSystem"),
+    import("@effect/platform-node/NodePath")
+  ])
+  return Effect.runPromise(Effect.provide(Effect.all({ fs: fsTag, path: pathTag }), Layer.merge(f.layer, p.layer)))
+})
 
 /** The context's `FileSystem` and `Path`, when it has both. */
 export const fromContext: Effect.Effect<Option.Option<Disk>> = Effect.flatMap(
   Effect.option(Effect.tryPromise(loadTags)),
   Option.match({
     onNone: () => Effect.succeed(Option.none()),
-    onSome: ([fsTag, pathTag]) =>
-      Effect.map(Effect.all([Effect.serviceOption(fsTag), Effect.serviceOption(pathTag)]), ([fs, path]) => Option.all({ fs, path }))
+    onSome: ([fsTag, pathTag]) => Effect.map(Effect.all([Effect.serviceOption(fsTag), Effect.serviceOption(pathTag)]), ([fs, path]) => Option.all({ fs, path }))
   })
 )
 
