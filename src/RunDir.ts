@@ -230,12 +230,16 @@ const open = <O>(
     }))
 
     const best = makeBestFile(disk, root)
+    const sideLogs = yield* openSideLogs(disk, root)
     const save = (state: State.GepaState): Effect.Effect<void, PersistenceError> =>
       Effect.gen(function*() {
         // the cache entries and candidates this state relies on reach the
         // disk first, with the reservations of the calls made since the last
         // save; the flushes run side by side (off the event loop), so a save
         // waits about one flush for them, not one per file
+        // the events since the last save go out in one write (not awaited: the event log is diagnostic)
+        yield* events.flush
+        yield* sideLogs.flush
         const flushes: Array<Effect.Effect<void, PersistenceError>> = []
         if (cacheDirty.value && Option.isSome(cacheLog)) flushes.push(cacheLog.value.sync)
         cacheDirty.value = false
@@ -265,9 +269,9 @@ const open = <O>(
       load,
       save,
       cache,
-      // the event log is diagnostic: not awaited, and a full disk does not fail the run here (save will report it)
+      // the event log is diagnostic: written with the next save (or every 64 kB), and a full disk does not fail the run here
       onEvent: (event: GepaEvent) => Effect.suspend(() => events.post(JSON.stringify({ ts: stampNow(), ...(eventLine(event) as object) }) + "\n")),
-      appendLog: yield* openSideLogs(disk, root),
+      appendLog: sideLogs.append,
       stopRequested: stopFile(disk, root),
       finish,
       reserve: reservations.reserve,

@@ -261,10 +261,11 @@ export const makeCache = <O>(options: {
       const g = options.generation()
       let chunk = ""
       for (const [key, value] of list) chunk += lineOf(key, value, g)
-      return Effect.map(options.log.append(chunk), () => {
+      // uninterruptible: written means shown
+      return Effect.uninterruptible(Effect.map(options.log.append(chunk), () => {
         for (const [key, value] of list) show(key, value)
         options.dirty.value = true
-      })
+      }))
     })
   const get: EvaluationCache.EvaluationCache<O>["get"] = (key) => Effect.sync(() => lookup(key))
   const set: EvaluationCache.EvaluationCache<O>["set"] = (key, value) => setMany([[key, value]])

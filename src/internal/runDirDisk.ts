@@ -15,7 +15,7 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
-import { Deferred, Effect, Exit, FiberId, Layer, Option, Queue, type Scope } from "effect"
+import { Effect, Layer, Option, type Scope } from "effect"
 import { PersistenceError } from "../Errors.js"
 
 /** The file system and path services a run directory works through. */
@@ -173,58 +173,59 @@ export interface AppendLog {
   readonly text: string
   /**
    * Appends `text` and waits until the write returned: from then on the
-   * kernel has it, and a killed process does not lose it. Appends of
-   * several fibers waiting at once go out in one write, in order.
+   * kernel has it, and a killed process does not lose it. Appends are
+   * written one at a time, in order.
    */
   readonly append: (text: string) => Effect.Effect<void, PersistenceError>
-  /** Appends `text` without waiting (diagnostic logs: a failure is dropped); written before the scope closes. */
+  /**
+   * Appends `text` later (diagnostic logs: a failure is dropped): posted
+   * text is kept in memory and goes out with the next append, `flush`, when
+   * it reaches 64 kB, or when the scope closes. A write costs tens of
+   * microseconds of CPU through the platform's file system (a thread-pool
+   * round trip), and the event log alone would take several per iteration.
+   */
   readonly post: (text: string) => Effect.Effect<void>
+  /** writes the posted text */
+  readonly flush: Effect.Effect<void>
   /** flushes what was written to the disk (`File.sync`) */
   readonly sync: Effect.Effect<void, PersistenceError>
-  /** cuts the file to `bytes`, after the appends waiting */
+  /** cuts the file to `bytes` */
   readonly truncate: (bytes: number) => Effect.Effect<void, PersistenceError>
-}
-
-interface Pending {
-  readonly text: string
-  readonly done: Deferred.Deferred<void, PersistenceError> | undefined
 }
 
 /**
  * Opens an append-only log for the scope: reads its complete lines (a cut
- * last line is removed), then appends through one writer fiber, which
- * writes what is waiting in one write and then tells each waiting append.
- * The scope's close waits for the writes queued before it.
+ * last line is removed), then appends one write at a time (a semaphore:
+ * not every `FileSystem` orders the writes of a file itself). The scope's
+ * close writes what was posted.
  */
 export const openAppend = (disk: Disk, file: string): Effect.Effect<AppendLog, PersistenceError, Scope.Scope> =>
   Effect.gen(function*() {
     const text = yield* readLog(disk, file)
     const handle = yield* Effect.mapError(disk.fs.open(file, { flag: "a" }), failed(file, "open"))
-    const queue = yield* Queue.unbounded<Pending>()
-    const writeAll = (chunk: string) => Effect.mapError(handle.writeAll(encoder.encode(chunk)), failed(file, "append to"))
-    const writer = Effect.forever(Effect.gen(function*() {
-      const first = yield* Queue.take(queue)
-      const rest = yield* Queue.takeAll(queue)
-      const batch = rest.length === 0 ? [first] : [first, ...rest]
-      let chunk = ""
-      for (const p of batch) chunk += p.text
-      const exit = chunk.length === 0 ? Exit.void : yield* Effect.exit(writeAll(chunk))
-      for (const p of batch) if (p.done !== undefined) Deferred.unsafeDone(p.done, exit)
-    }))
-    yield* Effect.forkScoped(writer)
-    const enqueue = (text: string) =>
-      Effect.suspend(() => {
-        const done = Deferred.unsafeMake<void, PersistenceError>(FiberId.none)
-        return Effect.zipRight(Queue.offer(queue, { text, done }), Deferred.await(done))
-      })
-    // runs before the writer is interrupted (finalizers run in reverse): what was queued reaches the file
-    yield* Effect.addFinalizer(() => Effect.ignore(enqueue("")))
+    const lock = yield* Effect.makeSemaphore(1)
+    let posted = ""
+    // uninterruptible: a caller learns whether its write happened; the posted text is taken when the write starts
+    const write = (text: string) =>
+      Effect.uninterruptible(
+        lock.withPermits(1)(Effect.suspend(() => {
+          const chunk = posted + text
+          posted = ""
+          return chunk.length === 0 ? Effect.void : Effect.mapError(handle.writeAll(encoder.encode(chunk)), failed(file, "append to"))
+        }))
+      )
+    const flush = Effect.ignore(write(""))
+    yield* Effect.addFinalizer(() => flush)
     return {
       text,
-      // uninterruptible: once queued, the caller learns whether the write succeeded
-      append: (t) => Effect.uninterruptible(enqueue(t)),
-      post: (t) => Effect.asVoid(Queue.offer(queue, { text: t, done: undefined })),
+      append: write,
+      post: (t) =>
+        Effect.suspend(() => {
+          posted += t
+          return posted.length >= 65536 ? flush : Effect.void
+        }),
+      flush,
       sync: Effect.mapError(handle.sync, failed(file, "fsync")),
-      truncate: (bytes) => Effect.zipRight(Effect.uninterruptible(enqueue("")), Effect.mapError(handle.truncate(bytes), failed(file, "truncate")))
+      truncate: (bytes) => lock.withPermits(1)(Effect.mapError(handle.truncate(bytes), failed(file, "truncate")))
     }
   })

@@ -270,7 +270,7 @@ export const openSideLogs = (disk: Disk, root: string) =>
     const scope = yield* Effect.scope
     const logs = new Map<LogName, AppendLog>()
     const names: Record<LogName, string> = { side_info: FILES.sideInfo }
-    return (log: LogName, entry: unknown): Effect.Effect<void> =>
+    const append = (log: LogName, entry: unknown): Effect.Effect<void> =>
       Effect.ignore(Effect.gen(function*() {
         let opened = logs.get(log)
         if (opened === undefined) {
@@ -280,6 +280,9 @@ export const openSideLogs = (disk: Disk, root: string) =>
         // diagnostic, like the event log: a full disk must not fail the run here (save will report it)
         yield* opened.post(JSON.stringify({ ts: stampNow(), ...(entry as object) }) + "\n")
       }))
+    /** writes the entries posted since the last save */
+    const flush = Effect.suspend(() => Effect.forEach(logs.values(), (l) => l.flush, { discard: true }))
+    return { append, flush }
   })
 
 /** Whether the stop file is there. */
