@@ -173,8 +173,8 @@ export interface AppendLog {
   readonly text: string
   /**
    * Appends `text` and waits until the write returned: from then on the
-   * kernel has it, and a killed process does not lose it. Appends are
-   * written one at a time, in order.
+   * kernel has it, and a killed process does not lose it. Appends waiting
+   * at once go out in one write, in order.
    */
   readonly append: (text: string) => Effect.Effect<void, PersistenceError>
   /**
@@ -196,24 +196,49 @@ export interface AppendLog {
 /**
  * Opens an append-only log for the scope: reads its complete lines (a cut
  * last line is removed), then appends one write at a time (a semaphore:
- * not every `FileSystem` orders the writes of a file itself). The scope's
- * close writes what was posted.
+ * not every `FileSystem` orders the writes of a file itself), each carrying
+ * every text appended by then. The scope's close writes what was posted.
  */
 export const openAppend = (disk: Disk, file: string): Effect.Effect<AppendLog, PersistenceError, Scope.Scope> =>
   Effect.gen(function*() {
     const text = yield* readLog(disk, file)
     const handle = yield* Effect.mapError(disk.fs.open(file, { flag: "a" }), failed(file, "open"))
     const lock = yield* Effect.makeSemaphore(1)
+    // group commit: an append adds its text to `buffered`; the one that gets
+    // the lock writes everything buffered so far, and the appends whose text
+    // it carried find it written when their turn comes
     let posted = ""
-    // uninterruptible: a caller learns whether its write happened; the posted text is taken when the write starts
+    let buffered = ""
+    let added = 0
+    let written = 0
+    let failure: { readonly upTo: number; readonly error: PersistenceError } | undefined
     const write = (text: string) =>
-      Effect.uninterruptible(
-        lock.withPermits(1)(Effect.suspend(() => {
-          const chunk = posted + text
-          posted = ""
-          return chunk.length === 0 ? Effect.void : Effect.mapError(handle.writeAll(encoder.encode(chunk)), failed(file, "append to"))
-        }))
-      )
+      Effect.suspend(() => {
+        buffered += text
+        const mine = ++added
+        // uninterruptible: a caller learns whether its write happened
+        return Effect.uninterruptible(
+          lock.withPermits(1)(Effect.suspend(() => {
+            if (mine <= written) return Effect.void
+            if (failure !== undefined && mine <= failure.upTo) return Effect.fail(failure.error)
+            const chunk = posted + buffered
+            const upTo = added
+            posted = ""
+            buffered = ""
+            if (chunk.length === 0) {
+              written = upTo
+              return Effect.void
+            }
+            return handle.writeAll(encoder.encode(chunk)).pipe(
+              Effect.mapError(failed(file, "append to")),
+              Effect.tapBoth({
+                onFailure: (error) => Effect.sync(() => (failure = { upTo, error })),
+                onSuccess: () => Effect.sync(() => (written = upTo))
+              })
+            )
+          }))
+        )
+      })
     const flush = Effect.ignore(write(""))
     yield* Effect.addFinalizer(() => flush)
     return {
