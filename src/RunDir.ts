@@ -241,7 +241,7 @@ const open = <O>(
         yield* events.flush
         yield* sideLogs.flush
         const flushes: Array<Effect.Effect<void, PersistenceError>> = []
-        if (cacheDirty.value && Option.isSome(cacheLog)) flushes.push(Effect.zipRight(cacheLog.value.written, cacheLog.value.sync))
+        if (cacheDirty.value && Option.isSome(cacheLog)) flushes.push(cacheLog.value.sync)
         cacheDirty.value = false
         if (reservations.takeDirty()) flushes.push(reservationFile.sync)
         if (yield* candidates.append(state)) flushes.push(candidates.sync)

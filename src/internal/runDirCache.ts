@@ -2,8 +2,8 @@
  * The persistent evaluation cache of a run directory (`cache.jsonl`): the
  * latest result per key in memory, the payments a loaded state still owes,
  * and the results and trajectories of proposals that may still ask for
- * their own. A line's write has returned (the kernel has it) before its
- * entry is served, so a hit is always in the file too.
+ * their own. A line is appended, and its write awaited, before its entry
+ * becomes visible, so a hit is always in the file too.
  *
  * What it keeps grows with the distinct pairs evaluated, not with the lines
  * written: entries are held per candidate, column by column (a map slot and
@@ -205,8 +205,6 @@ export const makeCache = <O>(options: {
   readonly dirty: { value: boolean }
 }): EvaluationCache.EvaluationCache<O> => {
   const { index, owed } = options
-  // after a failed write (a full disk) nothing more is served: the evaluation runs, and its own write fails the run
-  const whenWritten = <A>(read: () => A, failed: A): Effect.Effect<A> => Effect.match(options.log.written, { onFailure: () => failed, onSuccess: read })
   const lookup = (key: EvaluationCache.CacheKey): Option.Option<EvaluationCache.CachedEvaluation<O>> => {
     const k = EvaluationCache.keyString(key)
     let hit = index.entries.get(key.candidateHash, exampleOf(key))
@@ -256,26 +254,20 @@ export const makeCache = <O>(options: {
     // trajectory could not be stored) stays owed, never free
     if (trajectory !== undefined && value.iteration !== undefined) addTrace(index, k, value.iteration, trajectory)
   }
-  /**
-   * The lines go out in one write as soon as the caller yields (an
-   * evaluation's chunks, run one after the other in one fiber, share it);
-   * an entry is shown at once but served only once its line was written:
-   * every read waits for the writes pending (`written`), so a hit is always
-   * in the file too. Reads without side effects (`peek`) see it at once, as
-   * the run's own decisions must (the same whatever the writes' timing).
-   */
+  /** the lines are written (the write awaited) before their entries are visible, so a hit is always in the file too */
   const setMany = (list: ReadonlyArray<readonly [EvaluationCache.CacheKey, EvaluationCache.CachedEvaluation<O>]>): Effect.Effect<void, PersistenceError> =>
     Effect.suspend(() => {
       if (list.length === 0) return Effect.void
       const g = options.generation()
       let chunk = ""
       for (const [key, value] of list) chunk += lineOf(key, value, g)
-      return Effect.map(options.log.appendSoon(chunk), () => {
+      // uninterruptible: written means shown
+      return Effect.uninterruptible(Effect.map(options.log.append(chunk), () => {
         for (const [key, value] of list) show(key, value)
         options.dirty.value = true
-      })
+      }))
     })
-  const get: EvaluationCache.EvaluationCache<O>["get"] = (key) => whenWritten(() => lookup(key), Option.none())
+  const get: EvaluationCache.EvaluationCache<O>["get"] = (key) => Effect.sync(() => lookup(key))
   const set: EvaluationCache.EvaluationCache<O>["set"] = (key, value) => setMany([[key, value]])
   return {
     get,
@@ -285,7 +277,7 @@ export const makeCache = <O>(options: {
       get,
       set,
       // key by key, in order: each get may charge an owed payment
-      getMany: (keys) => whenWritten(() => keys.map((key) => Option.getOrUndefined(lookup(key))), keys.map(() => undefined)),
+      getMany: (keys) => Effect.sync(() => keys.map((key) => Option.getOrUndefined(lookup(key)))),
       setMany,
       peek: (keys) =>
         keys.map((key) => {

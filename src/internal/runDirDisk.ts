@@ -187,17 +187,6 @@ export interface AppendLog {
   readonly post: (text: string) => Effect.Effect<void>
   /** writes the posted text */
   readonly flush: Effect.Effect<void>
-  /**
-   * Appends `text` without waiting: a fiber of the scope writes it as soon
-   * as the caller yields (with whatever was appended meanwhile, in one
-   * write). `written` waits for it. Fails when an earlier write failed.
-   */
-  readonly appendSoon: (text: string) => Effect.Effect<void, PersistenceError>
-  /**
-   * Waits until everything appended so far was written (at once when it
-   * was); fails when a write failed (every later one then fails too).
-   */
-  readonly written: Effect.Effect<void, PersistenceError>
   /** flushes what was written to the disk (`File.sync`) */
   readonly sync: Effect.Effect<void, PersistenceError>
   /** cuts the file to `bytes` */
@@ -222,7 +211,7 @@ export const openAppend = (disk: Disk, file: string): Effect.Effect<AppendLog, P
     let buffered = ""
     let added = 0
     let written = 0
-    let failure: PersistenceError | undefined
+    let failure: { readonly upTo: number; readonly error: PersistenceError } | undefined
     const write = (text: string) =>
       Effect.suspend(() => {
         buffered += text
@@ -230,8 +219,8 @@ export const openAppend = (disk: Disk, file: string): Effect.Effect<AppendLog, P
         // uninterruptible: a caller learns whether its write happened
         return Effect.uninterruptible(
           lock.withPermits(1)(Effect.suspend(() => {
-            if (failure !== undefined) return Effect.fail(failure)
             if (mine <= written) return Effect.void
+            if (failure !== undefined && mine <= failure.upTo) return Effect.fail(failure.error)
             const chunk = posted + buffered
             const upTo = added
             posted = ""
@@ -243,20 +232,13 @@ export const openAppend = (disk: Disk, file: string): Effect.Effect<AppendLog, P
             return handle.writeAll(encoder.encode(chunk)).pipe(
               Effect.mapError(failed(file, "append to")),
               Effect.tapBoth({
-                // the log is broken: every later write and wait fails with this
-                onFailure: (error) => Effect.sync(() => (failure = error)),
+                onFailure: (error) => Effect.sync(() => (failure = { upTo, error })),
                 onSuccess: () => Effect.sync(() => (written = upTo))
               })
             )
           }))
         )
       })
-    const scope = yield* Effect.scope
-    let scheduled = false
-    const writeSoon = Effect.suspend(() => {
-      scheduled = false
-      return Effect.ignore(write(""))
-    })
     const flush = Effect.ignore(write(""))
     yield* Effect.addFinalizer(() => flush)
     return {
@@ -268,16 +250,6 @@ export const openAppend = (disk: Disk, file: string): Effect.Effect<AppendLog, P
           return posted.length >= 65536 ? flush : Effect.void
         }),
       flush,
-      appendSoon: (t) =>
-        Effect.suspend(() => {
-          if (failure !== undefined) return Effect.fail(failure)
-          buffered += t
-          added++
-          if (scheduled) return Effect.void
-          scheduled = true
-          return Effect.asVoid(Effect.forkIn(writeSoon, scope))
-        }),
-      written: Effect.suspend(() => (failure !== undefined ? Effect.fail(failure) : added === written ? Effect.void : write(""))),
       sync: Effect.mapError(handle.sync, failed(file, "fsync")),
       truncate: (bytes) => lock.withPermits(1)(Effect.mapError(handle.truncate(bytes), failed(file, "truncate")))
     }
