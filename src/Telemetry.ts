@@ -500,6 +500,8 @@ export const observer = (
     // the run's running total of metric calls, followed as the ledger reports it
     const calls = Ledger.follower()
     let best: { score: number; candidate: number } | undefined
+    // candidates whose average `IterationEnded` has already read
+    let scanned = 0
     const started = new Map<string, Array<number>>()
 
     // Everything below is synchronous and runs in one step of the emitting
@@ -569,15 +571,21 @@ export const observer = (
         case "ValsetEvaluated":
           return improve(event.score, event.candidate, labels)
         case "IterationEnded": {
+          // a candidate's average never changes once added: only the ones
+          // added since the last look are read (reading all of them on every
+          // iteration made a long run quadratic, and boxed every score)
           const averages = event.state.valAverages
+          if (averages.length < scanned) scanned = 0
           let top = -1
           let topScore = -Infinity
-          averages.forEach((score, i) => {
-            if (top < 0 || score > topScore) {
+          for (let i = scanned; i < averages.length; i++) {
+            const score = averages[i] ?? Number.NaN
+            if (Number.isFinite(score) && (top < 0 || score > topScore)) {
               top = i
               topScore = score
             }
-          })
+          }
+          scanned = averages.length
           if (top >= 0) improve(topScore, top, labels)
           if (metrics) iterations.unsafeUpdate(1, labels)
           return

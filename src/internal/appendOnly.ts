@@ -14,7 +14,8 @@
  * shares it with the new one; any other array is copied once and owned from
  * then on. Before a state leaves the loop where someone may keep it (an
  * event to a listener of the user's, a save), the loop seals it: its arrays
- * are no longer owned, and the next append copies. A state that was seen
+ * are no longer owned, and the next append copies. The program lists of the
+ * state's fronts grow the same way (`State.addCandidate`'s `append`). A state that was seen
  * never changes afterwards; one that nobody saw is never copied.
  *
  * @internal
@@ -23,7 +24,7 @@ import type { GepaState } from "../State.js"
 
 /** @internal */
 export interface Owner {
-  readonly owned: WeakSet<ReadonlyArray<unknown>>
+  owned: WeakSet<ReadonlyArray<unknown>>
 }
 
 /** @internal */
@@ -50,17 +51,15 @@ export const append = <A>(owner: Owner | undefined, array: ReadonlyArray<A>, ite
 /** `append` bound to an owner (`State.addCandidate`'s `append` option). @internal */
 export const appender = (owner: Owner | undefined) => <A>(array: ReadonlyArray<A>, item: A): ReadonlyArray<A> => append(owner, array, item)
 
-/** Makes a state's arrays copy on their next append: someone outside the loop may keep the state. @internal */
-export const seal = (owner: Owner, state: GepaState): void => {
-  const o = owner.owned
-  o.delete(state.trace)
-  o.delete(state.candidates)
-  o.delete(state.parents)
-  o.delete(state.valScores)
-  o.delete(state.objectiveScores)
-  o.delete(state.valAverages)
-  o.delete(state.valCoverage)
-  o.delete(state.nextComponent)
-  o.delete(state.discoveryBudget)
-  if (state.versions !== undefined) o.delete(state.versions)
+/**
+ * Makes a state's arrays copy on their next append: someone outside the loop
+ * may keep the state. Every array the owner made is let go at once (the
+ * state's own, among them the program lists of its fronts, of which there is
+ * one per validation example): the loop only ever appends to its current
+ * state, so the arrays it owns are that state's or garbage.
+ *
+ * @internal
+ */
+export const seal = (owner: Owner, _state: GepaState): void => {
+  owner.owned = new WeakSet()
 }
