@@ -15,7 +15,7 @@ import * as Candidate from "../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../DataLoader.js"
 import { AdapterContractError, type AdapterError, EvaluationTimeout, ModelUnrecoverable, type PersistenceError } from "../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
-import { batchOf, type CacheKey, type CachedEvaluation, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
+import { batchOf, type CacheKey, type CachedEvaluation, type CachedScore, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
 import * as Ledger from "./ledger.js"
 import * as Secrets from "../Secrets.js"
@@ -251,7 +251,8 @@ export const evaluate = <D, T, O>(
         outcomes[i] = {
           id,
           score: hit.score,
-          output: Option.some(hit.output),
+          // none when the cache did not keep it (the engine's own keeps only outputs a run can still report)
+          output: hit.output,
           trajectory,
           objectiveScores: hit.objectiveScores,
           error: undefined,
@@ -441,13 +442,22 @@ export const evaluate = <D, T, O>(
     return { outcomes, spent: Ledger.charge(toRun.length, owedHits) }
   })
 
-/** One read for all keys when the cache can do it, one per key otherwise. */
+/**
+ * One read for all keys when the cache can do it, one per key otherwise.
+ * Outputs come as options: a cache may keep a result without its output
+ * (`Batch.getScores`).
+ */
 const getAll = <O>(
   cache: EvaluationCache<O>,
   keys: ReadonlyArray<CacheKey>
-): Effect.Effect<ReadonlyArray<CachedEvaluation<O> | undefined>> => {
+): Effect.Effect<ReadonlyArray<CachedScore<O> | undefined>> => {
   const fast = batchOf(cache)
-  return fast !== undefined ? fast.getMany(keys) : Effect.forEach(keys, (key) => Effect.map(cache.get(key), Option.getOrUndefined))
+  if (fast?.getScores !== undefined) return fast.getScores(keys)
+  const withOutput = (hit: CachedEvaluation<O> | undefined): CachedScore<O> | undefined =>
+    hit === undefined ? undefined : { ...hit, output: Option.some(hit.output) }
+  return fast !== undefined
+    ? Effect.map(fast.getMany(keys), (hits) => hits.map(withOutput))
+    : Effect.forEach(keys, (key) => Effect.map(cache.get(key), (hit) => withOutput(Option.getOrUndefined(hit))))
 }
 
 /** One write for all entries when the cache can do it. */

@@ -58,9 +58,14 @@ export interface Evaluated<T, O> extends Evaluation<T, O> {
   readonly failures: Failures
 }
 
+/** The best output seen per validation example (with the candidate that gave it), when the run tracks them. @internal */
+export type Best<O> = Map<string, { candidate: number; output: O; score: number }>
+
 /** @internal */
 export interface Session<D, T, O> {
   readonly r: Resolved<D, T, O>
+  /** the best outputs so far (`recordBest`); the run's own cache keeps only outputs that could still join them */
+  readonly best: Best<O>
   readonly store: RunStore<O> | undefined
   readonly emit: Emit
   /** whether anyone receives events (steps skip building event payloads otherwise) */
@@ -124,13 +129,15 @@ export const make = <D, T, O>(
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Session<D, T, O>, ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
+    const best: Best<O> = new Map()
     const cache: EvaluationCache.EvaluationCache<O> | undefined = r.cache === "off"
       ? undefined
       : r.cache !== "default"
       ? r.cache
       // a cache that lives no longer than the run never serves a trajectory
-      // (only a proposal re-launched after a crash asks for one)
-      : Option.getOrElse(store.cache, () => EvaluationCache.memory<O>(undefined, { trajectories: false }))
+      // (only a proposal re-launched after a crash asks for one), nor an
+      // output the run cannot report (see `keepOutput`)
+      : Option.getOrElse(store.cache, () => EvaluationCache.memory<O>(undefined, { trajectories: false, keepOutput: keepOutput(r, best) }))
 
     const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
     if (r.onEvent !== undefined) {
@@ -269,12 +276,44 @@ export const make = <D, T, O>(
       }))).map((hit) => hit?.score)
     }
 
-    return { r, store, emit, listening, owner, sealSaved, stopCheck, monitorStop, evaluate: evaluateStep, known }
+    return { r, best, store, emit, listening, owner, sealSaved, stopCheck, monitorStop, evaluate: evaluateStep, known }
   })
+
+/**
+ * Which outputs the run's own cache keeps. The run reads an output back from
+ * its cache only for `recordBest`: a validation result served to a candidate
+ * that is then added, which replaces the best output of its example when its
+ * score is higher. Best scores only rise, so an output whose score is not above
+ * the best recorded for its example when it is stored can never be read (and
+ * none is when the run does not track best outputs). The cache's keys are
+ * examples' contents, so a result paid on the training set serves the
+ * validation examples with the same content.
+ */
+const keepOutput = <D, T, O>(r: Resolved<D, T, O>, best: Best<O>) => {
+  const valIds = new Map<string, Array<string>>()
+  for (const id of r.valIds) {
+    const key = r.exampleKeys.val.get(id) ?? id
+    const ids = valIds.get(key)
+    if (ids === undefined) valIds.set(key, [id])
+    else ids.push(id)
+  }
+  return (key: EvaluationCache.CacheKey, value: EvaluationCache.CachedEvaluation<O>): boolean => {
+    if (!r.trackBestOutputs) return false
+    // a key without a content hash (not one of the engine's): kept
+    if (key.contentHash === undefined) return true
+    const ids = valIds.get(key.contentHash)
+    if (ids === undefined) return false
+    for (const id of ids) {
+      const b = best.get(id)
+      if (b === undefined || value.score > b.score) return true
+    }
+    return false
+  }
+}
 
 /** The best output seen per validation example, if the run tracks them. @internal */
 export const recordBest = <T, O>(
-  best: Map<string, { candidate: number; output: O; score: number }>,
+  best: Best<O>,
   candidate: number,
   outcomes: ReadonlyArray<Outcome<T, O>>
 ): void => {
