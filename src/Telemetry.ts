@@ -195,12 +195,32 @@ const evaluationSync = (
   if (args.metricCalls > 0) metricCalls.unsafeUpdate(args.metricCalls, labels)
   if (args.failures > 0) evaluationFailures.unsafeUpdate(args.failures, labels)
   if (args.durationMillis !== undefined) {
-    tagged(evaluationDurationKey, [["purpose", args.purpose]]).unsafeUpdate(args.durationMillis, labels)
+    durationOf(args.purpose).unsafeUpdate(args.durationMillis, labels)
   }
 }
 
-const proposalSync = (outcome: ProposalOutcome, kind: "reflective" | "merge", labels: Labels) =>
-  tagged(proposalsKey, [["outcome", outcome], ["kind", kind]]).unsafeUpdate(1, labels)
+// the metrics updated on every evaluation and proposal, found without building their id (`tagged`)
+const durations = new Map<EvaluationPurpose, ReturnType<typeof durationTagged>>()
+const durationTagged = (purpose: EvaluationPurpose) => tagged(evaluationDurationKey, [["purpose", purpose]])
+const durationOf = (purpose: EvaluationPurpose) => {
+  let metric = durations.get(purpose)
+  if (metric === undefined) {
+    metric = durationTagged(purpose)
+    durations.set(purpose, metric)
+  }
+  return metric
+}
+const proposalTagged = (outcome: ProposalOutcome, kind: "reflective" | "merge") => tagged(proposalsKey, [["outcome", outcome], ["kind", kind]])
+const proposalMetrics = { reflective: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>(), merge: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>() }
+const proposalSync = (outcome: ProposalOutcome, kind: "reflective" | "merge", labels: Labels) => {
+  const byOutcome = proposalMetrics[kind]
+  let metric = byOutcome.get(outcome)
+  if (metric === undefined) {
+    metric = proposalTagged(outcome, kind)
+    byOutcome.set(outcome, metric)
+  }
+  metric.unsafeUpdate(1, labels)
+}
 
 /**
  * Records one finished evaluation: the metric calls it spent, its failed

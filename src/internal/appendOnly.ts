@@ -21,6 +21,7 @@
  * @internal
  */
 import type { GepaState } from "../State.js"
+import { at } from "./invariant.js"
 
 /** @internal */
 export interface Owner {
@@ -63,3 +64,53 @@ export const appender = (owner: Owner | undefined) => <A>(array: ReadonlyArray<A
 export const seal = (owner: Owner, _state: GepaState): void => {
   owner.owned = new WeakSet()
 }
+
+/**
+ * The state as it is now, made only when asked for. The arrays of a state
+ * only ever grow at their end (in place while the run owns them, else by a
+ * copy), and a front's program list only by the newest candidate: so the
+ * first entries of each, as many as the state had, are that state whatever
+ * the run appended since. An `IterationEnded` carries its state this way to
+ * listeners of the user's: a listener that never reads it (most read a few
+ * kinds of event) costs no copy, where sealing the state made the next
+ * append copy the trace, the per-candidate arrays and every front a new
+ * candidate joins, on every iteration.
+ *
+ * @internal
+ */
+export const asOf = (state: GepaState): () => GepaState => {
+  const n = state.candidates.length
+  const t = state.trace.length
+  let copy: GepaState | undefined
+  return () => copy ??= snapshot(state, n, t)
+}
+
+const frontAsOf = (table: GepaState["fronts"]["instance"], n: number): GepaState["fronts"]["instance"] => {
+  const programs: Record<string, ReadonlyArray<number>> = {}
+  for (const [key, list] of Object.entries(table.programs)) {
+    let end = list.length
+    // ascending: later candidates are at the end
+    while (end > 0 && at(list, end - 1) >= n) end--
+    programs[key] = list.slice(0, end)
+  }
+  return { best: table.best, programs }
+}
+
+const snapshot = (state: GepaState, n: number, t: number): GepaState => ({
+  ...state,
+  trace: state.trace.slice(0, t),
+  candidates: state.candidates.slice(0, n),
+  parents: state.parents.slice(0, n),
+  valScores: state.valScores.slice(0, n),
+  objectiveScores: state.objectiveScores.slice(0, n),
+  valAverages: state.valAverages.slice(0, n),
+  valCoverage: state.valCoverage.slice(0, n),
+  nextComponent: state.nextComponent.slice(0, n),
+  discoveryBudget: state.discoveryBudget.slice(0, n),
+  fronts: {
+    instance: frontAsOf(state.fronts.instance, n),
+    objective: frontAsOf(state.fronts.objective, n),
+    cartesian: frontAsOf(state.fronts.cartesian, n)
+  },
+  ...(state.versions === undefined ? {} : { versions: state.versions.slice(0, n) })
+})
