@@ -143,6 +143,12 @@ export interface Batch<O> {
    * `MemoryOptions.keepOutput`).
    */
   readonly getScores?: ((keys: ReadonlyArray<CacheKey>) => Effect.Effect<ReadonlyArray<CachedScore<O> | undefined>>) | undefined
+  /**
+   * `set` done at once (since 0.3.0), optional: for a cache in memory,
+   * whose writes need no effect. The engine writes a fast adapter's results
+   * through it, without an effect per call.
+   */
+  readonly write?: ((key: CacheKey, value: CachedEvaluation<O>) => void) | undefined
 }
 
 /**
@@ -291,7 +297,8 @@ export const memory = <O>(
         }),
       // with the output when it was kept (as `getMany` reads), else the score alone
       peek: (keys) => keys.map((key) => lookup(key) ?? lookupScore(key)),
-      getScores: (keys) => Effect.sync(() => keys.map(lookupScore))
+      getScores: (keys) => Effect.sync(() => keys.map(lookupScore)),
+      write: store
     }
   }
 }

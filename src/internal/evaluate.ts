@@ -292,9 +292,15 @@ export const evaluate = <D, T, O>(
       if (e instanceof ModelUnrecoverable) return Effect.fail(e)
       return Option.match(unrecoverable(e.cause, "task"), { onSome: Effect.fail, onNone: () => Effect.fail(e) })
     }
-    // the results of one chunk: `batch` when the call answered (checked), else `failure`
+    // a cache written at once (in memory): no effect per chunk
+    const write = cache === undefined ? undefined : batchOf(cache)?.write
+    // The results of one chunk: `batch` when the call answered (checked),
+    // else `failure`. Returns what is left to do (cache writes), or
+    // `undefined` when everything is done.
     const settle = (from: number, to: number, batch: EvaluationBatch<T, O> | undefined, failure: string) => {
-      const stored: Array<readonly [CacheKey, CachedEvaluation<O>]> | undefined = cache === undefined || batch === undefined ? undefined : []
+      const stored: Array<readonly [CacheKey, CachedEvaluation<O>]> | undefined = cache === undefined || batch === undefined || write !== undefined
+        ? undefined
+        : []
       for (let k = 0; k < to - from; k++) {
         const pos = toRun[from + k]!
         const id = ids[pos]!
@@ -320,18 +326,17 @@ export const evaluate = <D, T, O>(
           error: undefined,
           cached: false
         }
-        if (stored !== undefined) {
+        if (cache !== undefined) {
           const iteration = request.iteration
-          stored.push([
-            keyOf(id),
-            request.captureTraces && codec !== undefined
-              ? { output, score, objectiveScores, iteration, ...encodeTrace(codec, batch.trajectories?.[k]) }
-              : { output, score, objectiveScores, iteration }
-          ])
+          const value: CachedEvaluation<O> = request.captureTraces && codec !== undefined
+            ? { output, score, objectiveScores, iteration, ...encodeTrace(codec, batch.trajectories?.[k]) }
+            : { output, score, objectiveScores, iteration }
+          // cached as soon as the chunk is done: a crash loses only calls still in flight
+          if (write !== undefined) write(keyOf(id), value)
+          else stored?.push([keyOf(id), value])
         }
       }
-      // cached as soon as the chunk is done: a crash loses only calls still in flight
-      return stored === undefined || stored.length === 0 ? Effect.void : setAll(cache!, stored)
+      return stored === undefined || stored.length === 0 ? undefined : setAll(cache!, stored)
     }
     // a failure is classified once: before the timeout and retries when
     // there are any (a retry must see an unrecoverable failure as one),
@@ -373,7 +378,7 @@ export const evaluate = <D, T, O>(
         // runs under a permit taken by the worker, before the timeout starts:
         // queueing time must not count against the call. Once a call failed
         // unrecoverably, chunks not started yet do not start: the evaluation is over.
-        const onFailure = (e: AdapterError | EvaluationTimeout | ModelUnrecoverable): Effect.Effect<void, PersistenceError | ModelUnrecoverable> => {
+        const onFailure = (e: AdapterError | EvaluationTimeout | ModelUnrecoverable): Effect.Effect<void, Failure> => {
           const failure = e instanceof ModelUnrecoverable
             ? e
             : !wrapped
@@ -384,11 +389,14 @@ export const evaluate = <D, T, O>(
             fatal ??= failure
             return Effect.fail(failure)
           }
-          return settle(from, to, undefined, describe(e))
+          const rest = settle(from, to, undefined, describe(e))
+          return rest === undefined ? after : Effect.zipRight(rest, after)
         }
-        const onSuccess = (batch: EvaluationBatch<T, O>): Effect.Effect<void, AdapterContractError | PersistenceError> => {
+        const onSuccess = (batch: EvaluationBatch<T, O>): Effect.Effect<void, Failure> => {
           const breach = contractBreach(to - from, request.captureTraces, batch)
-          return breach !== undefined ? Effect.fail(new AdapterContractError({ call: request.call, detail: breach })) : settle(from, to, batch, "")
+          if (breach !== undefined) return Effect.fail(new AdapterContractError({ call: request.call, detail: breach }))
+          const rest = settle(from, to, batch, "")
+          return rest === undefined ? after : Effect.zipRight(rest, after)
         }
         const handlers = { onFailure, onSuccess }
         // paid once the call starts (retries of the same examples are not new metric calls)
@@ -413,8 +421,8 @@ export const evaluate = <D, T, O>(
           to = Math.min(toRun.length, from + size)
           const batch: Array<D> = new Array(to - from)
           for (let k = from; k < to; k++) batch[k - from] = examples[k]!
-          const start = reserve === undefined ? call(batch) : Effect.zipRight(reserveFor(to - from), Effect.suspend(() => call(batch)))
-          return Effect.zipRight(start, after)
+          // the handlers go on to `after` (the next chunk of the slice, or its end)
+          return reserve === undefined ? call(batch) : Effect.zipRight(reserveFor(to - from), Effect.suspend(() => call(batch)))
         })
         return loop
       }
