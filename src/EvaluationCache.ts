@@ -245,16 +245,24 @@ export const memory = <O>(
   options?: MemoryOptions<O>
 ): EvaluationCache<O> => {
   const byCandidate = new Map<string, Bucket<O>>()
+  // every example key seen, numbered once: a bucket finds an example by its number
+  const examples = new Map<string, number>()
   let size = 0
   const keepTrajectories = options?.trajectories ?? true
   const keepOutput = options?.keepOutput
-  const put = (candidateHash: string, example: string, value: CachedEvaluation<O>, output: boolean): void => {
+  const put = (candidateHash: string, exampleKey: string, value: CachedEvaluation<O>, output: boolean): void => {
     let bucket = byCandidate.get(candidateHash)
     if (bucket === undefined) {
       bucket = new Bucket()
       byCandidate.set(candidateHash, bucket)
     }
-    const slot = bucket.slots.get(example)
+    let example = examples.get(exampleKey)
+    if (example === undefined) {
+      example = examples.size
+      examples.set(exampleKey, example)
+    }
+    const found = bucket.slotOf(example)
+    const slot = found < 0 ? undefined : found
     if (slot !== undefined && !replacesAt(bucket.iterationOf(slot), value.iteration)) return
     if (slot === undefined) size++
     bucket.write(example, slot, value, keepTrajectories, output)
@@ -265,8 +273,10 @@ export const memory = <O>(
   }
   // the visible slot of a key in its candidate's bucket, or -1
   const slotOf = (bucket: Bucket<O> | undefined, key: CacheKey): number => {
-    const slot = bucket?.slots.get(exampleKey(key))
-    return bucket === undefined || slot === undefined || !visibleAt(key, bucket.iterationOf(slot)) ? -1 : slot
+    if (bucket === undefined) return -1
+    const example = examples.get(exampleKey(key))
+    const slot = example === undefined ? -1 : bucket.slotOf(example)
+    return slot < 0 || !visibleAt(key, bucket.iterationOf(slot)) ? -1 : slot
   }
   const lookup = (key: CacheKey): CachedEvaluation<O> | undefined => {
     const bucket = byCandidate.get(key.candidateHash)
@@ -307,15 +317,50 @@ export const memory = <O>(
 const noOutput: unique symbol = Symbol("effect-gepa/EvaluationCache/noOutput")
 
 /**
- * One candidate's entries, column by column: a slot per example in a map
- * whose keys are the examples' shared key strings, and the output, score and
- * paying iteration in arrays. An entry costs a map slot and three array
- * cells instead of an object of its own (a long run keeps about a million);
- * the rare entry with objective scores, an owed flag or a trajectory is
- * kept whole beside them.
+ * One candidate's entries, column by column: the examples' numbers in a
+ * sorted typed array with each one's slot beside it (a binary search finds
+ * one), and the output, score and paying iteration in arrays. An entry costs
+ * two typed-array cells and three array cells instead of an object or a map
+ * entry of its own (a long run keeps about a million); the rare entry with
+ * objective scores, an owed flag or a trajectory is kept whole beside them.
  */
 class Bucket<O> {
-  readonly slots = new Map<string, number>()
+  /** example numbers, ascending, in `keys[0 .. count)`; the slot of `keys[i]` is `slots[i]` */
+  keys = new Int32Array(4)
+  slots = new Int32Array(4)
+  count = 0
+  /** the slot of an example, or -1 */
+  slotOf(example: number): number {
+    const i = this.search(example)
+    return i < this.count && this.keys[i] === example ? this.slots[i] ?? -1 : -1
+  }
+  /** the first position whose key is not below `example` */
+  private search(example: number): number {
+    let lo = 0
+    let hi = this.count
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((this.keys[mid] ?? 0) < example) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+  private insert(example: number, slot: number): void {
+    if (this.count === this.keys.length) {
+      const keys = new Int32Array(this.keys.length * 2)
+      keys.set(this.keys)
+      this.keys = keys
+      const slots = new Int32Array(this.slots.length * 2)
+      slots.set(this.slots)
+      this.slots = slots
+    }
+    const i = this.search(example)
+    this.keys.copyWithin(i + 1, i, this.count)
+    this.slots.copyWithin(i + 1, i, this.count)
+    this.keys[i] = example
+    this.slots[i] = slot
+    this.count++
+  }
   readonly outputs: Array<O | typeof noOutput> = []
   readonly scores: Array<number> = []
   readonly iterations: Array<number | undefined> = []
@@ -346,9 +391,9 @@ class Bucket<O> {
       ? { output, score: this.scores[slot]! }
       : { output, score: this.scores[slot]!, iteration }
   }
-  write(example: string, existing: number | undefined, value: CachedEvaluation<O>, keepTrajectories: boolean, keepOutput: boolean): void {
+  write(example: number, existing: number | undefined, value: CachedEvaluation<O>, keepTrajectories: boolean, keepOutput: boolean): void {
     const slot = existing ?? this.outputs.length
-    if (existing === undefined) this.slots.set(example, slot)
+    if (existing === undefined) this.insert(example, slot)
     this.outputs[slot] = keepOutput ? value.output : noOutput
     this.scores[slot] = value.score
     this.iterations[slot] = value.iteration

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import fc from "fast-check"
 import { makeTask } from "../bench/task.js"
 import * as EvaluationCache from "../src/EvaluationCache.js"
 import type { GepaEvent } from "../src/Event.js"
@@ -41,6 +42,33 @@ describe("EvaluationCache batch API", () => {
       expect(yield* defined(batch.getScores)([{ ...key("2"), visibleUpTo: 2 }])).toEqual([undefined])
       expect(yield* cache.size).toBe(3)
     }))
+
+  it("reads what was written, in any order of examples and candidates (against a plain map)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ c: fc.integer({ min: 0, max: 3 }), id: fc.integer({ min: 0, max: 40 }), iteration: fc.integer({ min: 0, max: 5 }) })),
+        (writes) => {
+          const cache = EvaluationCache.memory<string>()
+          const batch = defined(EvaluationCache.batchOf(cache))
+          const model = new Map<string, { output: string; score: number; iteration: number }>()
+          const keyOf = (c: number, id: number): EvaluationCache.CacheKey => ({ candidateHash: `c${c}`, split: "val", id: `${id}`, contentHash: `h${id}` })
+          writes.forEach(({ c, id, iteration }, n) => {
+            const value = { output: `o${n}`, score: n, iteration }
+            defined(batch.write)(keyOf(c, id), value)
+            const k = `${c}/${id}`
+            const old = model.get(k)
+            // an earlier iteration's result replaces a later one's
+            if (old === undefined || iteration < old.iteration) model.set(k, value)
+          })
+          for (let c = 0; c <= 3; c++) {
+            for (let id = 0; id <= 40; id++) expect(batch.peek?.([keyOf(c, id)])).toEqual([model.get(`${c}/${id}`)])
+          }
+          expect(Effect.runSync(cache.size)).toBe(model.size)
+        }
+      ),
+      { numRuns: 200 }
+    )
+  })
 
   it.effect("a decorator that replaces get or set is used key by key: its own set sees every write", () =>
     Effect.gen(function*() {
