@@ -31,11 +31,10 @@
  *
  * @since 0.2.0
  */
-import type * as AiLm from "@effect/ai/LanguageModel"
 import { ConfigProvider, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { ConfigError } from "./Errors.js"
 import { type LanguageModel, ReflectionModel, TaskModel } from "./LanguageModel.js"
-import { field as fieldOf } from "./internal/fields.js"
+import * as Anthropic from "./internal/modelString/anthropic.js"
 import * as modelConfig from "./internal/modelConfig.js"
 import * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
 import { instrumentModel } from "./Telemetry.js"
@@ -173,48 +172,6 @@ const defaultImporter = (specifier: string): Promise<unknown> => import(specifie
  */
 export const geminiBaseURL = "https://generativelanguage.googleapis.com/v1beta/openai"
 
-const isMissing = (error: unknown): boolean => {
-  const code = fieldOf(error, "code")
-  return code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND"
-}
-
-const anthropicPackage = "@effect/ai-anthropic"
-
-const load = (field: string, importer: (s: string) => Promise<unknown>) =>
-  Effect.tryPromise({
-    try: () => importer(anthropicPackage),
-    catch: (error) =>
-      new ConfigError({
-        field,
-        detail: isMissing(error)
-          ? `install ${anthropicPackage} to use anthropic: models (npm install @effect/ai@^0.37 ${anthropicPackage})`
-          : `could not load ${anthropicPackage} for anthropic: models: ${error instanceof Error ? error.message : String(error)}`
-      })
-  })
-
-type AnyLayer = Layer.Layer<unknown, unknown, unknown>
-
-interface ProviderModule {
-  readonly client: (options: { readonly apiKey: Redacted.Redacted<string>; readonly apiUrl?: string }) => AnyLayer
-  readonly model: (name: string, config: Record<string, unknown>) => AnyLayer
-}
-
-const providerModule = (field: string, mod: unknown): Effect.Effect<ProviderModule, ConfigError> => {
-  const layer = fieldOf(fieldOf(mod, "AnthropicClient"), "layer")
-  const model = fieldOf(fieldOf(mod, "AnthropicLanguageModel"), "model")
-  if (typeof layer !== "function" || typeof model !== "function") {
-    return Effect.fail(
-      new ConfigError({
-        field,
-        detail: `${anthropicPackage} has no AnthropicClient.layer or AnthropicLanguageModel.model; install a version matching @effect/ai 0.37`
-      })
-    )
-  }
-  // an optional peer loaded at run time: its functions' signatures are those of
-  // the version the README names, which the checks above can only approximate
-  return Effect.succeed({ client: layer as ProviderModule["client"], model: model as ProviderModule["model"] })
-}
-
 const policyOf = (options: Options) => ({
   timeout: options.timeout,
   maxRetries: options.maxRetries,
@@ -232,41 +189,6 @@ const withEnv = <A, E, R>(options: Options, effect: Effect.Effect<A, E, R>): Eff
   for (const [k, v] of Object.entries(options.env)) if (typeof v === "string") map.set(k, v)
   return Effect.withConfigProvider(effect, ConfigProvider.fromMap(map))
 }
-
-const viaAnthropic = (spec: Spec, options: Options, field: string) =>
-  Effect.gen(function*() {
-    const importer = options.importer ?? defaultImporter
-    const apiKey = yield* modelConfig.requiredKey(field, ["ANTHROPIC_API_KEY"], `anthropic:${spec.model}`)
-    const baseURL = yield* modelConfig.optionalUrl(field, "ANTHROPIC_BASE_URL")
-    const provider = yield* providerModule(field, yield* load(field, importer))
-    // loaded only now: the module imports @effect/ai, an optional peer
-    const Ai = yield* Effect.tryPromise({
-      try: () => import("./AiLanguageModel.js"),
-      catch: (error) =>
-        new ConfigError({
-          field,
-          detail: isMissing(error)
-            ? `install @effect/ai to use anthropic: models (npm install @effect/ai@^0.37 ${anthropicPackage})`
-            : `could not load effect-gepa/AiLanguageModel: ${error instanceof Error ? error.message : String(error)}`
-        })
-    })
-    const Fetch = yield* Effect.promise(() => import("@effect/platform/FetchHttpClient"))
-    const config: Record<string, unknown> = {
-      ...(options.maxOutputTokens === undefined ? {} : { max_tokens: options.maxOutputTokens }),
-      ...(options.temperature === undefined ? {} : { temperature: options.temperature })
-    }
-    // the provider's layers are typed loosely (see providerModule); together they give a LanguageModel
-    const modelLayer = provider.model(spec.model, config).pipe(
-      Layer.provide(provider.client({ apiKey, ...(baseURL === undefined ? {} : { apiUrl: baseURL }) })),
-      Layer.provide(Fetch.layer)
-    ) as Layer.Layer<AiLm.LanguageModel>
-    // the provider layers hold no resources (no finalizers), so the model
-    // stays usable after this local build
-    return yield* Ai.make({ ...policyOf(options), model: spec.model, secrets: [apiKey] }).pipe(
-      Effect.provide(modelLayer),
-      Effect.mapError((e) => new ConfigError({ field: `${field}.${e.field}`, detail: e.detail }))
-    )
-  })
 
 const viaOpenAi = (
   field: string,
@@ -329,7 +251,12 @@ export const make = (text: string, options: Options = {}): Effect.Effect<Languag
           return yield* viaOpenAi(field, options, { model: spec.model, apiKey, baseURL, provider: "google" })
         }
         case "anthropic":
-          return yield* viaAnthropic(spec, options, field)
+          return yield* Anthropic.viaAnthropic(field, spec.model, {
+            importer: options.importer ?? defaultImporter,
+            maxOutputTokens: options.maxOutputTokens,
+            temperature: options.temperature,
+            policy: policyOf(options)
+          })
       }
     })
   )

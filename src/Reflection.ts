@@ -18,6 +18,8 @@ import type { Candidate } from "./Candidate.js"
 import { at } from "./internal/invariant.js"
 import { ConfigError, type ModelUnrecoverable } from "./Errors.js"
 import { type Completion, type LanguageModel, type LlmError, unrecoverable } from "./LanguageModel.js"
+import { fencedBlocks, PREAMBLE, REFUSAL } from "./internal/reflection/fences.js"
+import { fenced, renderValue } from "./internal/reflection/markdown.js"
 import * as Spans from "./internal/spans.js"
 
 /**
@@ -162,65 +164,6 @@ export const validateConfig = (config: ReflectionConfig): Effect.Effect<void, Co
   })
 
 /**
- * A fence of `char` longer than any run of it at the start of a line of
- * `text`, so the text cannot close it early.
- */
-const fenceFor = (text: string, char: "`" | "~" = "`"): string => {
-  let longest = 0
-  const run = char === "`" ? /^[ \t]*(`+)/gm : /^[ \t]*(~+)/gm
-  for (const m of text.matchAll(run)) longest = Math.max(longest, at(m, 1).length)
-  return char.repeat(Math.max(3, longest + 1))
-}
-
-const fenced = (text: string): string => {
-  const fence = fenceFor(text)
-  return `${fence}\n${text}\n${fence}`
-}
-
-const isScalar = (value: unknown): boolean => value === null || typeof value !== "object"
-
-const scalarText = (value: unknown): string => {
-  if (value === undefined) return "(none)"
-  if (typeof value === "string") return value.includes("\n") ? fenced(value) : value === "" ? "(empty)" : value
-  if (typeof value === "bigint") return `${value}`
-  if (typeof value === "function" || typeof value === "symbol") return String(value)
-  return JSON.stringify(value)
-}
-
-const jsonBlock = (value: unknown): string => {
-  let text: string
-  try {
-    text = JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? `${v}` : v), 2) ?? String(value)
-  } catch {
-    // cyclic data: a flat description beats failing the whole proposal
-    text = String(value)
-  }
-  const fence = fenceFor(text)
-  return `${fence}json\n${text}\n${fence}`
-}
-
-/**
- * Renders a value under a heading of `level`. Objects become sub-headings
- * per key, lists of scalars become bullets, lists of structures become
- * numbered sub-headings; below heading level 6 the rest is shown as JSON.
- */
-const renderValue = (value: unknown, level: number): string => {
-  if (isScalar(value)) return scalarText(value)
-  if (level > 6) return jsonBlock(value)
-  const heading = "#".repeat(level)
-  if (Array.isArray(value)) {
-    if (value.length === 0) return "(none)"
-    if (value.every((v) => isScalar(v) && !(typeof v === "string" && v.includes("\n")))) {
-      return value.map((v) => `- ${scalarText(v)}`).join("\n")
-    }
-    return value.map((v, i) => `${heading} Item ${i + 1}\n\n${renderValue(v, level + 1)}`).join("\n\n")
-  }
-  const entries: ReadonlyArray<readonly [string, unknown]> = typeof value === "object" && value !== null ? Object.entries(value) : []
-  if (entries.length === 0) return "(empty)"
-  return entries.map(([k, v]) => `${heading} ${k}\n\n${renderValue(v, level + 1)}`).join("\n\n")
-}
-
-/**
  * The records as markdown: one `## Example n` section per record, a `###`
  * heading per field, nested objects and lists as deeper headings and
  * bullets. Strings are kept whole; multi-line strings go in a fenced block
@@ -270,67 +213,6 @@ export const buildPrompt = (args: {
     ? `${prompt.trimEnd()}\n${extraSection}`
     : prompt
 }
-
-interface Block {
-  readonly content: string
-  readonly closed: boolean
-}
-
-const OPENING = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/
-const closingOf = (line: string): { readonly char: string; readonly length: number } | undefined => {
-  const m = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line)
-  if (m === null) return undefined
-  const fence = at(m, 1)
-  return { char: fence.charAt(0), length: fence.length }
-}
-
-/**
- * Top-level fenced blocks of a markdown text. A block opened by N fence
- * characters closes at a bare fence of the same character at least N long.
- * Inside a block, a fence line with an info string (such as ```python)
- * opens a nested block whose bare closing fence does not end the outer one,
- * so code examples inside the proposed text survive.
- */
-const fencedBlocks = (text: string): ReadonlyArray<Block> => {
-  const lines = text.split(/\r?\n/)
-  const blocks: Array<Block> = []
-  let i = 0
-  while (i < lines.length) {
-    const open = OPENING.exec(at(lines, i))
-    if (open === null) {
-      i++
-      continue
-    }
-    const fence = at(open, 1)
-    const char = fence.charAt(0)
-    const length = fence.length
-    const body: Array<string> = []
-    let depth = 0
-    let closed = false
-    i++
-    for (; i < lines.length; i++) {
-      const line = at(lines, i)
-      const close = closingOf(line)
-      if (close !== undefined && close.char === char && close.length >= length) {
-        if (depth === 0) {
-          closed = true
-          i++
-          break
-        }
-        depth--
-      } else {
-        const nested = OPENING.exec(line)
-        if (nested !== null && nested[2] !== "" && at(nested, 1).charAt(0) === char && at(nested, 1).length >= length) depth++
-      }
-      body.push(line)
-    }
-    blocks.push({ content: body.join("\n"), closed })
-  }
-  return blocks
-}
-
-const REFUSAL = /^(i'?m sorry|i am sorry|sorry,|i can(?:no|')t|i am unable|i'?m unable|as an ai\b)/i
-const PREAMBLE = /^(sure|certainly|of course|okay|ok|here(?:'s| is| are)|below is)\b/i
 
 /**
  * Unfenced answers shorter than this (after trimming) are taken for chatter

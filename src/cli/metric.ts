@@ -35,7 +35,7 @@ const expectedText = (e: Example): string | ReadonlyArray<string> => {
  */
 export const importModule = (file: string): Effect.Effect<unknown, CliInputError> =>
   Effect.tryPromise({
-    try: () => importUserModule(file),
+    try: () => importUserModule(file, { sameGraphFirst: true, orIsolated: true }),
     catch: (e) => inputError(`${file}: cannot load the metric module: ${errorText(e).split("\n")[0]}`)
   })
 

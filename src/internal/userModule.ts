@@ -20,11 +20,25 @@ const isTypeScript = (file: string): boolean => /\.[cm]?tsx?$/i.test(file)
 /**
  * With `sameGraphFirst`, the user's module shares one module graph with the
  * process: a plain `import()` first (a process that already runs TypeScript:
- * tsx, a test runner), else tsx registered for the whole process.
+ * tsx, a test runner), else tsx registered for the whole process. With
+ * `orIsolated` as well, a module that cannot load that way (a `.ts` file that
+ * tsx compiles to CommonJS, whose `require` may not see the ES modules it
+ * imports) is loaded through `tsImport` instead, with copies of its own of
+ * what it imports: slower to start, but it loads wherever it sits.
  *
  * @internal
  */
-export const importUserModule = async (file: string, options?: { readonly sameGraphFirst?: boolean }): Promise<unknown> => {
+export const importUserModule = async (
+  file: string,
+  options?: { readonly sameGraphFirst?: boolean; readonly orIsolated?: boolean }
+): Promise<unknown> => {
+  if (options?.sameGraphFirst === true && options.orIsolated === true && isTypeScript(file)) {
+    try {
+      return await importUserModule(file, { sameGraphFirst: true })
+    } catch {
+      return importUserModule(file)
+    }
+  }
   // a module outside any project (no node_modules of its own) may import effect-gepa and its dependencies
   packageResolve.register()
   try {

@@ -15,6 +15,7 @@
  * @internal
  */
 import { Array as Arr } from "effect"
+import * as CandidateSchema from "../../CandidateSchema.js"
 import type { GepaEvent } from "../../Event.js"
 import * as Pareto from "../../Pareto.js"
 import * as State from "../../State.js"
@@ -416,6 +417,27 @@ export const make = (now: () => number = Date.now): Model => {
     pareto
   })
 
+  // a structured component (canonical JSON, see CandidateSchema) is shown
+  // indented, so the page's line diff shows what changed rather than one long line
+  const readable = (components: Readonly<Record<string, string>>): Record<string, string> => {
+    const out: Record<string, string> = {}
+    for (const [name, text] of Object.entries(components)) out[name] = CandidateSchema.format(text)
+    return out
+  }
+  // per structured component, its changes path by path against a parent
+  const structuredChanges = (
+    before: Readonly<Record<string, string>>,
+    after: Readonly<Record<string, string>>
+  ): Record<string, ReadonlyArray<string>> => {
+    const out: Record<string, ReadonlyArray<string>> = {}
+    for (const [name, text] of Object.entries(after)) {
+      const was = before[name]
+      if (was === undefined || was === text || CandidateSchema.format(was) === was || CandidateSchema.format(text) === text) continue
+      out[name] = CandidateSchema.diff(was, text)
+    }
+    return out
+  }
+
   const detail = (i: number): Record<string, unknown> | undefined => {
     const row = candidates[i]
     if (row === undefined) return undefined
@@ -426,8 +448,13 @@ export const make = (now: () => number = Date.now): Model => {
       score: row.score,
       coverage: row.coverage,
       calls: row.calls,
-      parents: row.parents.map((p) => ({ i: p, score: candidates[p]?.score ?? null, components: texts[p] ?? {} })),
-      components: texts[i],
+      parents: row.parents.map((p) => ({
+        i: p,
+        score: candidates[p]?.score ?? null,
+        components: readable(texts[p] ?? {}),
+        changes: structuredChanges(texts[p] ?? {}, texts[i] ?? {})
+      })),
+      components: readable(texts[i] ?? {}),
       proposal: proposal ?? null,
       feedback: it === undefined ? null : feedback.get(it) ?? null,
       usage: it === undefined ? null : usage.get(it) ?? null

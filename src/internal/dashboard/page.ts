@@ -50,6 +50,7 @@ table.mb th { background:#f6f8fa; } .up { color:var(--good); } .down { color:var
 .record .k { font-weight:600; color:var(--mute); font-size:11px; text-transform:uppercase; letter-spacing:.03em; }
 .legend { color:var(--mute); font-size:12px; }
 .muted { color:var(--mute); }
+ul.changes { margin:2px 0 6px; padding-left:18px; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size:12px; }
 svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill:#445; }
 .node { cursor:pointer; } .node.sel circle { stroke:#111 !important; stroke-width:3px !important; }
 @media (max-width: 1000px) { main { grid-template-columns: minmax(0,1fr); } #lineage-wrap { height:360px; } header { gap:6px 12px; } }

@@ -393,6 +393,12 @@ export const script = String.raw`
       for (var p = 0; p < d.parents.length; p++) {
         var parent = d.parents[p], before = parent.components[name];
         if (d.parents.length > 1) body.appendChild(el("div", { "class": "muted" }, "against #" + parent.i + (before === text ? " (same text)" : "")));
+        var changes = parent.changes && parent.changes[name];
+        if (changes && changes.length) {
+          var list = el("ul", { "class": "changes" });
+          for (var c = 0; c < changes.length; c++) list.appendChild(el("li", null, changes[c]));
+          body.appendChild(list);
+        }
         body.appendChild(before === undefined ? el("div", { "class": "text" }, text) : diffView(before, text));
       }
     }

@@ -131,7 +131,7 @@ export const loadEvaluator = (file: string): Effect.Effect<OA.Evaluator<unknown,
   Effect.gen(function*() {
     if (!fs.existsSync(file)) return yield* Effect.fail(inputError("--evaluator", `${file}: module not found`))
     const mod = yield* Effect.tryPromise({
-      try: () => importUserModule(file),
+      try: () => importUserModule(file, { sameGraphFirst: true, orIsolated: true }),
       catch: (e) => inputError("--evaluator", `${file}: cannot load the module: ${e instanceof Error ? e.message : String(e)}`)
     })
     const fn = fieldOf(mod, "evaluate") ?? fieldOf(mod, "evaluator") ?? fieldOf(mod, "default")

@@ -1,0 +1,45 @@
+/**
+ * The live dashboard's candidate detail shows a structured component (stored
+ * as canonical JSON) indented, with its changes against each parent listed
+ * path by path, as the report does.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as State from "../src/State.js"
+import * as Model from "../src/internal/dashboard/model.js"
+
+describe("dashboard detail of a structured component", () => {
+  it.effect("indents canonical JSON and lists the changed paths against the parent", () =>
+    Effect.gen(function*() {
+      const seed = { code: JSON.stringify({ branch: "main", files: ["a.ts"] }), prompt: "Fix the bug." }
+      const initial = yield* State.initial({
+        seed: 0,
+        seedCandidate: seed,
+        frontierType: "instance",
+        valset: { ids: ["v1"], scores: [0.5], outputs: [undefined] },
+        metricCalls: 1,
+        fingerprint: "test"
+      })
+      const child = { code: JSON.stringify({ branch: "evolve-1", files: ["a.ts", "b.ts"] }), prompt: "Fix the bug." }
+      const state: State.GepaState = {
+        ...initial,
+        candidates: [...initial.candidates, child],
+        parents: [...initial.parents, [0]],
+        valScores: [...initial.valScores, { v1: 0.9 }],
+        valAverages: [...initial.valAverages, 0.9],
+        valCoverage: [...initial.valCoverage, 1],
+        discoveryBudget: [...initial.discoveryBudget, 10]
+      }
+      const model = Model.make(() => 0)
+      model.state(state)
+      model.flush()
+      const detail = model.detail(1) as {
+        readonly components: Record<string, string>
+        readonly parents: ReadonlyArray<{ readonly components: Record<string, string>; readonly changes: Record<string, ReadonlyArray<string>> }>
+      }
+      expect(detail.components["code"]).toBe(JSON.stringify({ branch: "evolve-1", files: ["a.ts", "b.ts"] }, null, 2))
+      expect(detail.components["prompt"]).toBe("Fix the bug.")
+      expect(detail.parents[0]?.components["code"]).toBe(JSON.stringify({ branch: "main", files: ["a.ts"] }, null, 2))
+      expect(detail.parents[0]?.changes).toEqual({ code: ["branch: \"main\" -> \"evolve-1\"", "+ files[1]: \"b.ts\""] })
+    }))
+})
