@@ -314,10 +314,17 @@ export const addCandidate = (
     sources: options.sources
   })
   return Either.map(
-    Frontier.addProgram(state.fronts, state.frontierType, idx, {
-      valScores: options.valset.scores,
-      valObjectiveScores: options.valset.objectiveScores
-    }, "evaluate (new candidate on the validation set)", append),
+    Frontier.addProgram(
+      state.fronts,
+      state.frontierType,
+      idx,
+      {
+        valScores: options.valset.scores,
+        valObjectiveScores: options.valset.objectiveScores
+      },
+      "evaluate (new candidate on the validation set)",
+      append
+    ),
     (fronts) => {
       const previousBest = bestIndex(state)
       const [avg, n] = average(options.valset.scores)

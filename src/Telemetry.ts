@@ -211,7 +211,10 @@ const durationOf = (purpose: EvaluationPurpose) => {
   return metric
 }
 const proposalTagged = (outcome: ProposalOutcome, kind: "reflective" | "merge") => tagged(proposalsKey, [["outcome", outcome], ["kind", kind]])
-const proposalMetrics = { reflective: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>(), merge: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>() }
+const proposalMetrics = {
+  reflective: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>(),
+  merge: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>()
+}
 const proposalSync = (outcome: ProposalOutcome, kind: "reflective" | "merge", labels: Labels) => {
   const byOutcome = proposalMetrics[kind]
   let metric = byOutcome.get(outcome)
