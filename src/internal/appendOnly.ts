@@ -31,6 +31,9 @@ export interface Owner {
 /** @internal */
 export const makeOwner = (): Owner => ({ owned: new WeakSet() })
 
+// an array the owner made: it is the owner's to change (the one place that says so)
+const mutable = <A>(array: ReadonlyArray<A>): Array<A> => array as Array<A>
+
 /**
  * `[...array, item]`, in place when `owner` made `array` (and did not seal
  * it); without an owner, always a copy.
@@ -40,13 +43,38 @@ export const makeOwner = (): Owner => ({ owned: new WeakSet() })
 export const append = <A>(owner: Owner | undefined, array: ReadonlyArray<A>, item: A): ReadonlyArray<A> => {
   if (owner === undefined) return [...array, item]
   if (owner.owned.has(array)) {
-    ;(array as Array<A>).push(item)
+    mutable(array).push(item)
     return array
   }
   const copy = array.slice()
   copy.push(item)
   owner.owned.add(copy)
   return copy
+}
+
+/**
+ * `array` with `array[index] = item`: in place when `owner` made `array` (and
+ * did not seal or release it); otherwise a copy, owned from then on. Unlike
+ * `append`, it changes an entry an earlier state shows: an array that goes
+ * out with a state is released first (`release`), as a seal would.
+ *
+ * @internal
+ */
+export const set = <A>(owner: Owner | undefined, array: ReadonlyArray<A>, index: number, item: A): ReadonlyArray<A> => {
+  if (array[index] === item) return array
+  if (owner !== undefined && owner.owned.has(array)) {
+    mutable(array)[index] = item
+    return array
+  }
+  const copy = array.slice()
+  copy[index] = item
+  owner?.owned.add(copy)
+  return copy
+}
+
+/** The next `set` or `append` to `array` copies it: a state holding it goes where it may be kept. @internal */
+export const release = (owner: Owner, array: ReadonlyArray<unknown>): void => {
+  owner.owned.delete(array)
 }
 
 /** `append` bound to an owner (`State.addCandidate`'s `append` option). @internal */
@@ -70,7 +98,8 @@ export const seal = (owner: Owner, _state: GepaState): void => {
  * only ever grow at their end (in place while the run owns them, else by a
  * copy), and a front's program list only by the newest candidate: so the
  * first entries of each, as many as the state had, are that state whatever
- * the run appended since. An `IterationEnded` carries its state this way to
+ * the run appended since. The one array whose entries change
+ * (`nextComponent`, see `set`) must be released by the caller. An `IterationEnded` carries its state this way to
  * listeners of the user's: a listener that never reads it (most read a few
  * kinds of event) costs no copy, where sealing the state made the next
  * append copy the trace, the per-candidate arrays and every front a new

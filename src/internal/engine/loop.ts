@@ -249,7 +249,7 @@ const planWhileRoom = <D, T, O>(
   Effect.gen(function*() {
     while (progress.stop === undefined && Step.inFlight(progress.state) < r.parallelProposals) {
       const { owed } = yield* unaccounted
-      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.listening)
+      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.listening, s.owner)
       if (planned._tag === "Exhausted") {
         progress.exhausted = { reason: planned.reason, learned: planned.learned === true }
         return

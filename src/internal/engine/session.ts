@@ -170,6 +170,8 @@ export const make = <D, T, O>(
     // the telemetry observer reads it at once and keeps nothing.
     const forKeeps = (e: GepaEvent): GepaEvent => {
       if (e._tag !== "IterationEnded") return e
+      // its entries change in place (the round-robin pointers): the next change copies it
+      AppendOnly.release(owner, e.state.nextComponent)
       const state = AppendOnly.asOf(e.state)
       const kept = GepaEvent.IterationEnded({ iteration: e.iteration, accepted: e.accepted, state: e.state })
       Object.defineProperty(kept, "state", { get: state, enumerable: true, configurable: true })
