@@ -18,7 +18,10 @@
  *   strategies on 3 seeds at budget 500.
  *
  * Options: `--quick` (fewer seeds, one budget), `--only quality|latency|determinism`,
- * `--budgets 500,1000` (the quality budgets).
+ * `--budgets 500,1000` (the quality budgets), `--strategies "default;2 per step, best"`,
+ * `--quality-seeds 10-59` (other seeds for the quality rows: a change chosen on
+ * seeds 0-9 is checked on seeds it was not chosen on; the task's simulated
+ * model hashes its prompt, so any change reshuffles which seeds are lucky).
  */
 import { Effect } from "effect"
 import * as fs from "node:fs/promises"
@@ -283,7 +286,11 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const seeds = Array.from({ length: quick ? 2 : 10 }, (_, i) => i)
   const budgetsAt = argv.indexOf("--budgets")
   const budgets = budgetsAt >= 0 ? argv[budgetsAt + 1]!.split(",").map(Number) : quick ? [500] : [500, 1000, 2000]
-  const q = only === undefined || only === "quality" ? await quality(chosen, budgets, seeds, log) : []
+  const rangeAt = argv.indexOf("--quality-seeds")
+  const range = rangeAt >= 0 ? /^(\d+)-(\d+)$/.exec(argv[rangeAt + 1] ?? "") : null
+  if (rangeAt >= 0 && range === null) throw new Error(`--quality-seeds: expected FIRST-LAST (e.g. 10-59), got ${argv[rangeAt + 1]}`)
+  const qualitySeeds = range === null ? seeds : Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_, i) => Number(range[1]) + i)
+  const q = only === undefined || only === "quality" ? await quality(chosen, budgets, qualitySeeds, log) : []
   const seedsAt = argv.indexOf("--seeds")
   const latencySeeds = quick ? [0] : seedsAt >= 0 ? seeds.slice(0, Number(argv[seedsAt + 1])) : seeds
   const l = only === undefined || only === "latency" ? await latency(chosen, latencySeeds, log) : []
@@ -295,7 +302,13 @@ export const main = async (argv: ReadonlyArray<string>) => {
   }
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")
   await fs.mkdir(dir, { recursive: true })
-  const name = quick ? "concurrency-quick.json" : only === undefined ? "concurrency.json" : `concurrency-${only}.json`
+  const name = quick
+    ? "concurrency-quick.json"
+    : range !== null
+    ? `concurrency-quality-seeds-${range[1]}-${range[2]}.json`
+    : only === undefined
+    ? "concurrency.json"
+    : `concurrency-${only}.json`
   await fs.writeFile(path.join(dir, name), JSON.stringify({ date: new Date().toISOString(), quality: q, latency: l, determinism: d }, null, 2) + "\n")
   process.stdout.write(markdown(q, l, d))
 }

@@ -93,8 +93,8 @@ export const GepaResult = Schema.Struct({
 export type GepaResult = typeof GepaResult.Type
 
 /**
- * The result of a state. The best candidate follows the reference tie-breaks:
- * highest mean validation score, then more coverage, then lowest index.
+ * The result of a state. The best candidate is `State.bestIndex`: highest
+ * mean validation score, then more coverage, then the newest.
  *
  * @since 0.1.0
  * @category constructors

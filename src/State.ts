@@ -377,7 +377,13 @@ export const scoreOf = (state: GepaState) => (program: number): number =>
 
 /**
  * The best candidate: highest mean validation score, then more coverage,
- * then lowest index.
+ * then the newest (highest index; among candidates never scored, the
+ * oldest). A candidate joins the pool only by beating its parent on a
+ * minibatch, so among equals on validation the newest has the most evidence
+ * (a child that ties its parent improved on training examples the validation
+ * set does not show); it is also the one parent selection keeps among
+ * identical programs (`Pareto.removalOrder`). The reference keeps the oldest
+ * (changed in 0.3.0; README "The best among equals is the newest").
  *
  * @since 0.1.0
  * @category getters
@@ -394,7 +400,10 @@ export const bestIndex = (state: GepaState): number => {
   for (let i = resume ? memo.n : 1; i < n; i++) {
     const s = score(i)
     const b = score(best)
-    if (s > b || (s === b && (state.valCoverage[i] ?? 0) > (state.valCoverage[best] ?? 0))) best = i
+    const ci = state.valCoverage[i] ?? 0
+    const cb = state.valCoverage[best] ?? 0
+    // equals: the newer one, unless neither was scored at all (the seed stays)
+    if (s > b || (s === b && (ci > cb || (ci === cb && ci > 0)))) best = i
   }
   bestMemo.set(state.valAverages, { coverage: state.valCoverage, n, best })
   return best

@@ -16,20 +16,11 @@ describe("dashboard detail of a structured component", () => {
         seed: 0,
         seedCandidate: seed,
         frontierType: "instance",
-        valset: { ids: ["v1"], scores: [0.5], outputs: [undefined] },
-        metricCalls: 1,
-        fingerprint: "test"
+        valset: { scores: { v1: 0.5 } },
+        metricCalls: 1
       })
       const child = { code: JSON.stringify({ branch: "evolve-1", files: ["a.ts", "b.ts"] }), prompt: "Fix the bug." }
-      const state: State.GepaState = {
-        ...initial,
-        candidates: [...initial.candidates, child],
-        parents: [...initial.parents, [0]],
-        valScores: [...initial.valScores, { v1: 0.9 }],
-        valAverages: [...initial.valAverages, 0.9],
-        valCoverage: [...initial.valCoverage, 1],
-        discoveryBudget: [...initial.discoveryBudget, 10]
-      }
+      const [state] = yield* State.addCandidate(initial, { candidate: child, parents: [0], valset: { scores: { v1: 0.9 } }, discoveryBudget: 10 })
       const model = Model.make(() => 0)
       model.state(state)
       model.flush()

@@ -217,8 +217,8 @@ describe("the budget", () => {
           assert.strictEqual(result.totalMetricCalls, calls)
           assert.isAtMost(calls, budget)
           // stopped only when nothing that could change the result fitted: the
-          // smallest proposal (a minibatch of 1, a child validated on a quarter
-          // of the validation set) needs 2 + 3 calls here
+          // smallest proposal (a minibatch of 1, a child validated on a sample of
+          // at most a quarter of the validation set) needs at most 2 + 3 calls here
           if (calls < budget && !result.stopReason.startsWith("nothing left to learn")) {
             const needed = Number(/needs at least (\d+)/.exec(result.stopReason)?.[1])
             assert.isBelow(budget - calls, needed, result.stopReason)

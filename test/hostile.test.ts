@@ -399,8 +399,10 @@ describe("Gepa.optimize against a hostile server", () => {
       const { events, run } = runWith({
         task: yield* modelFor(taskServer.baseURL),
         reflection: yield* modelFor(reflectionServer.baseURL),
-        // fewer proposals than the limit of consecutive failures fit
-        maxMetricCalls: 18
+        // fewer proposals than the limit of consecutive failures fit: the seed's
+        // validation takes 8, each failed proposal 2 (its parent's minibatch), and
+        // the smallest proposal needs 3 (a minibatch of 1 and a sample of 1)
+        maxMetricCalls: 16
       })
       const result = yield* run
       expect(result.candidates).toHaveLength(1)
@@ -425,8 +427,10 @@ describe("Gepa.optimize against a hostile server", () => {
       const { events, run } = runWith({
         task: yield* modelFor(taskServer.baseURL),
         reflection: yield* modelFor(reflectionServer.baseURL),
-        // fewer proposals than the limit of consecutive failures fit
-        maxMetricCalls: 18
+        // fewer proposals than the limit of consecutive failures fit: the seed's
+        // validation takes 8, each failed proposal 2 (its parent's minibatch), and
+        // the smallest proposal needs 3 (a minibatch of 1 and a sample of 1)
+        maxMetricCalls: 16
       })
       const result = yield* run
       expect(result.candidates).toHaveLength(1)

@@ -43,17 +43,19 @@ describe("optimizeAnything: budget", () => {
         spent.push(result.totalMetricCalls)
         assert.isAtMost(result.totalMetricCalls, 150)
         // what is left is less than the engine's smallest proposal: 2 minibatch
-        // calls and a child validated on a quarter of the 20 validation examples
+        // calls and a child validated on a sample of the 20 validation examples,
+        // a quarter of them at most and small enough to leave under 1 % of the
+        // budget (1 example at 150)
         const left = /(\d+) metric calls left, a proposal needs at least (\d+)/.exec(result.stopReason)
         if (left === null) assert.strictEqual(result.totalMetricCalls, 150, result.stopReason)
         else {
           assert.strictEqual(Number(left[1]), 150 - result.totalMetricCalls)
           assert.isBelow(Number(left[1]), Number(left[2]))
-          assert.strictEqual(Number(left[2]), 7)
+          assert.isAtMost(Number(left[2]), 3)
         }
       }
-      // the issue measured 92-96% before the engine's endgame; 99% is not reached on this task (see bench/anything.ts)
-      assert.isAtLeast(spent.reduce((a, b) => a + b, 0) / spent.length, 0.97 * 150, `spent ${spent.join(", ")}`)
+      // the issue measured 92-96% before the engine's endgame (149-150 of 150 since the sample may be small enough)
+      for (const x of spent) assert.isAtLeast(x, 0.99 * 150, `spent ${spent.join(", ")}`)
     }))
 })
 

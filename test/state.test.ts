@@ -262,16 +262,18 @@ describe("State", () => {
   })
 
   describe("bestIndex", () => {
-    it("prefers the highest average, then more coverage, then the lowest index", () => {
+    it("prefers the highest average, then more coverage, then the newest", () => {
       let s = start({ v1: 0.5, v2: 0.5 }) // 0: avg .5, coverage 2
       ;[s] = add(s, [0], { v1: 0.5, v2: 0.5, v3: 0.5 }) // 1: avg .5, coverage 3
       assert.strictEqual(State.bestIndex(s), 1)
-      ;[s] = add(s, [0], { v1: 0.5, v2: 0.5, v4: 0.5 }) // 2: same as 1
-      assert.strictEqual(State.bestIndex(s), 1)
-      ;[s] = add(s, [0], { v1: 0.4 }) // 3: lower
-      assert.strictEqual(State.bestIndex(s), 1)
-      ;[s] = add(s, [0], { v1: 0.6 }) // 4: higher average, less coverage
-      assert.strictEqual(State.bestIndex(s), 4)
+      ;[s] = add(s, [0], { v1: 0.5, v2: 0.5, v4: 0.5 }) // 2: same as 1, newer
+      assert.strictEqual(State.bestIndex(s), 2)
+      ;[s] = add(s, [0], { v1: 0.5, v2: 0.5 }) // 3: same average, less coverage
+      assert.strictEqual(State.bestIndex(s), 2)
+      ;[s] = add(s, [0], { v1: 0.4 }) // 4: lower
+      assert.strictEqual(State.bestIndex(s), 2)
+      ;[s] = add(s, [0], { v1: 0.6 }) // 5: higher average, less coverage
+      assert.strictEqual(State.bestIndex(s), 5)
     })
 
     it("never prefers a candidate without coverage over one with coverage", () => {
@@ -370,7 +372,8 @@ describe("State", () => {
               const sb = state.valCoverage[b]! > 0 ? state.valAverages[b]! : -Infinity
               if (sa !== sb) return sb - sa
               if (state.valCoverage[a] !== state.valCoverage[b]) return state.valCoverage[b]! - state.valCoverage[a]!
-              return a - b
+              // equals: the newest, unless none was scored (then the seed)
+              return state.valCoverage[a]! > 0 ? b - a : a - b
             })
           assert.strictEqual(State.bestIndex(state), ranked[0])
         }),
