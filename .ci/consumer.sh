@@ -73,6 +73,15 @@ node --input-type=module -e '
   await import("effect-gepa/Gepa")
   await import("effect-gepa/Config")
 '
+# a run directory without @effect/platform-node (not installed here): one line saying what to install
+node --input-type=module -e '
+  import { Effect } from "effect"
+  import { RunDir } from "effect-gepa"
+  const r = await Effect.runPromise(Effect.either(Effect.scoped(RunDir.make(process.argv[1]))))
+  if (r._tag !== "Left" || !r.left.message.includes("npm install @effect/platform") || r.left.message.includes("\n")) {
+    console.error("consumer: expected one line naming @effect/platform-node, got", r); process.exit(1)
+  }
+' "$work/run-dir"
 node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").pop())
   if (r.bestScore !== 1) { console.error("consumer: expected the app to reach 1, got", r); process.exit(1) }

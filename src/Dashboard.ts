@@ -34,8 +34,6 @@
  */
 import { Context, Effect, Layer, Redacted, Ref, Schema, type Scope } from "effect"
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import type { GepaEvent } from "./Event.js"
 import { follow } from "./internal/dashboard/follow.js"
 import { field, isRecord } from "./internal/fields.js"
@@ -201,29 +199,30 @@ export const layer = (options?: Options): Layer.Layer<Dashboard | RunMonitor, Da
 export const watch = (dir: string, options?: Options): Effect.Effect<Info, DashboardError, Scope.Scope> =>
   Effect.gen(function*() {
     yield* check(options)
-    const root = path.resolve(dir)
-    const holds = [RunDir.FILES.events, RunDir.FILES.state, RunDir.FILES.result].some((f) => fs.existsSync(path.join(root, f)))
+    const notFound = (e: { readonly message: string }) => new DashboardError({ what: dir, detail: e.message })
+    const model = Model.make()
+    const follower = yield* Effect.mapError(follow(dir, model), notFound)
+    const root = follower.root
+    const holds = yield* Effect.map(
+      Effect.forEach([RunDir.FILES.events, RunDir.FILES.state, RunDir.FILES.result], (f) => RunDir.exists(root, f)),
+      (found) => found.some((x) => x)
+    )
     if (!holds) {
       return yield* new DashboardError({
         what: root,
         detail: `not a run folder (no ${RunDir.FILES.events}, ${RunDir.FILES.state} or ${RunDir.FILES.result})`
       })
     }
-    const s = settings(options, `GEPA run ${path.basename(root)}`)
-    const model = Model.make()
-    const follower = follow(root, model)
+    const s = settings(options, `GEPA run ${follower.name}`)
     return yield* serve({
       model,
       title: s.title,
       mode: "watch",
       tick: follower.tick,
-      stop: Effect.sync(() => {
+      stop: Effect.gen(function*() {
         if (!follower.running()) return { accepted: false, message: "no process is running this folder" }
-        try {
-          fs.writeFileSync(path.join(root, RunDir.FILES.stop), `requested by the dashboard at ${new Date().toISOString()}\n`)
-        } catch (e) {
-          return { accepted: false, message: `could not write the stop file: ${e instanceof Error ? e.message : String(e)}` }
-        }
+        const written = yield* Effect.either(RunDir.requestStop(root, `requested by the dashboard at ${new Date().toISOString()}\n`))
+        if (written._tag === "Left") return { accepted: false, message: `could not write the stop file: ${written.left.detail}` }
         return { accepted: true, message: "stop file written: the run saves its state and ends; resume continues it" }
       })
     }, s).pipe(Effect.mapError(listenError(s.host, s.port)))

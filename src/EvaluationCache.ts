@@ -83,6 +83,17 @@ export interface CachedEvaluation<O> {
 }
 
 /**
+ * A cached result whose output the cache may not have kept (see
+ * `MemoryOptions.keepOutput`): what `Batch.getScores` serves.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface CachedScore<O> extends Omit<CachedEvaluation<O>, "output"> {
+  readonly output: Option.Option<O>
+}
+
+/**
  * A cache of evaluations. Persistent implementations write through.
  *
  * @since 0.1.0
@@ -122,9 +133,22 @@ export interface Batch<O> {
    * The results the keys would be served, without side effects: an owed
    * payment is not charged (a run directory's `get` charges one). Used to
    * decide from what is already known, never to serve an evaluation;
-   * `undefined` when the cache cannot read so.
+   * `undefined` when the cache cannot read so. Outputs are not read.
    */
-  readonly peek: ((keys: ReadonlyArray<CacheKey>) => ReadonlyArray<CachedEvaluation<O> | undefined>) | undefined
+  readonly peek: ((keys: ReadonlyArray<CacheKey>) => ReadonlyArray<Omit<CachedEvaluation<O>, "output"> | undefined>) | undefined
+  /**
+   * `getMany` for a reader that can do without an output (since 0.3.0),
+   * optional: it also serves the results whose output the cache did not
+   * keep, which `get` and `getMany` treat as absent (see
+   * `MemoryOptions.keepOutput`).
+   */
+  readonly getScores?: ((keys: ReadonlyArray<CacheKey>) => Effect.Effect<ReadonlyArray<CachedScore<O> | undefined>>) | undefined
+  /**
+   * `set` done at once (since 0.3.0), optional: for a cache in memory,
+   * whose writes need no effect. The engine writes a fast adapter's results
+   * through it, without an effect per call.
+   */
+  readonly write?: ((key: CacheKey, value: CachedEvaluation<O>) => void) | undefined
 }
 
 /**
@@ -182,9 +206,10 @@ export const keyString = (key: CacheKey): string =>
 export const isVisible = (
   key: Pick<CacheKey, "requestedBy" | "visibleUpTo">,
   hit: Pick<CachedEvaluation<unknown>, "iteration">
-): boolean =>
-  key.visibleUpTo === undefined || hit.iteration === undefined || hit.iteration <= key.visibleUpTo ||
-  hit.iteration === key.requestedBy
+): boolean => visibleAt(key, hit.iteration)
+
+const visibleAt = (key: Pick<CacheKey, "requestedBy" | "visibleUpTo">, iteration: number | undefined): boolean =>
+  key.visibleUpTo === undefined || iteration === undefined || iteration <= key.visibleUpTo || iteration === key.requestedBy
 
 /**
  * Whether `next` replaces the result kept for its key: it does when it was
@@ -196,11 +221,12 @@ export const isVisible = (
  * @category utils
  */
 export const replaces = <O>(
-  existing: CachedEvaluation<O> | undefined,
-  next: CachedEvaluation<O>
-): boolean =>
-  existing === undefined ||
-  (next.iteration ?? Number.NEGATIVE_INFINITY) < (existing.iteration ?? Number.NEGATIVE_INFINITY)
+  existing: Pick<CachedEvaluation<O>, "iteration"> | undefined,
+  next: Pick<CachedEvaluation<O>, "iteration">
+): boolean => existing === undefined || replacesAt(existing.iteration, next.iteration)
+
+const replacesAt = (existing: number | undefined, next: number | undefined): boolean =>
+  (next ?? Number.NEGATIVE_INFINITY) < (existing ?? Number.NEGATIVE_INFINITY)
 
 /**
  * An in-memory cache, optionally pre-filled (for example from a run
@@ -216,34 +242,54 @@ export const replaces = <O>(
  */
 export const memory = <O>(
   initial?: Iterable<readonly [string, CachedEvaluation<O>]>,
-  options?: MemoryOptions
+  options?: MemoryOptions<O>
 ): EvaluationCache<O> => {
   const byCandidate = new Map<string, Bucket<O>>()
+  // every example key seen, numbered once: a bucket finds an example by its number
+  const examples = new Map<string, number>()
   let size = 0
   const keepTrajectories = options?.trajectories ?? true
-  const put = (candidateHash: string, example: string, value: CachedEvaluation<O>): void => {
+  const keepOutput = options?.keepOutput
+  const put = (candidateHash: string, exampleKey: string, value: CachedEvaluation<O>, output: boolean): void => {
     let bucket = byCandidate.get(candidateHash)
     if (bucket === undefined) {
       bucket = new Bucket()
       byCandidate.set(candidateHash, bucket)
     }
-    const slot = bucket.slots.get(example)
-    if (!replaces(slot === undefined ? undefined : bucket.read(slot), value)) return
+    let example = examples.get(exampleKey)
+    if (example === undefined) {
+      example = examples.size
+      examples.set(exampleKey, example)
+    }
+    const found = bucket.slotOf(example)
+    const slot = found < 0 ? undefined : found
+    if (slot !== undefined && !replacesAt(bucket.iterationOf(slot), value.iteration)) return
     if (slot === undefined) size++
-    bucket.write(example, slot, value, keepTrajectories)
+    bucket.write(example, slot, value, keepTrajectories, output)
   }
   for (const [k, value] of initial ?? []) {
     const cut = k.indexOf("\u0000")
-    put(k.slice(0, cut), k.slice(cut + 1), value)
+    put(k.slice(0, cut), k.slice(cut + 1), value, true)
+  }
+  // the visible slot of a key in its candidate's bucket, or -1
+  const slotOf = (bucket: Bucket<O> | undefined, key: CacheKey): number => {
+    if (bucket === undefined) return -1
+    const example = examples.get(exampleKey(key))
+    const slot = example === undefined ? -1 : bucket.slotOf(example)
+    return slot < 0 || !visibleAt(key, bucket.iterationOf(slot)) ? -1 : slot
   }
   const lookup = (key: CacheKey): CachedEvaluation<O> | undefined => {
     const bucket = byCandidate.get(key.candidateHash)
-    const slot = bucket?.slots.get(exampleKey(key))
-    if (slot === undefined) return undefined
-    const hit = bucket!.read(slot)
-    return isVisible(key, hit) ? hit : undefined
+    const slot = slotOf(bucket, key)
+    return bucket === undefined || slot < 0 ? undefined : bucket.read(slot)
   }
-  const store = (key: CacheKey, value: CachedEvaluation<O>): void => put(key.candidateHash, exampleKey(key), value)
+  const lookupScore = (key: CacheKey): CachedScore<O> | undefined => {
+    const bucket = byCandidate.get(key.candidateHash)
+    const slot = slotOf(bucket, key)
+    return bucket === undefined || slot < 0 ? undefined : bucket.readScore(slot)
+  }
+  const store = (key: CacheKey, value: CachedEvaluation<O>): void =>
+    put(key.candidateHash, exampleKey(key), value, keepOutput === undefined || keepOutput(key, value))
   const get: EvaluationCache<O>["get"] = (key) => Effect.sync(() => Option.fromNullable(lookup(key)))
   const set: EvaluationCache<O>["set"] = (key, value) => Effect.sync(() => store(key, value))
   return {
@@ -259,37 +305,96 @@ export const memory = <O>(
         Effect.sync(() => {
           for (const [key, value] of list) store(key, value)
         }),
-      peek: (keys) => keys.map(lookup)
+      // with the output when it was kept (as `getMany` reads), else the score alone
+      peek: (keys) => keys.map((key) => lookup(key) ?? lookupScore(key)),
+      getScores: (keys) => Effect.sync(() => keys.map(lookupScore)),
+      write: store
     }
   }
 }
 
+/** Where a bucket holds no output (see `MemoryOptions.keepOutput`). */
+const noOutput: unique symbol = Symbol("effect-gepa/EvaluationCache/noOutput")
+
 /**
- * One candidate's entries, column by column: a slot per example in a map
- * whose keys are the examples' shared key strings, and the output, score and
- * paying iteration in arrays. An entry costs a map slot and three array
- * cells instead of an object of its own (a long run keeps about a million);
- * the rare entry with objective scores, an owed flag or a trajectory is
- * kept whole beside them.
+ * One candidate's entries, column by column: the examples' numbers in a
+ * sorted typed array with each one's slot beside it (a binary search finds
+ * one), and the output, score and paying iteration in arrays. An entry costs
+ * two typed-array cells and three array cells instead of an object or a map
+ * entry of its own (a long run keeps about a million); the rare entry with
+ * objective scores, an owed flag or a trajectory is kept whole beside them.
  */
 class Bucket<O> {
-  readonly slots = new Map<string, number>()
-  readonly outputs: Array<O> = []
+  /** example numbers, ascending, in `keys[0 .. count)`; the slot of `keys[i]` is `slots[i]` */
+  keys = new Int32Array(4)
+  slots = new Int32Array(4)
+  count = 0
+  /** the slot of an example, or -1 */
+  slotOf(example: number): number {
+    const i = this.search(example)
+    return i < this.count && this.keys[i] === example ? this.slots[i] ?? -1 : -1
+  }
+  /** the first position whose key is not below `example` */
+  private search(example: number): number {
+    let lo = 0
+    let hi = this.count
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((this.keys[mid] ?? 0) < example) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+  private insert(example: number, slot: number): void {
+    if (this.count === this.keys.length) {
+      const keys = new Int32Array(this.keys.length * 2)
+      keys.set(this.keys)
+      this.keys = keys
+      const slots = new Int32Array(this.slots.length * 2)
+      slots.set(this.slots)
+      this.slots = slots
+    }
+    const i = this.search(example)
+    this.keys.copyWithin(i + 1, i, this.count)
+    this.slots.copyWithin(i + 1, i, this.count)
+    this.keys[i] = example
+    this.slots[i] = slot
+    this.count++
+  }
+  readonly outputs: Array<O | typeof noOutput> = []
   readonly scores: Array<number> = []
   readonly iterations: Array<number | undefined> = []
-  whole: Map<number, CachedEvaluation<O>> | undefined
-  read(slot: number): CachedEvaluation<O> {
+  whole: Map<number, CachedScore<O>> | undefined
+  iterationOf(slot: number): number | undefined {
+    return this.iterations[slot]
+  }
+  read(slot: number): CachedEvaluation<O> | undefined {
+    const output = this.outputs[slot]
+    if (output === undefined || output === noOutput) return undefined
     const whole = this.whole?.get(slot)
-    if (whole !== undefined) return whole
+    if (whole !== undefined) {
+      const { output: _, ...rest } = whole
+      return { ...rest, output }
+    }
     const iteration = this.iterations[slot]
     return iteration === undefined
-      ? { output: this.outputs[slot]!, score: this.scores[slot]! }
-      : { output: this.outputs[slot]!, score: this.scores[slot]!, iteration }
+      ? { output, score: this.scores[slot]! }
+      : { output, score: this.scores[slot]!, iteration }
   }
-  write(example: string, existing: number | undefined, value: CachedEvaluation<O>, keepTrajectories: boolean): void {
+  readScore(slot: number): CachedScore<O> {
+    const whole = this.whole?.get(slot)
+    if (whole !== undefined) return whole
+    const stored = this.outputs[slot]
+    const output = stored === undefined || stored === noOutput ? Option.none() : Option.some(stored)
+    const iteration = this.iterations[slot]
+    return iteration === undefined
+      ? { output, score: this.scores[slot]! }
+      : { output, score: this.scores[slot]!, iteration }
+  }
+  write(example: number, existing: number | undefined, value: CachedEvaluation<O>, keepTrajectories: boolean, keepOutput: boolean): void {
     const slot = existing ?? this.outputs.length
-    if (existing === undefined) this.slots.set(example, slot)
-    this.outputs[slot] = value.output
+    if (existing === undefined) this.insert(example, slot)
+    this.outputs[slot] = keepOutput ? value.output : noOutput
     this.scores[slot] = value.score
     this.iterations[slot] = value.iteration
     const plain = value.objectiveScores === undefined && value.owed === undefined &&
@@ -298,8 +403,9 @@ class Bucket<O> {
       this.whole?.delete(slot)
       return
     }
-    const { trajectory, ...rest } = value
-    ;(this.whole ??= new Map()).set(slot, keepTrajectories && trajectory !== undefined ? { ...rest, trajectory } : rest)
+    const { output, trajectory, ...rest } = value
+    const kept = keepOutput ? Option.some(output) : Option.none()
+    ;(this.whole ??= new Map()).set(slot, keepTrajectories && trajectory !== undefined ? { ...rest, output: kept, trajectory } : { ...rest, output: kept })
   }
 }
 
@@ -309,7 +415,7 @@ class Bucket<O> {
  * @since 0.3.0
  * @category models
  */
-export interface MemoryOptions {
+export interface MemoryOptions<O = unknown> {
   /**
    * keep the trajectories evaluations hand in (default true). A trajectory
    * is served only to the proposal that paid for it, re-launched after a
@@ -317,6 +423,18 @@ export interface MemoryOptions {
    * never serves one, and drops them to save memory.
    */
   readonly trajectories?: boolean | undefined
+  /**
+   * whether to keep an entry's output (default: every one). An entry kept
+   * without its output still answers `Batch.getScores` and `peek` (its score,
+   * with no output); `get` and `getMany`, which must hand out an output,
+   * treat it as absent. The engine's own cache keeps only the outputs a run
+   * can still report (one that beats the best output recorded for its
+   * validation example): a run reads an output back from the cache for
+   * nothing else, and outputs are most of what a long run's cache holds.
+   *
+   * @since 0.3.0
+   */
+  readonly keepOutput?: ((key: CacheKey, value: CachedEvaluation<O>) => boolean) | undefined
 }
 
 /** The part of a key after the candidate hash (see `keyString`). */

@@ -87,11 +87,27 @@ export const empty: Fronts = { instance: emptyTable, objective: emptyTable, cart
  */
 export const cartesianKey = (valId: string, objective: string): string => JSON.stringify([valId, objective])
 
-const insertSorted = (programs: ReadonlyArray<number>, idx: number): ReadonlyArray<number> => {
+/**
+ * How a program list grows by one program at its end: a copy by default. The
+ * engine passes one that appends in place to lists no state it handed out
+ * holds (see `State.addCandidate`'s `append`): fronts of many ties hold
+ * thousands of programs, and copying every front a new candidate joins was
+ * the largest allocation of a long run.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Append = <A>(array: ReadonlyArray<A>, item: A) => ReadonlyArray<A>
+
+const copyAppend: Append = (array, item) => [...array, item]
+
+const noPrograms: ReadonlyArray<number> = []
+
+const insertSorted = (programs: ReadonlyArray<number>, idx: number, append: Append): ReadonlyArray<number> => {
   const last = programs.length === 0 ? -1 : programs[programs.length - 1]!
   // the common case, a new program (the largest index so far): appended
-  // without a search (fronts of many ties hold thousands of programs)
-  if (last < idx) return [...programs, idx]
+  // without a search
+  if (last < idx) return append(programs, idx)
   if (programs.includes(idx)) return programs
   const out = programs.slice()
   let i = out.length
@@ -110,7 +126,8 @@ const insertSorted = (programs: ReadonlyArray<number>, idx: number): ReadonlyArr
 export const updateTable = (
   table: FrontTable,
   scores: Iterable<readonly [string, number]>,
-  program: number
+  program: number,
+  append: Append = copyAppend
 ): FrontTable => {
   let best: Record<string, number> | undefined
   let programs: Record<string, ReadonlyArray<number>> | undefined
@@ -120,10 +137,11 @@ export const updateTable = (
       best ??= { ...table.best }
       programs ??= { ...table.programs }
       best[key] = score
-      programs[key] = [program]
+      // through `append`: a list the engine can then grow in place
+      programs[key] = append(noPrograms, program)
     } else if (score === prev) {
       programs ??= { ...table.programs }
-      programs[key] = insertSorted(programs[key] ?? [], program)
+      programs[key] = insertSorted(programs[key] ?? [], program, append)
     }
   }
   return best === undefined && programs === undefined
@@ -169,6 +187,7 @@ export interface ProgramScores {
 /**
  * Adds a program's validation results to every tracked front. Frontier types
  * other than `instance` need objective scores and fail clearly without them.
+ * `append` grows a front the program joins (default a copy, see `Append`).
  *
  * @since 0.1.0
  * @category updates
@@ -178,16 +197,17 @@ export const addProgram = (
   frontierType: FrontierType,
   program: number,
   scores: ProgramScores,
-  call = "evaluate"
+  call = "evaluate",
+  append: Append = copyAppend
 ): Either.Either<Fronts, MissingObjectiveScores> => {
   const perExample = scores.valObjectiveScores
   const hasObjectives = perExample !== undefined && Object.keys(perExample).length > 0
   if (frontierType !== "instance" && !hasObjectives) {
     return Either.left(new MissingObjectiveScores({ frontierType, call }))
   }
-  const instance = updateTable(fronts.instance, Object.entries(scores.valScores), program)
+  const instance = updateTable(fronts.instance, Object.entries(scores.valScores), program, append)
   const objective = hasObjectives
-    ? updateTable(fronts.objective, Object.entries(aggregateObjectives(Object.values(perExample))), program)
+    ? updateTable(fronts.objective, Object.entries(aggregateObjectives(Object.values(perExample))), program, append)
     : fronts.objective
   let cartesian = fronts.cartesian
   // (a cartesian front has objective scores: checked above)
@@ -196,7 +216,7 @@ export const addProgram = (
     for (const [valId, objectives] of Object.entries(perExample)) {
       for (const [name, value] of Object.entries(objectives)) pairs.push([cartesianKey(valId, name), value])
     }
-    cartesian = updateTable(cartesian, pairs, program)
+    cartesian = updateTable(cartesian, pairs, program, append)
   }
   return Either.right({ instance, objective, cartesian })
 }

@@ -48,41 +48,21 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option, Schema, type Scope } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import * as Candidate from "./Candidate.js"
-import { ConfigError, PersistenceError } from "./Errors.js"
-import * as EvaluationCache from "./EvaluationCache.js"
+import type { ConfigError } from "./Errors.js"
+import { PersistenceError } from "./Errors.js"
 import type { GepaEvent } from "./Event.js"
 import { firstIssue } from "./internal/issue.js"
-import {
-  acquireLock,
-  attempt,
-  type CandidateLog,
-  type Decoded,
-  encodeResult,
-  errorText,
-  eventLine,
-  flush,
-  fsyncDir,
-  isCode,
-  openJournal,
-  openLog,
-  parseCandidateLog,
-  parseJournal,
-  readStateFile,
-  releaseLock,
-  replayJournal,
-  stampNow,
-  writeAtomic
-} from "./internal/runDir.js"
-import { type CandidateLine, FILES as files, type Migrations } from "./internal/runDir.js"
 import * as Ledger from "./internal/ledger.js"
+import { FILES as files, type Migrations } from "./internal/runDir.js"
+import { encodeResult, eventLine, parseCandidateLog, parseJournal, replayJournal, stampNow } from "./internal/runDir.js"
 import { makeOwed, makeReservations, parseReservations } from "./internal/runDirBudget.js"
-import { allPayments, type CacheIndex, emptyIndex, makeCache, parseCache } from "./internal/runDirCache.js"
+import { allPayments, emptyIndex, forgetFolded, makeCache, parseCache, settle } from "./internal/runDirCache.js"
+import * as Disk from "./internal/runDirDisk.js"
+import { openJournal } from "./internal/runDirJournal.js"
+import { bestOutputs, loadState, makeBestFile, openCandidates, openRoot, openSideLogs, readStateFile, stopFile } from "./internal/runDirOpen.js"
 import * as Result from "./Result.js"
-import { type LogName, type RunStore, RunStoreService } from "./RunStore.js"
-import * as State from "./State.js"
+import { type RunStore, RunStoreService } from "./RunStore.js"
+import type * as State from "./State.js"
 
 /**
  * The file names inside a run directory.
@@ -138,34 +118,64 @@ export interface Options {
  * `gepa.lock` naming the holder's pid, host and start time). A lock whose
  * process is gone (same host) is taken over.
  *
+ * Every file of the directory is read and written through
+ * `@effect/platform`'s `FileSystem` and `Path` (since 0.3.0): the ones in
+ * the context when it has both (a test's in-memory or recording file
+ * system), else Node's, from `@effect/platform-node` (an optional peer,
+ * loaded here; without it the run fails with one line saying what to
+ * install).
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const make = <O>(
   dir: string,
   options?: Options
+): Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope> => Effect.flatMap(Disk.resolve(String(dir)), (disk) => open<O>(disk, dir, options))
+
+/**
+ * The run store service (`RunStore.RunStoreService`) over a run directory:
+ * every run opened through it uses (and locks, for the run's scope) the
+ * directory `dir`, so a run resumes from the one before it. The directory's
+ * `FileSystem` and `Path` are the ones where the layer is built (e.g.
+ * `Layer.provide(RunDir.layer(dir), fileSystemLayer)`), else the run's, else
+ * Node's (see `make`).
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layer = (dir: string, options?: Options): Layer.Layer<RunStoreService> =>
+  Layer.effect(
+    RunStoreService,
+    Effect.map(Disk.fromContext, (found) => ({
+      open: <O>() => Effect.flatMap(Disk.resolve(String(dir), found), (disk) => open<O>(disk, dir, options))
+    }))
+  )
+
+const open = <O>(
+  disk: Disk.Disk,
+  dir: string,
+  options?: Options
 ): Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const root = yield* openRoot(dir)
-    const file = (name: string) => path.join(root, name)
+    const root = yield* openRoot(disk, dir)
+    const file = (name: string) => disk.path.join(root, name)
     // generation of the last save: of the loaded state, then of each save
     let generation = 0
     const currentGeneration = () => generation
 
-    const events = yield* openAppend(file(FILES.events))
-    const candidates = yield* openCandidates(file(FILES.candidates))
-    const journal = yield* openJournal(root)
+    const events = yield* Disk.openAppend(disk, file(FILES.events))
+    const candidates = yield* openCandidates(disk, file(FILES.candidates))
+    const journal = yield* openJournal(disk, root)
     const owed = makeOwed()
-    const cacheLog = (options?.cache ?? true) ? Option.some(yield* openAppend(file(FILES.cache))) : Option.none()
+    const cacheLog = (options?.cache ?? true) ? Option.some(yield* Disk.openAppend(disk, file(FILES.cache))) : Option.none()
     const index = Option.match(cacheLog, { onNone: () => emptyIndex<O>(), onSome: (log) => parseCache<O>(log.text) })
     const cacheDirty = { value: false }
-    const cache = Option.map(cacheLog, (log) =>
-      makeCache<O>({ file: file(FILES.cache), fd: log.fd, index, owed, generation: currentGeneration, dirty: cacheDirty }))
-    const reservationFile = yield* openAppend(file(FILES.reservations))
+    const cache = Option.map(cacheLog, (log) => makeCache<O>({ log, index, owed, generation: currentGeneration, dirty: cacheDirty }))
+    const reservationFile = yield* Disk.openAppend(disk, file(FILES.reservations))
     const reservationLog = parseReservations(reservationFile.text)
     const reservations = makeReservations({
-      file: file(FILES.reservations),
-      fd: reservationFile.fd,
+      file: reservationFile,
       log: reservationLog,
       syncEach: options?.syncReservations ?? false,
       generation: currentGeneration
@@ -179,9 +189,7 @@ export const make = <O>(
     const resumeFrom = (loaded: { readonly state: State.GepaState; readonly generation: number }) =>
       Effect.gen(function*() {
         generation = loaded.generation
-        const inFlight = new Set(loaded.state.pending.map((p) =>
-          p.iteration
-        ))
+        const inFlight = new Set(loaded.state.pending.map((p) => p.iteration))
         for (const p of allPayments(index)) {
           // not counted by the saved state: paid by a proposal in flight at
           // the save or planned after it (or, without an iteration, written after it)
@@ -209,51 +217,50 @@ export const make = <O>(
     })
 
     const load = loadState({
+      disk,
       root,
       migrations: options?.migrations ?? {},
-      candidates: () => candidates.log(),
-      resume: (snapshot, fromCurrent) => Effect.flatMap(journal.resume(snapshot, candidates.log(), { fromCurrent }), resumeFrom),
+      candidates: candidates.log,
+      resume: (snapshot, lines, fromCurrent) => Effect.flatMap(journal.resume(snapshot, lines, { fromCurrent }), resumeFrom),
       fresh: startFresh
-    })
+    }).pipe(Effect.tap(() => {
+      // the payments not owed and the candidate lines read are not needed after the load
+      settle(index)
+      candidates.release()
+    }))
 
-    const best = makeBestFile(root)
+    const best = makeBestFile(disk, root)
+    const sideLogs = yield* openSideLogs(disk, root)
     const save = (state: State.GepaState): Effect.Effect<void, PersistenceError> =>
       Effect.gen(function*() {
         // the cache entries and candidates this state relies on reach the
         // disk first, with the reservations of the calls made since the last
         // save; the flushes run side by side (off the event loop), so a save
         // waits about one flush for them, not one per file
-        const flushes: Array<readonly [string, number]> = []
-        if (cacheDirty.value && Option.isSome(cacheLog)) flushes.push([file(FILES.cache), cacheLog.value.fd])
+        // the events since the last save go out in one write (not awaited: the event log is diagnostic)
+        yield* events.flush
+        yield* sideLogs.flush
+        const flushes: Array<Effect.Effect<void, PersistenceError>> = []
+        if (cacheDirty.value && Option.isSome(cacheLog)) flushes.push(cacheLog.value.sync)
         cacheDirty.value = false
-        if (reservations.takeDirty()) flushes.push([file(FILES.reservations), reservationFile.fd])
-        if (yield* candidates.append(state)) flushes.push([file(FILES.candidates), candidates.fd])
-        yield* Effect.forEach(flushes, ([name, fd]) => flush(name, fd), { concurrency: "unbounded", discard: true })
+        if (reservations.takeDirty()) flushes.push(reservationFile.sync)
+        if (yield* candidates.append(state)) flushes.push(candidates.sync)
+        yield* Effect.all(flushes, { concurrency: "unbounded", discard: true })
         yield* journal.save(state, generation + 1, state.candidates.length)
         generation++
-        yield* attempt(file(FILES.state), "save", () => {
-          reservations.markSaved(generation)
-          best.writeIfChanged(state)
-        })
-      })
-
-    const onEvent = (event: GepaEvent): Effect.Effect<void> =>
-      Effect.sync(() => {
-        try {
-          fs.writeSync(events.fd, JSON.stringify({ ts: stampNow(), ...(eventLine(event) as object) }) + "\n")
-        } catch {
-          // the event log is diagnostic: a full disk must not fail the run here (save will report it)
-        }
+        yield* reservations.markSaved(generation)
+        yield* best.writeIfChanged(state)
+        forgetFolded(index, state)
       })
 
     const finish = (state: State.GepaState, stopReason: string, stoppedBy: Result.StoppedBy | null = null): Effect.Effect<void, PersistenceError> =>
-      attempt(file(FILES.result), "write", () => {
-        best.write(state)
-        writeAtomic(root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason, stoppedBy)), null, 2) + "\n")
+      Effect.gen(function*() {
+        yield* best.write(state)
+        yield* Disk.writeAtomic(disk, root, FILES.result, JSON.stringify(encodeResult(Result.fromState(state, stopReason, stoppedBy)), null, 2) + "\n")
         if ((options?.trackBestOutputs ?? true) && Option.isSome(cacheLog)) {
-          writeAtomic(root, FILES.bestOutputs, JSON.stringify(bestOutputs(state, index), null, 2) + "\n")
+          yield* Disk.writeAtomic(disk, root, FILES.bestOutputs, JSON.stringify(bestOutputs(state, index), null, 2) + "\n")
         }
-        fsyncDir(root)
+        yield* Disk.syncDir(disk, root)
       })
 
     return {
@@ -262,233 +269,19 @@ export const make = <O>(
       load,
       save,
       cache,
-      onEvent,
-      appendLog: yield* openSideLogs(root),
-      stopRequested: Effect.sync(() => fs.existsSync(file(FILES.stop))),
+      // the event log is diagnostic: written with the next save (or every 64 kB), and a full disk does not fail the run here
+      onEvent: (event: GepaEvent) => Effect.suspend(() => events.post(JSON.stringify({ ts: stampNow(), ...(eventLine(event) as object) }) + "\n")),
+      appendLog: sideLogs.append,
+      stopRequested: stopFile(disk, root),
       finish,
       reserve: reservations.reserve,
       unaccounted: Effect.sync(() => ({ lost: reservations.lostAtLoad(), owed: owed.byIteration() }))
     }
   })
 
-/**
- * The run store service (`RunStore.RunStoreService`) over a run directory:
- * every run opened through it uses (and locks, for the run's scope) the
- * directory `dir`, so a run resumes from the one before it.
- *
- * @since 0.3.0
- * @category layers
- */
-export const layer = (dir: string, options?: Options): Layer.Layer<RunStoreService> => Layer.succeed(RunStoreService, { open: <O>() => make<O>(dir, options) })
-
-/**
- * Checks, creates and locks the run directory for the scope; removes the
- * stop file of the run that was stopped with it (it would end the resumed
- * run at once) and the temporary files of a save cut short by a crash.
- */
-const openRoot = (dir: string): Effect.Effect<string, PersistenceError | ConfigError, Scope.Scope> =>
-  Effect.gen(function*() {
-    if (typeof dir !== "string" || dir.length === 0) {
-      return yield* Effect.fail(new ConfigError({ field: "runDir", detail: "expected a non-empty directory path" }))
-    }
-    const root = path.resolve(dir)
-    yield* attempt(root, "create the run directory", () => {
-      fs.mkdirSync(root, { recursive: true })
-      if (!fs.statSync(root).isDirectory()) throw new Error("exists and is not a directory")
-      fs.accessSync(root, fs.constants.W_OK | fs.constants.R_OK)
-    })
-    yield* Effect.acquireRelease(acquireLock(root), (l) => Effect.sync(() => releaseLock(root, l)))
-    const stop = path.join(root, FILES.stop)
-    yield* attempt(stop, "remove the old stop file", () => fs.rmSync(stop, { force: true }))
-    yield* attempt(root, "clean temporary files", () => {
-      for (const name of fs.readdirSync(root)) {
-        if (name.startsWith(".") && name.includes(".tmp-")) fs.rmSync(path.join(root, name), { force: true })
-      }
-    })
-    return root
-  })
-
-/** Opens an append-only log for the scope: its complete lines (a cut last line is removed) and a descriptor to append to. */
-const openAppend = (file: string) =>
-  Effect.acquireRelease(
-    attempt(file, "open", () => {
-      const text = openLog(file)
-      return { fd: fs.openSync(file, "a"), text }
-    }),
-    ({ fd }) => Effect.sync(() => fs.closeSync(fd))
-  )
-
-/**
- * `candidates.jsonl`: one line per candidate, appended when a save first
- * includes it; `keep` cuts lines a lost generation left past the loaded
- * state's count.
- */
-const openCandidates = (file: string) =>
-  Effect.gen(function*() {
-    const opened = yield* openAppend(file)
-    let log = parseCandidateLog(opened.text)
-    // candidate lines that belong to the state in use (after load, or saved since)
-    let written = 0
-    const cut = (count: number) => {
-      // a state whose candidates are not in the log (saved whole, as 0.2
-      // did) has its candidates appended by the next save
-      const kept = Math.min(count, log.lines.length)
-      fs.truncateSync(file, log.ends[kept - 1] ?? 0)
-      log = { lines: log.lines.slice(0, kept), ends: log.ends.slice(0, kept) }
-      written = kept
-    }
-    return {
-      fd: opened.fd,
-      log: () => log,
-      keep: (count: number) => attempt(file, "truncate", () => cut(count)),
-      /** appends the candidates new since the last save; true when something was written (to flush) */
-      append: (state: State.GepaState) =>
-        attempt(file, "append to", () => {
-          const count = state.candidates.length
-          // not reached by the engine (candidates are only ever added); kept
-          // so that the file always matches the state that was saved
-          if (count < written) cut(count)
-          if (count === written) return false
-          let offset = log.ends[written - 1] ?? 0
-          let chunk = ""
-          for (let i = written; i < count; i++) {
-            const line: CandidateLine = {
-              i,
-              candidate: state.candidates[i],
-              valScores: state.valScores[i],
-              objectiveScores: state.objectiveScores[i]
-            }
-            const text = JSON.stringify(line) + "\n"
-            offset += Buffer.byteLength(text)
-            log.lines.push(line)
-            log.ends.push(offset)
-            chunk += text
-          }
-          fs.writeSync(opened.fd, chunk)
-          written = count
-          return true
-        })
-    }
-  })
-
-/**
- * Reads the saved state: the current snapshot with its journal, else the
- * previous snapshot with both journals (a corrupt current snapshot is moved
- * aside as `gepa_state.corrupt-<time>.json`), else nothing (`fresh`); fails
- * when state files are there and none is readable.
- */
-const loadState = (o: {
-  readonly root: string
-  readonly migrations: Migrations
-  readonly candidates: () => CandidateLog
-  readonly resume: (
-    snapshot: Extract<Decoded, { readonly _tag: "ok" }>,
-    fromCurrent: boolean
-  ) => Effect.Effect<Option.Option<State.GepaState>, PersistenceError>
-  readonly fresh: Effect.Effect<Option.Option<State.GepaState>, PersistenceError>
-}): Effect.Effect<Option.Option<State.GepaState>, PersistenceError> =>
-  Effect.gen(function*() {
-    const file = (name: string) => path.join(o.root, name)
-    const current = yield* readStateFile(file(FILES.state), o.migrations, o.candidates())
-    if (current._tag === "ok") return yield* o.resume(current, true)
-    const previous = yield* readStateFile(file(FILES.prev), o.migrations, o.candidates())
-    if (previous._tag === "ok") {
-      if (current._tag === "corrupt") {
-        const aside = file(`gepa_state.corrupt-${stampNow().replace(/[:.]/g, "-")}.json`)
-        yield* attempt(file(FILES.state), "move the corrupt state file aside", () => fs.renameSync(file(FILES.state), aside))
-      }
-      return yield* o.resume(previous, false)
-    }
-    if (current._tag === "missing" && previous._tag === "missing") return yield* o.fresh
-    const problems = [
-      current._tag === "corrupt" ? `${FILES.state}: ${current.detail}` : `${FILES.state}: missing`,
-      previous._tag === "corrupt" ? `${FILES.prev}: ${previous.detail}` : `${FILES.prev}: missing`
-    ]
-    return yield* Effect.fail(
-      new PersistenceError({
-        path: current._tag === "corrupt" ? file(FILES.state) : file(FILES.prev),
-        operation: "load",
-        detail: `no readable saved state (${problems.join("; ")}); move the run directory's state files away to start over`
-      })
-    )
-  })
-
-/** `best_candidate.json`: written when the best candidate (or its score) changes, and at the end. */
-const makeBestFile = (root: string) => {
-  let last: string | undefined
-  const write = (state: State.GepaState) => {
-    const best = State.bestIndex(state)
-    writeAtomic(
-      root,
-      FILES.best,
-      JSON.stringify(
-        {
-          index: best,
-          score: State.scoreOf(state)(best),
-          iteration: state.iteration,
-          candidate: state.candidates[best]
-        },
-        null,
-        2
-      ) + "\n"
-    )
-  }
-  return {
-    write,
-    writeIfChanged: (state: State.GepaState) => {
-      const best = State.bestIndex(state)
-      const key = `${best}:${State.scoreOf(state)(best)}`
-      if (key === last) return
-      last = key
-      write(state)
-      fsyncDir(root)
-    }
-  }
-}
-
-/** The best candidate's cached outputs on the validation set (`best_outputs.json`). */
-const bestOutputs = <O>(state: State.GepaState, index: CacheIndex<O>) => {
-  const best = State.bestIndex(state)
-  const candidate = state.candidates[best]
-  const outputs: Record<string, { output: unknown; score: number }> = {}
-  if (candidate === undefined) return { candidate: best, outputs }
-  const hash = Candidate.hash(candidate)
-  // cache keys hold the example's content hash (the id in runs from before 0.2)
-  const print = state.fingerprint?.valset
-  const contentOf = new Map<string, string | undefined>(print === undefined ? [] : print.ids.map((id, i) => [id, print.hashes[i]] as const))
-  for (const id of Object.keys(state.valScores[best] ?? {})) {
-    const hit = index.entries.get(EvaluationCache.keyString({ candidateHash: hash, split: "val", id, contentHash: contentOf.get(id) }))
-    if (hit !== undefined) outputs[id] = { output: hit.output, score: hit.score }
-  }
-  return { candidate: best, outputs }
-}
-
-/** Side logs (`RunStore.appendLog`), opened on their first entry: most runs never write one. */
-const openSideLogs = (root: string) =>
-  Effect.gen(function*() {
-    const fds = new Map<LogName, number>()
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const fd of fds.values()) fs.closeSync(fd)
-      })
-    )
-    const names: Record<LogName, string> = { side_info: FILES.sideInfo }
-    return (log: LogName, entry: unknown): Effect.Effect<void> =>
-      Effect.sync(() => {
-        try {
-          let fd = fds.get(log)
-          if (fd === undefined) {
-            const file = path.join(root, names[log])
-            openLog(file)
-            fd = fs.openSync(file, "a")
-            fds.set(log, fd)
-          }
-          fs.writeSync(fd, JSON.stringify({ ts: stampNow(), ...(entry as object) }) + "\n")
-        } catch {
-          // diagnostic, like the event log: a full disk must not fail the run here (save will report it)
-        }
-      })
-  })
+/** The directory's file system (see `make`) for the utilities below; `orDie` for those that cannot fail. */
+const onDisk = <A, E>(dir: string, f: (disk: Disk.Disk, root: string) => Effect.Effect<A, E>): Effect.Effect<A, E | PersistenceError> =>
+  Effect.flatMap(Disk.resolve(String(dir)), (disk) => f(disk, disk.path.resolve(dir)))
 
 /**
  * Reads the saved state of a run directory without locking it (for
@@ -504,30 +297,25 @@ export const readState = (
   dir: string,
   options?: { readonly migrations?: Migrations }
 ): Effect.Effect<Option.Option<State.GepaState>, PersistenceError> =>
-  Effect.gen(function*() {
-    const root = path.resolve(dir)
-    const candidates = yield* attempt(path.join(root, FILES.candidates), "read", () =>
-      parseCandidateLog(fs.existsSync(path.join(root, FILES.candidates)) ? fs.readFileSync(path.join(root, FILES.candidates), "utf8") : ""))
-    let corrupt: { readonly file: string; readonly detail: string } | undefined
-    for (const name of [FILES.state, FILES.prev]) {
-      const r = yield* readStateFile(path.join(root, name), options?.migrations ?? {}, candidates)
-      if (r._tag === "ok") {
-        const journals = yield* attempt(path.join(root, FILES.journal), "read", () =>
-          [FILES.prevJournal, FILES.journal].flatMap((log) => {
-            const f = path.join(root, log)
-            return fs.existsSync(f) ? parseJournal(fs.readFileSync(f, "utf8")).lines : []
-          }))
-        return Option.some(replayJournal(r, journals, candidates).state)
+  onDisk(dir, (disk, root) =>
+    Effect.gen(function*() {
+      const read = (name: string) => Disk.readText(disk, disk.path.join(root, name))
+      const candidates = parseCandidateLog(Option.getOrElse(yield* read(FILES.candidates), () => ""))
+      let corrupt: { readonly file: string; readonly detail: string } | undefined
+      for (const name of [FILES.state, FILES.prev]) {
+        const r = yield* readStateFile(disk, disk.path.join(root, name), options?.migrations ?? {}, candidates)
+        if (r._tag === "ok") {
+          const journals: Array<ReturnType<typeof parseJournal>["lines"]> = []
+          for (const log of [FILES.prevJournal, FILES.journal]) journals.push(parseJournal(Option.getOrElse(yield* read(log), () => "")).lines)
+          return Option.some(replayJournal(r, journals.flat(), candidates).state)
+        }
+        if (r._tag === "corrupt" && corrupt === undefined) corrupt = { file: disk.path.join(root, name), detail: r.detail }
       }
-      if (r._tag === "corrupt" && corrupt === undefined) {
-        corrupt = { file: path.join(root, name), detail: r.detail }
+      if (corrupt !== undefined) {
+        return yield* Effect.fail(new PersistenceError({ path: corrupt.file, operation: "read", detail: corrupt.detail }))
       }
-    }
-    if (corrupt !== undefined) {
-      return yield* Effect.fail(new PersistenceError({ path: corrupt.file, operation: "read", detail: corrupt.detail }))
-    }
-    return Option.none()
-  })
+      return Option.none()
+    }))
 
 /**
  * Writes a file of a run directory atomically (readers see the old or the
@@ -538,11 +326,11 @@ export const readState = (
  * @category utils
  */
 export const writeFile = (dir: string, name: FileName, content: string): Effect.Effect<void, PersistenceError> =>
-  attempt(path.join(path.resolve(dir), name), "write", () => {
-    const root = path.resolve(dir)
-    fs.mkdirSync(root, { recursive: true })
-    writeAtomic(root, name, content)
-  })
+  onDisk(dir, (disk, root) =>
+    Effect.zipRight(
+      Effect.mapError(disk.fs.makeDirectory(root, { recursive: true }), Disk.failed(disk.path.join(root, name), "write")),
+      Disk.writeAtomic(disk, root, name, content)
+    ))
 
 /**
  * Reads a file of a run directory; `None` when it does not exist.
@@ -550,17 +338,8 @@ export const writeFile = (dir: string, name: FileName, content: string): Effect.
  * @since 0.2.0
  * @category utils
  */
-export const readFile = (dir: string, name: FileName): Effect.Effect<Option.Option<string>, PersistenceError> => {
-  const file = path.join(path.resolve(dir), name)
-  return attempt(file, "read", () => {
-    try {
-      return Option.some(fs.readFileSync(file, "utf8"))
-    } catch (e) {
-      if (isCode(e, "ENOENT")) return Option.none()
-      throw e
-    }
-  })
-}
+export const readFile = (dir: string, name: FileName): Effect.Effect<Option.Option<string>, PersistenceError> =>
+  onDisk(dir, (disk, root) => Disk.readText(disk, disk.path.join(root, name)))
 
 /**
  * What is at a run directory's path: nothing yet, a directory, or something
@@ -569,15 +348,7 @@ export const readFile = (dir: string, name: FileName): Effect.Effect<Option.Opti
  * @since 0.3.0
  * @category utils
  */
-export const pathKind = (dir: string): Effect.Effect<"missing" | "directory" | "other", PersistenceError> =>
-  attempt(path.resolve(dir), "inspect", () => {
-    try {
-      return fs.statSync(dir).isDirectory() ? "directory" : "other"
-    } catch (e) {
-      if (isCode(e, "ENOENT")) return "missing"
-      throw e
-    }
-  })
+export const pathKind = (dir: string): Effect.Effect<"missing" | "directory" | "other", PersistenceError> => onDisk(dir, (disk, root) => Disk.kind(disk, root))
 
 /**
  * Removes a run directory and everything in it (for a run that failed before
@@ -586,16 +357,17 @@ export const pathKind = (dir: string): Effect.Effect<"missing" | "directory" | "
  * @since 0.3.0
  * @category utils
  */
-export const remove = (dir: string): Effect.Effect<void, PersistenceError> =>
-  attempt(path.resolve(dir), "remove", () => fs.rmSync(dir, { recursive: true, force: true }))
+export const remove = (dir: string): Effect.Effect<void, PersistenceError> => onDisk(dir, (disk, root) => Disk.remove(disk, root, "remove", true))
 
 /**
- * Whether a run directory holds the file `name`.
+ * Whether a run directory holds the file `name` (a directory whose file
+ * system cannot be had, without `@effect/platform-node`, is a defect here).
  *
  * @since 0.3.0
  * @category utils
  */
-export const exists = (dir: string, name: FileName): Effect.Effect<boolean> => Effect.sync(() => fs.existsSync(path.join(path.resolve(dir), name)))
+export const exists = (dir: string, name: FileName): Effect.Effect<boolean> =>
+  Effect.orDie(onDisk(dir, (disk, root) => Disk.exists(disk, disk.path.join(root, name))))
 
 /**
  * Whether a directory holds a saved state (`gepa_state.json`).
@@ -613,7 +385,24 @@ export const holdsState = (dir: string): Effect.Effect<boolean> => exists(dir, F
  * @category utils
  */
 export const holdsRun = (dir: string): Effect.Effect<boolean> =>
-  Effect.sync(() => [FILES.state, FILES.prev, FILES.result, FILES.config].some((name) => fs.existsSync(path.join(path.resolve(dir), name))))
+  Effect.map(
+    Effect.forEach([FILES.state, FILES.prev, FILES.result, FILES.config], (name) => exists(dir, name)),
+    (found) => found.some((x) => x)
+  )
+
+/**
+ * Requests a graceful stop of the run using a directory (`gepa.stop`): the
+ * run saves its state after the proposals in flight and ends; a resume
+ * continues it.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const requestStop = (dir: string, note: string): Effect.Effect<void, PersistenceError> =>
+  onDisk(dir, (disk, root) => {
+    const file = disk.path.join(root, FILES.stop)
+    return Effect.mapError(disk.fs.writeFileString(file, note), Disk.failed(file, "write"))
+  })
 
 const decodeResult = Schema.decodeUnknownEither(Result.GepaResult)
 
@@ -627,15 +416,15 @@ const decodeResult = Schema.decodeUnknownEither(Result.GepaResult)
  */
 export const readResult = (dir: string): Effect.Effect<Option.Option<Result.GepaResult>, PersistenceError> =>
   Effect.gen(function*() {
-    const file = path.join(path.resolve(dir), FILES.result)
     const text = yield* readFile(dir, FILES.result)
     if (Option.isNone(text)) return Option.none()
+    const file = yield* onDisk(dir, (disk, root) => Effect.succeed(disk.path.join(root, FILES.result)))
     const fail = (detail: string) => Effect.fail(new PersistenceError({ path: file, operation: "read", detail }))
     let json: unknown
     try {
       json = JSON.parse(text.value)
     } catch (e) {
-      return yield* fail(`not valid JSON (${errorText(e)})`)
+      return yield* fail(`not valid JSON (${e instanceof Error ? e.message : String(e)})`)
     }
     const decoded = decodeResult(json)
     if (decoded._tag === "Left") return yield* fail(`not a GEPA result: ${firstIssue(decoded.left)}`)

@@ -288,7 +288,8 @@ export const addCandidate = (
     readonly valset: ValsetEvaluation
     readonly discoveryBudget: number
     /**
-     * how the per-candidate arrays grow by one entry; default a copy
+     * how the per-candidate arrays and the program lists of the fronts
+     * the candidate joins grow by one entry; default a copy
      * (`[...array, item]`). The engine passes one that appends in place to
      * arrays no earlier state it handed out holds, so that a long run does
      * not copy them on every accepted candidate.
@@ -313,10 +314,17 @@ export const addCandidate = (
     sources: options.sources
   })
   return Either.map(
-    Frontier.addProgram(state.fronts, state.frontierType, idx, {
-      valScores: options.valset.scores,
-      valObjectiveScores: options.valset.objectiveScores
-    }, "evaluate (new candidate on the validation set)"),
+    Frontier.addProgram(
+      state.fronts,
+      state.frontierType,
+      idx,
+      {
+        valScores: options.valset.scores,
+        valObjectiveScores: options.valset.objectiveScores
+      },
+      "evaluate (new candidate on the validation set)",
+      append
+    ),
     (fronts) => {
       const previousBest = bestIndex(state)
       const [avg, n] = average(options.valset.scores)

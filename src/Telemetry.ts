@@ -195,12 +195,35 @@ const evaluationSync = (
   if (args.metricCalls > 0) metricCalls.unsafeUpdate(args.metricCalls, labels)
   if (args.failures > 0) evaluationFailures.unsafeUpdate(args.failures, labels)
   if (args.durationMillis !== undefined) {
-    tagged(evaluationDurationKey, [["purpose", args.purpose]]).unsafeUpdate(args.durationMillis, labels)
+    durationOf(args.purpose).unsafeUpdate(args.durationMillis, labels)
   }
 }
 
-const proposalSync = (outcome: ProposalOutcome, kind: "reflective" | "merge", labels: Labels) =>
-  tagged(proposalsKey, [["outcome", outcome], ["kind", kind]]).unsafeUpdate(1, labels)
+// the metrics updated on every evaluation and proposal, found without building their id (`tagged`)
+const durations = new Map<EvaluationPurpose, ReturnType<typeof durationTagged>>()
+const durationTagged = (purpose: EvaluationPurpose) => tagged(evaluationDurationKey, [["purpose", purpose]])
+const durationOf = (purpose: EvaluationPurpose) => {
+  let metric = durations.get(purpose)
+  if (metric === undefined) {
+    metric = durationTagged(purpose)
+    durations.set(purpose, metric)
+  }
+  return metric
+}
+const proposalTagged = (outcome: ProposalOutcome, kind: "reflective" | "merge") => tagged(proposalsKey, [["outcome", outcome], ["kind", kind]])
+const proposalMetrics = {
+  reflective: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>(),
+  merge: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>()
+}
+const proposalSync = (outcome: ProposalOutcome, kind: "reflective" | "merge", labels: Labels) => {
+  const byOutcome = proposalMetrics[kind]
+  let metric = byOutcome.get(outcome)
+  if (metric === undefined) {
+    metric = proposalTagged(outcome, kind)
+    byOutcome.set(outcome, metric)
+  }
+  metric.unsafeUpdate(1, labels)
+}
 
 /**
  * Records one finished evaluation: the metric calls it spent, its failed
@@ -500,6 +523,8 @@ export const observer = (
     // the run's running total of metric calls, followed as the ledger reports it
     const calls = Ledger.follower()
     let best: { score: number; candidate: number } | undefined
+    // candidates whose average `IterationEnded` has already read
+    let scanned = 0
     const started = new Map<string, Array<number>>()
 
     // Everything below is synchronous and runs in one step of the emitting
@@ -569,15 +594,21 @@ export const observer = (
         case "ValsetEvaluated":
           return improve(event.score, event.candidate, labels)
         case "IterationEnded": {
+          // a candidate's average never changes once added: only the ones
+          // added since the last look are read (reading all of them on every
+          // iteration made a long run quadratic, and boxed every score)
           const averages = event.state.valAverages
+          if (averages.length < scanned) scanned = 0
           let top = -1
           let topScore = -Infinity
-          averages.forEach((score, i) => {
-            if (top < 0 || score > topScore) {
+          for (let i = scanned; i < averages.length; i++) {
+            const score = averages[i] ?? Number.NaN
+            if (Number.isFinite(score) && (top < 0 || score > topScore)) {
               top = i
               topScore = score
             }
-          })
+          }
+          scanned = averages.length
           if (top >= 0) improve(topScore, top, labels)
           if (metrics) iterations.unsafeUpdate(1, labels)
           return

@@ -38,6 +38,21 @@ describe("appendOnly", () => {
     )
   })
 
+  it("set changes an owned array in place; a released or foreign one is copied once, and never changes", () => {
+    const owner = AppendOnly.makeOwner()
+    const foreign: ReadonlyArray<number> = [0, 0, 0]
+    const owned = AppendOnly.set(owner, foreign, 1, 5)
+    assert.deepStrictEqual([foreign, owned], [[0, 0, 0], [0, 5, 0]])
+    assert.strictEqual(AppendOnly.set(owner, owned, 2, 7), owned)
+    assert.deepStrictEqual(owned, [0, 5, 7])
+    AppendOnly.release(owner, owned)
+    const copy = AppendOnly.set(owner, owned, 0, 1)
+    assert.notStrictEqual(copy, owned)
+    assert.deepStrictEqual([owned, copy], [[0, 5, 7], [1, 5, 7]])
+    // an unchanged entry: the same array
+    assert.strictEqual(AppendOnly.set(undefined, foreign, 0, 0), foreign)
+  })
+
   it("without an owner, always a copy", () => {
     const a: ReadonlyArray<number> = [1]
     const b = AppendOnly.append(undefined, a, 2)

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import fc from "fast-check"
+import { makeTask } from "../bench/task.js"
 import * as EvaluationCache from "../src/EvaluationCache.js"
+import type { GepaEvent } from "../src/Event.js"
+import * as Gepa from "../src/Gepa.js"
 
 const defined = <A>(a: A | undefined): A => {
   if (a === undefined) throw new Error("expected a value")
@@ -19,6 +23,52 @@ describe("EvaluationCache batch API", () => {
       expect(batch.peek?.([key("1")])).toEqual([{ output: "a", score: 1 }])
       expect(yield* cache.size).toBe(1)
     }))
+
+  it.effect("an entry kept without its output serves its score to getScores and peek, and is absent for get and getMany", () =>
+    Effect.gen(function*() {
+      const cache = EvaluationCache.memory<string>(undefined, { keepOutput: (k, v) => k.id === "1" || v.score > 0.5 })
+      const batch = defined(EvaluationCache.batchOf(cache))
+      yield* batch.setMany([[key("1"), { output: "a", score: 0 }], [key("2"), { output: "b", score: 0.25, iteration: 3 }]])
+      defined(batch.write)(key("3"), { output: "c", score: 1 })
+      expect(yield* batch.getMany([key("1"), key("2"), key("3")])).toEqual([{ output: "a", score: 0 }, undefined, { output: "c", score: 1 }])
+      expect(yield* cache.get(key("2"))).toEqual(Option.none())
+      expect(yield* defined(batch.getScores)([key("1"), key("2"), key("4")])).toEqual([
+        { output: Option.some("a"), score: 0 },
+        { output: Option.none(), score: 0.25, iteration: 3 },
+        undefined
+      ])
+      expect(batch.peek?.([key("2")])).toEqual([{ output: Option.none(), score: 0.25, iteration: 3 }])
+      // the visibility hint applies to entries without output too
+      expect(yield* defined(batch.getScores)([{ ...key("2"), visibleUpTo: 2 }])).toEqual([undefined])
+      expect(yield* cache.size).toBe(3)
+    }))
+
+  it("reads what was written, in any order of examples and candidates (against a plain map)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ c: fc.integer({ min: 0, max: 3 }), id: fc.integer({ min: 0, max: 40 }), iteration: fc.integer({ min: 0, max: 5 }) })),
+        (writes) => {
+          const cache = EvaluationCache.memory<string>()
+          const batch = defined(EvaluationCache.batchOf(cache))
+          const model = new Map<string, { output: string; score: number; iteration: number }>()
+          const keyOf = (c: number, id: number): EvaluationCache.CacheKey => ({ candidateHash: `c${c}`, split: "val", id: `${id}`, contentHash: `h${id}` })
+          writes.forEach(({ c, id, iteration }, n) => {
+            const value = { output: `o${n}`, score: n, iteration }
+            defined(batch.write)(keyOf(c, id), value)
+            const k = `${c}/${id}`
+            const old = model.get(k)
+            // an earlier iteration's result replaces a later one's
+            if (old === undefined || iteration < old.iteration) model.set(k, value)
+          })
+          for (let c = 0; c <= 3; c++) {
+            for (let id = 0; id <= 40; id++) expect(batch.peek?.([keyOf(c, id)])).toEqual([model.get(`${c}/${id}`)])
+          }
+          expect(Effect.runSync(cache.size)).toBe(model.size)
+        }
+      ),
+      { numRuns: 200 }
+    )
+  })
 
   it.effect("a decorator that replaces get or set is used key by key: its own set sees every write", () =>
     Effect.gen(function*() {
@@ -49,5 +99,41 @@ describe("EvaluationCache batch API", () => {
       expect(yield* batch.getMany([key("1"), key("2")])).toEqual([{ output: "a", score: 1 }, undefined])
       expect(gets).toEqual(["1", "2"])
       expect(Option.isSome(yield* cache.get(key("1")))).toBe(true)
+    }))
+})
+
+describe("the run's own cache", () => {
+  const taskOptions = { components: 2, keywordsPerComponent: 6, trainSize: 30, valSize: 10, learnPermille: 400 }
+  const runWith = (cache: EvaluationCache.EvaluationCache<string> | undefined, onEvent: (event: GepaEvent) => void) =>
+    Effect.gen(function*() {
+      const task = makeTask(taskOptions)
+      return yield* Gepa.optimize({
+        seedCandidate: task.seedCandidate,
+        trainset: task.trainset,
+        // examples shared with the training set: a child's minibatch results serve its validation
+        valset: task.trainset.slice(0, 10),
+        adapter: task.adapter,
+        reflectionModel: task.reflectionModel,
+        maxMetricCalls: 600,
+        seed: 3,
+        merge: true,
+        onEvent,
+        ...(cache === undefined ? {} : { cache })
+      })
+    })
+
+  it.effect("keeps only outputs a run can report: the same run and best outputs as a cache that keeps every output", () =>
+    Effect.gen(function*() {
+      let servedOnValidation = 0
+      const own = yield* runWith(undefined, (e) => {
+        if (e._tag === "EvaluationEnded" && e.purpose === "validation") servedOnValidation += e.cacheHits
+      })
+      const all = yield* runWith(EvaluationCache.memory<string>(), () => {})
+      expect(own.state).toEqual(all.state)
+      expect(own.totalMetricCalls).toBe(all.totalMetricCalls)
+      expect(own.bestOutputs).toEqual(all.bestOutputs)
+      expect(Object.keys(own.bestOutputs).length).toBe(taskOptions.valSize)
+      // validations were served from the cache (outputs read back, or dropped where the run could not read them)
+      expect(servedOnValidation).toBeGreaterThan(0)
     }))
 })

@@ -3,6 +3,7 @@ import { Either } from "effect"
 import fc from "fast-check"
 import * as CandidateSelector from "../src/CandidateSelector.js"
 import * as Frontier from "../src/Frontier.js"
+import * as AppendOnly from "../src/internal/appendOnly.js"
 import * as ParetoIndex from "../src/internal/paretoIndex.js"
 import * as Pareto from "../src/Pareto.js"
 import { Rng } from "../src/Rng.js"
@@ -117,6 +118,65 @@ describe("ParetoIndex", () => {
             // asked twice about the same state: the same answer
             check()
           }
+        }
+      ),
+      { numRuns: 200 }
+    )
+  })
+
+  it("matches the full computation when the fronts grow in place, asked about now and then, with seals in between", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            row: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 5, maxLength: 5 }),
+            ask: fc.boolean(),
+            seal: fc.boolean()
+          }),
+          { minLength: 1, maxLength: 40 }
+        ),
+        fc.constantFrom<Frontier.FrontierType>("instance", "hybrid"),
+        fc.integer(),
+        (steps, frontierType, seed) => {
+          const ids = ["v0", "v1", "v2", "v3", "v4"]
+          const valset = (row: ReadonlyArray<number>): State.ValsetEvaluation => ({
+            scores: Object.fromEntries(ids.map((id, j) => [id, row[j]! / 2])),
+            objectiveScores: Object.fromEntries(ids.map((id, j) => [id, { x: row[j]! / 2 }]))
+          })
+          const owner = AppendOnly.makeOwner()
+          let state = Either.getOrThrow(State.initial({
+            seed: 0,
+            seedCandidate: { p: "seed" },
+            frontierType,
+            valset: valset(steps[0]!.row),
+            metricCalls: 0
+          }))
+          const kept: Array<readonly [State.GepaState, string]> = []
+          const check = () => {
+            const a = Rng.seeded(seed)
+            const b = Rng.seeded(seed)
+            const expected = Pareto.draw(Pareto.selectionWeights(State.frontSets(state), State.scoreOf(state)), b) ?? State.bestIndex(state)
+            expect(CandidateSelector.pareto(state, a)).toBe(expected)
+          }
+          for (let i = 1; i < steps.length; i++) {
+            const step = steps[i]!
+            const [next] = Either.getOrThrow(State.addCandidate(state, {
+              candidate: { p: `candidate ${i}` },
+              parents: [i - 1],
+              valset: valset(step.row),
+              discoveryBudget: i,
+              append: AppendOnly.appender(owner)
+            }))
+            state = next
+            if (step.ask) check()
+            if (step.seal) {
+              AppendOnly.seal(owner, state)
+              kept.push([state, JSON.stringify(state.fronts)])
+            }
+          }
+          check()
+          // a sealed state's fronts never changed afterwards
+          for (const [s, fronts] of kept) expect(JSON.stringify(s.fronts)).toBe(fronts)
         }
       ),
       { numRuns: 200 }

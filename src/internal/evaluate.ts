@@ -9,13 +9,13 @@
  *
  * @internal
  */
-import { Duration, Effect, Either, Option, type Schedule } from "effect"
+import { Duration, Effect, Option, type Schedule } from "effect"
 import type { Adapter } from "../Adapter.js"
 import * as Candidate from "../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../DataLoader.js"
 import { AdapterContractError, type AdapterError, EvaluationTimeout, ModelUnrecoverable, type PersistenceError } from "../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
-import { batchOf, type CacheKey, type CachedEvaluation, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
+import { batchOf, type CacheKey, type CachedEvaluation, type CachedScore, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
 import * as Ledger from "./ledger.js"
 import * as Secrets from "../Secrets.js"
@@ -110,41 +110,38 @@ const encodeTrace = <T>(codec: NonNullable<Adapter<unknown, T, unknown>["traceCo
 
 const describe = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e))
 
-const checkContract = <T, O>(
-  call: string,
-  size: number,
-  captureTraces: boolean,
-  batch: EvaluationBatch<T, O>
-): Either.Either<EvaluationBatch<T, O>, AdapterContractError> => {
-  const fail = (detail: string) => Either.left(new AdapterContractError({ call, detail }))
-  if (batch === null || typeof batch !== "object") return fail("evaluate returned no batch")
-  if (!Array.isArray(batch.scores)) return fail("scores is not an array")
-  if (!Array.isArray(batch.outputs)) return fail("outputs is not an array")
-  if (batch.scores.length !== size) return fail(`expected ${size} scores, got ${batch.scores.length}`)
-  if (batch.outputs.length !== size) return fail(`expected ${size} outputs, got ${batch.outputs.length}`)
-  const bad = batch.scores.findIndex((s) => typeof s !== "number" || !Number.isFinite(s))
-  if (bad >= 0) return fail(`score at position ${bad} is ${String(batch.scores[bad])}, not a finite number`)
+/** What is wrong with the adapter's answer, or `undefined` when it keeps the contract (checked on every call: no allocation when it does). */
+const contractBreach = <T, O>(size: number, captureTraces: boolean, batch: EvaluationBatch<T, O>): string | undefined => {
+  if (batch === null || typeof batch !== "object") return "evaluate returned no batch"
+  if (!Array.isArray(batch.scores)) return "scores is not an array"
+  if (!Array.isArray(batch.outputs)) return "outputs is not an array"
+  if (batch.scores.length !== size) return `expected ${size} scores, got ${batch.scores.length}`
+  if (batch.outputs.length !== size) return `expected ${size} outputs, got ${batch.outputs.length}`
+  for (let i = 0; i < size; i++) {
+    const s: unknown = batch.scores[i]
+    if (typeof s !== "number" || !Number.isFinite(s)) return `score at position ${i} is ${String(s)}, not a finite number`
+  }
   if (captureTraces && (!Array.isArray(batch.trajectories) || batch.trajectories.length !== size)) {
-    return fail(`captureTraces was requested: expected ${size} trajectories, got ${batch.trajectories?.length ?? "none"}`)
+    return `captureTraces was requested: expected ${size} trajectories, got ${batch.trajectories?.length ?? "none"}`
   }
   if (batch.errors !== undefined) {
     if (!Array.isArray(batch.errors) || batch.errors.length !== size) {
-      return fail(`expected ${size} error entries, got ${Array.isArray(batch.errors) ? batch.errors.length : "no list"}`)
+      return `expected ${size} error entries, got ${Array.isArray(batch.errors) ? batch.errors.length : "no list"}`
     }
     const badError = batch.errors.findIndex((e) => e !== undefined && typeof e !== "string")
-    if (badError >= 0) return fail(`error at position ${badError} is neither a string nor undefined`)
+    if (badError >= 0) return `error at position ${badError} is neither a string nor undefined`
   }
   if (batch.objectiveScores !== undefined) {
     if (!Array.isArray(batch.objectiveScores) || batch.objectiveScores.length !== size) {
-      return fail(`expected ${size} objective score records, got ${batch.objectiveScores?.length}`)
+      return `expected ${size} objective score records, got ${batch.objectiveScores?.length}`
     }
     for (const [i, rec] of batch.objectiveScores.entries()) {
       for (const [name, v] of Object.entries(rec ?? {})) {
-        if (typeof v !== "number" || !Number.isFinite(v)) return fail(`objective "${name}" at position ${i} is ${String(v)}`)
+        if (typeof v !== "number" || !Number.isFinite(v)) return `objective "${name}" at position ${i} is ${String(v)}`
       }
     }
   }
-  return Either.right(batch)
+  return undefined
 }
 
 // Candidates are never modified once made, and a proposal's candidate is
@@ -251,7 +248,8 @@ export const evaluate = <D, T, O>(
         outcomes[i] = {
           id,
           score: hit.score,
-          output: Option.some(hit.output),
+          // none when the cache did not keep it (the engine's own keeps only outputs a run can still report)
+          output: hit.output,
           trajectory,
           objectiveScores: hit.objectiveScores,
           error: undefined,
@@ -294,16 +292,22 @@ export const evaluate = <D, T, O>(
       if (e instanceof ModelUnrecoverable) return Effect.fail(e)
       return Option.match(unrecoverable(e.cause, "task"), { onSome: Effect.fail, onNone: () => Effect.fail(e) })
     }
-    const settle = (from: number, to: number, result: Either.Either<EvaluationBatch<T, O>, string>) => {
-      const stored: Array<readonly [CacheKey, CachedEvaluation<O>]> = []
+    // a cache written at once (in memory): no effect per chunk
+    const write = cache === undefined ? undefined : batchOf(cache)?.write
+    // The results of one chunk: `batch` when the call answered (checked),
+    // else `failure`. Returns what is left to do (cache writes), or
+    // `undefined` when everything is done.
+    const settle = (from: number, to: number, batch: EvaluationBatch<T, O> | undefined, failure: string) => {
+      const stored: Array<readonly [CacheKey, CachedEvaluation<O>]> | undefined = cache === undefined || batch === undefined || write !== undefined
+        ? undefined
+        : []
       for (let k = 0; k < to - from; k++) {
         const pos = toRun[from + k]!
         const id = ids[pos]!
-        if (Either.isLeft(result)) {
-          outcomes[pos] = failedOutcome(id, pool.fallbackScore, result.left)
+        if (batch === undefined) {
+          outcomes[pos] = failedOutcome(id, pool.fallbackScore, failure)
           continue
         }
-        const batch = result.right
         const error = batch.errors?.[k]
         if (error !== undefined) {
           // only results are cached: a failed example is evaluated again next time
@@ -311,41 +315,37 @@ export const evaluate = <D, T, O>(
           continue
         }
         const objectiveScores = batch.objectiveScores?.[k]
+        const output = batch.outputs[k]!
+        const score = batch.scores[k]!
         outcomes[pos] = {
           id,
-          score: batch.scores[k]!,
-          output: Option.some(batch.outputs[k]!),
+          score,
+          output: Option.some(output),
           trajectory: batch.trajectories ? Option.some(batch.trajectories[k]!) : Option.none(),
           objectiveScores,
           error: undefined,
           cached: false
         }
         if (cache !== undefined) {
-          stored.push([keyOf(id), {
-            output: batch.outputs[k]!,
-            score: batch.scores[k]!,
-            objectiveScores,
-            iteration: request.iteration,
-            ...(request.captureTraces && codec !== undefined ? encodeTrace(codec, batch.trajectories?.[k]) : {})
-          }])
+          const iteration = request.iteration
+          const value: CachedEvaluation<O> = request.captureTraces && codec !== undefined
+            ? { output, score, objectiveScores, iteration, ...encodeTrace(codec, batch.trajectories?.[k]) }
+            : { output, score, objectiveScores, iteration }
+          // cached as soon as the chunk is done: a crash loses only calls still in flight
+          if (write !== undefined) write(keyOf(id), value)
+          else stored?.push([keyOf(id), value])
         }
       }
-      // cached as soon as the chunk is done: a crash loses only calls still in flight
-      return stored.length === 0 ? Effect.void : setAll(cache!, stored)
+      return stored === undefined || stored.length === 0 ? undefined : setAll(cache!, stored)
     }
-    const runChunk = (c: number): Effect.Effect<void, AdapterContractError | PersistenceError | ModelUnrecoverable> => {
-      const from = c * size
-      const to = Math.min(toRun.length, from + size)
-      const batch: Array<D> = new Array(to - from)
-      for (let k = from; k < to; k++) batch[k - from] = examples[k]!
-      const raw = Effect.suspend(() => pool.adapter.evaluate(batch, candidate, { captureTraces: request.captureTraces }))
-      // a failure is classified once: before the timeout and retries when
-      // there are any (a retry must see an unrecoverable failure as one),
-      // otherwise where the result is handled, one step fewer per call
-      const wrapped = pool.timeout !== undefined || pool.retry !== undefined
-      let call: Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable> = wrapped
-        ? Effect.catchAll(raw, classify)
-        : raw
+    // a failure is classified once: before the timeout and retries when
+    // there are any (a retry must see an unrecoverable failure as one),
+    // otherwise where the result is handled, one step fewer per call
+    const wrapped = pool.timeout !== undefined || pool.retry !== undefined
+    const options = { captureTraces: request.captureTraces }
+    const callOf = (batch: ReadonlyArray<D>): Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable> => {
+      const raw = Effect.suspend(() => pool.adapter.evaluate(batch, candidate, options))
+      let call: Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable> = Effect.catchAll(raw, classify)
       if (pool.timeout !== undefined) {
         const millis = Duration.toMillis(pool.timeout)
         call = Effect.timeoutFail(call, { duration: pool.timeout, onTimeout: () => new EvaluationTimeout({ call: request.call, millis }) })
@@ -356,35 +356,7 @@ export const evaluate = <D, T, O>(
           while: (e) => !(e instanceof ModelUnrecoverable)
         })
       }
-      // runs under a permit taken by the worker, before the timeout starts:
-      // queueing time must not count against the call. Once a call failed
-      // unrecoverably, chunks not started yet do not start: the evaluation is over.
-      const onFailure = (e: AdapterError | EvaluationTimeout | ModelUnrecoverable): Effect.Effect<void, PersistenceError | ModelUnrecoverable> => {
-        const failure = e instanceof ModelUnrecoverable
-          ? e
-          : !wrapped
-          // unwrapped, the failure is the adapter's own: classified here as `classify` would
-          ? Option.getOrUndefined(unrecoverable((e as AdapterError).cause, "task"))
-          : undefined
-        if (failure !== undefined) {
-          fatal ??= failure
-          return Effect.fail(failure)
-        }
-        return settle(from, to, Either.left(describe(e)))
-      }
-      const onSuccess = (batch: EvaluationBatch<T, O>): Effect.Effect<void, AdapterContractError | PersistenceError> => {
-        const checked = checkContract(request.call, to - from, request.captureTraces, batch)
-        return Either.isLeft(checked) ? Effect.fail(checked.left) : settle(from, to, Either.right(checked.right))
-      }
-      const start = Effect.suspend(() => {
-        // paid once the call starts (retries of the same examples are not new metric calls)
-        record.start(to - from)
-        return Effect.matchEffect(call, { onFailure, onSuccess })
-      })
-      return Effect.suspend(() => {
-        if (fatal !== undefined) return Effect.fail(fatal)
-        return reserve === undefined ? start : Effect.zipRight(reserveFor(to - from), start)
-      })
+      return call
     }
     if (chunkCount > 0) {
       let next = 0
@@ -394,19 +366,66 @@ export const evaluate = <D, T, O>(
       // one permit per slice instead of one per call, and a slow one still
       // gives its slot back after every call, so other evaluations in flight
       // get their turn. In-flight calls never exceed the permits either way.
-      const slice = (started: number): Effect.Effect<void, Failure> =>
-        Effect.suspend(() => {
-          if (next >= chunkCount) return Effect.void
-          const callStart = performance.now()
-          return Effect.zipRight(
-            runChunk(next++),
-            Effect.suspend(() => {
-              const now = performance.now()
-              if (pool.pace !== undefined) pool.pace.fast = now - callStart < SLICE_MS
-              return now - started < SLICE_MS ? slice(started) : Effect.void
-            })
+      //
+      // One slice runs its chunks one after the other in one fiber, so its
+      // handlers are made once per slice and read the chunk from the slice's
+      // cursor: a fast adapter's call costs its own effect, one match and
+      // one step on, nothing else of ours.
+      const slice = (started: number): Effect.Effect<void, Failure> => {
+        let from = 0
+        let to = 0
+        let callStart = 0
+        // runs under a permit taken by the worker, before the timeout starts:
+        // queueing time must not count against the call. Once a call failed
+        // unrecoverably, chunks not started yet do not start: the evaluation is over.
+        const onFailure = (e: AdapterError | EvaluationTimeout | ModelUnrecoverable): Effect.Effect<void, Failure> => {
+          const failure = e instanceof ModelUnrecoverable
+            ? e
+            : !wrapped
+            // unwrapped, the failure is the adapter's own: classified here as `classify` would
+            ? Option.getOrUndefined(unrecoverable((e as AdapterError).cause, "task"))
+            : undefined
+          if (failure !== undefined) {
+            fatal ??= failure
+            return Effect.fail(failure)
+          }
+          const rest = settle(from, to, undefined, describe(e))
+          return rest === undefined ? after : Effect.zipRight(rest, after)
+        }
+        const onSuccess = (batch: EvaluationBatch<T, O>): Effect.Effect<void, Failure> => {
+          const breach = contractBreach(to - from, request.captureTraces, batch)
+          if (breach !== undefined) return Effect.fail(new AdapterContractError({ call: request.call, detail: breach }))
+          const rest = settle(from, to, batch, "")
+          return rest === undefined ? after : Effect.zipRight(rest, after)
+        }
+        const handlers = { onFailure, onSuccess }
+        // paid once the call starts (retries of the same examples are not new metric calls)
+        const call = (batch: ReadonlyArray<D>) => {
+          record.start(to - from)
+          return Effect.matchEffect(
+            // (called inside the loop's own suspension: a throw is a defect either way)
+            wrapped ? callOf(batch) : pool.adapter.evaluate(batch, candidate, options),
+            handlers
           )
+        }
+        const after: Effect.Effect<void, Failure> = Effect.suspend(() => {
+          const now = performance.now()
+          if (pool.pace !== undefined) pool.pace.fast = now - callStart < SLICE_MS
+          return now - started < SLICE_MS ? loop : Effect.void
         })
+        const loop: Effect.Effect<void, Failure> = Effect.suspend(() => {
+          if (next >= chunkCount) return Effect.void
+          if (fatal !== undefined) return Effect.fail(fatal)
+          callStart = performance.now()
+          from = next++ * size
+          to = Math.min(toRun.length, from + size)
+          const batch: Array<D> = new Array(to - from)
+          for (let k = from; k < to; k++) batch[k - from] = examples[k]!
+          // the handlers go on to `after` (the next chunk of the slice, or its end)
+          return reserve === undefined ? call(batch) : Effect.zipRight(reserveFor(to - from), Effect.suspend(() => call(batch)))
+        })
+        return loop
+      }
       const worker: Effect.Effect<void, Failure> = Effect.suspend(() =>
         next >= chunkCount
           ? Effect.void
@@ -441,13 +460,22 @@ export const evaluate = <D, T, O>(
     return { outcomes, spent: Ledger.charge(toRun.length, owedHits) }
   })
 
-/** One read for all keys when the cache can do it, one per key otherwise. */
+/**
+ * One read for all keys when the cache can do it, one per key otherwise.
+ * Outputs come as options: a cache may keep a result without its output
+ * (`Batch.getScores`).
+ */
 const getAll = <O>(
   cache: EvaluationCache<O>,
   keys: ReadonlyArray<CacheKey>
-): Effect.Effect<ReadonlyArray<CachedEvaluation<O> | undefined>> => {
+): Effect.Effect<ReadonlyArray<CachedScore<O> | undefined>> => {
   const fast = batchOf(cache)
-  return fast !== undefined ? fast.getMany(keys) : Effect.forEach(keys, (key) => Effect.map(cache.get(key), Option.getOrUndefined))
+  if (fast?.getScores !== undefined) return fast.getScores(keys)
+  const withOutput = (hit: CachedEvaluation<O> | undefined): CachedScore<O> | undefined =>
+    hit === undefined ? undefined : { ...hit, output: Option.some(hit.output) }
+  return fast !== undefined
+    ? Effect.map(fast.getMany(keys), (hits) => hits.map(withOutput))
+    : Effect.forEach(keys, (key) => Effect.map(cache.get(key), (hit) => withOutput(Option.getOrUndefined(hit))))
 }
 
 /** One write for all entries when the cache can do it. */

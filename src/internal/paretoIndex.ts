@@ -18,9 +18,11 @@
  * `Pareto.draw`.
  *
  * The index is updated by diffing the fronts it holds against the ones asked
- * about: program lists are compared by reference first (the front tables
- * share every list a new candidate did not change), so after adding a
- * candidate the work is proportional to the fronts it changed. Any fronts
+ * about: program lists are compared by reference and length first (the
+ * front tables share every list a new candidate did not change, and the
+ * engine appends a new candidate to a list in place, which only adds
+ * entries at its end), so after adding a candidate the work is proportional
+ * to the fronts it changed, and a front it joined costs only its new entry. Any fronts
  * and scores give the same answer as the full computation; unrelated ones
  * only cost a larger diff. A property test compares both.
  *
@@ -33,8 +35,13 @@ import { at, defined } from "./invariant.js"
 export type FrontTables = ReadonlyArray<Readonly<Record<string, ReadonlyArray<number>>>>
 
 interface Front {
-  /** members, ascending, distinct */
+  /**
+   * members, ascending, distinct: the first `size` entries of this list (the
+   * engine appends to a front's list in place, so the list may have grown
+   * since; its first `size` entries never change)
+   */
   members: ReadonlyArray<number>
+  size: number
   /** the member last in removal order, or -1 */
   last: number
   /** surviving members */
@@ -221,7 +228,7 @@ const isStrictlyAscending = (xs: ReadonlyArray<number>): boolean => {
   return true
 }
 
-// lists are never modified once made (by the front tables or here): an ascending one is kept as it is
+// lists only ever grow at their end (by the front tables, never here): an ascending one is kept as it is
 const normalized = (xs: ReadonlyArray<number>): ReadonlyArray<number> => [...new Set(xs)].sort((a, b) => a - b)
 
 const join = (ix: ParetoIndex, f: Front, p: number): void => {
@@ -243,24 +250,39 @@ const leave = (ix: ParetoIndex, f: Front, p: number): void => {
   if (ix.kept[p] === true) f.kept--
 }
 
+/** Whether `xs` is strictly ascending from position `from` on (the entries before it are known to be). */
+const ascendingFrom = (xs: ReadonlyArray<number>, from: number): boolean => {
+  for (let i = Math.max(1, from); i < xs.length; i++) if (!(at(xs, i) > at(xs, i - 1))) return false
+  return true
+}
+
 /** Brings a front to `next` (a program list), queueing every program whose fate may change. */
 const updateFront = (ix: ParetoIndex, key: string, next: ReadonlyArray<number> | undefined, queue: Queue): void => {
   let f = ix.fronts.get(key)
+  // the list the index holds, grown in place: only its new entries are new
+  const grown = f !== undefined && next !== undefined && next === f.members
   // lists come ascending from the front tables; any other is sorted first
-  const members = next === undefined ? [] : isStrictlyAscending(next) ? next : normalized(next)
+  const members = next === undefined
+    ? []
+    : (grown ? ascendingFrom(next, f?.size ?? 0) : isStrictlyAscending(next))
+    ? next
+    : normalized(next)
   if (f === undefined) {
     if (members.length === 0) return
-    f = { members: [], last: -1, kept: 0 }
+    f = { members: [], size: 0, last: -1, kept: 0 }
     ix.fronts.set(key, f)
   }
   const old = f.members
+  // only the first `size` entries of the old list were indexed (it may have
+  // grown in place since; when it is `members` itself, they are unchanged)
+  const oldSize = f.size
   let removed = false
   let last = f.last
   // merge diff of two ascending lists
-  let i = 0
-  let j = 0
-  while (i < old.length || j < members.length) {
-    const a = old[i] ?? Infinity
+  let i = members === old ? oldSize : 0
+  let j = i
+  while (i < oldSize || j < members.length) {
+    const a = i < oldSize ? at(old, i) : Infinity
     const b = members[j] ?? Infinity
     if (a === b) {
       i++
@@ -278,6 +300,7 @@ const updateFront = (ix: ParetoIndex, key: string, next: ReadonlyArray<number> |
     }
   }
   f.members = members
+  f.size = members.length
   queue.push(f.last)
   // with members only added, the last is the later of the old last and the newcomers
   f.last = removed ? lastOf(ix, members) : last
@@ -334,7 +357,9 @@ export const sync = (
       for (const key in next) {
         const list = next[key]
         if (list === undefined) continue
-        if (prev !== undefined && prev[key] === list && ix.fronts.has(prefix + key) === list.length > 0) continue
+        // an unchanged list (the same list, not grown since: the engine appends in place)
+        const f = ix.fronts.get(prefix + key)
+        if (prev !== undefined && prev[key] === list && (f === undefined ? list.length === 0 : f.members === list && f.size === list.length)) continue
         updateFront(ix, prefix + key, list, queue)
       }
     }

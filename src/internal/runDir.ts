@@ -1,14 +1,13 @@
 /**
- * The file mechanics of a run directory: atomic writes with fsync, the
- * append-only logs (candidates, cache, events), the state file's decoding
- * and fallback, and the lock. `RunDir` is the only user.
+ * What a run directory's files hold and how they are read: the file names,
+ * the saved state's envelope and its decoding, the candidate and journal
+ * lines, the cache lines, the event lines and the lock's content. Pure: the
+ * file access is `runDirDisk.ts` (on `FileSystem`), used by `RunDir` and
+ * its `runDir*.ts` parts.
  *
  * @internal
  */
-import { Effect, Schema } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
+import { Effect, Option, Schema } from "effect"
 import { PersistenceError } from "../Errors.js"
 import type { GepaEvent } from "../Event.js"
 import * as Result from "../Result.js"
@@ -130,72 +129,6 @@ export const attempt = <A>(file: string, operation: string, f: () => A): Effect.
 
 export const isCode = (e: unknown, code: string): boolean => typeof e === "object" && e !== null && (e as NodeJS.ErrnoException).code === code
 
-/** Writes a file so that readers see either the old or the new content, never a mix. */
-export const writeAtomic = (dir: string, name: string, content: string, keepPrevious?: string): void => {
-  const target = path.join(dir, name)
-  const tmp = path.join(dir, `.${name}.tmp-${process.pid}`)
-  const fd = fs.openSync(tmp, "w")
-  try {
-    fs.writeFileSync(fd, content)
-    fs.fsyncSync(fd)
-  } finally {
-    fs.closeSync(fd)
-  }
-  if (keepPrevious !== undefined && fs.existsSync(target)) {
-    // a hard link keeps the current file in place until the rename below
-    // replaces it, so there is no moment without a current state file
-    const prevTmp = path.join(dir, `.${keepPrevious}.tmp-${process.pid}`)
-    fs.rmSync(prevTmp, { force: true })
-    try {
-      fs.linkSync(target, prevTmp)
-    } catch {
-      fs.copyFileSync(target, prevTmp)
-    }
-    fs.renameSync(prevTmp, path.join(dir, keepPrevious))
-  }
-  fs.renameSync(tmp, target)
-}
-
-const isFile = (file: string): boolean => {
-  try {
-    return fs.statSync(file).isFile()
-  } catch {
-    return false
-  }
-}
-
-/** Flushes an appended file's data (and size) to disk, off the event loop. */
-export const flush = (file: string, fd: number): Effect.Effect<void, PersistenceError> =>
-  Effect.async<void, PersistenceError>((resume) => {
-    fs.fdatasync(fd, (e) => resume(e === null ? Effect.void : Effect.fail(new PersistenceError({ path: file, operation: "fsync", detail: errorText(e) }))))
-  })
-
-export const fsyncDir = (dir: string): void => {
-  // makes the renames durable; some platforms cannot open a directory
-  let fd: number | undefined
-  try {
-    fd = fs.openSync(dir, "r")
-    fs.fsyncSync(fd)
-  } catch {
-    // best effort
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd)
-  }
-}
-
-/**
- * Cuts a partial last line (left by a crash mid-append), so that the next
- * append starts on a line of its own. Returns the complete content.
- */
-export const openLog = (file: string): string => {
-  if (!fs.existsSync(file)) return ""
-  const text = fs.readFileSync(file, "utf8")
-  if (text.length === 0 || text.endsWith("\n")) return text
-  const keep = text.lastIndexOf("\n") + 1
-  fs.truncateSync(file, Buffer.byteLength(text.slice(0, keep)))
-  return text.slice(0, keep)
-}
-
 export const decodeState = Schema.decodeUnknownEither(State.GepaState)
 // Every field of GepaState encodes to itself (plain numbers, strings,
 // records and arrays), so the state is written as is: running the encoder
@@ -217,23 +150,20 @@ export type Decoded =
   | { readonly _tag: "corrupt"; readonly detail: string }
 
 /**
- * Reads and decodes one state file. A file that cannot be read as a state is
- * "corrupt" (the caller may fall back); a version this code cannot handle is
- * a hard failure, since the previous generation has the same version.
+ * Decodes one state file's text (`None`: no such file). A file that cannot
+ * be read as a state is "corrupt" (the caller may fall back); a version this
+ * code cannot handle is a hard failure, since the previous generation has
+ * the same version.
  */
-export const readStateFile = (
+export const decodeSaved = (
   file: string,
+  content: Option.Option<string>,
   migrations: Migrations,
   candidates: CandidateLog
 ): Effect.Effect<Decoded, PersistenceError> =>
   Effect.gen(function*() {
-    let text: string
-    try {
-      text = fs.readFileSync(file, "utf8")
-    } catch (e) {
-      if (isCode(e, "ENOENT")) return { _tag: "missing" } as const
-      return yield* Effect.fail(new PersistenceError({ path: file, operation: "read", detail: errorText(e) }))
-    }
+    if (Option.isNone(content)) return { _tag: "missing" } as const
+    const text = content.value
     let json: unknown
     try {
       json = JSON.parse(text)
@@ -398,64 +328,6 @@ export const isAlive = (pid: number): boolean => {
   }
 }
 
-export const acquireLock = (dir: string): Effect.Effect<Lock, PersistenceError> =>
-  Effect.gen(function*() {
-    const file = path.join(dir, FILES.lock)
-    const mine: Lock = { pid: process.pid, hostname: os.hostname(), startedAt: stampNow() }
-    for (let tries = 0; tries < 3; tries++) {
-      try {
-        const fd = fs.openSync(file, "wx")
-        try {
-          fs.writeFileSync(fd, JSON.stringify(mine))
-          fs.fsyncSync(fd)
-        } finally {
-          fs.closeSync(fd)
-        }
-        return mine
-      } catch (e) {
-        if (!isCode(e, "EEXIST")) {
-          return yield* Effect.fail(new PersistenceError({ path: file, operation: "create the lock file", detail: errorText(e) }))
-        }
-      }
-      let holder: Partial<Lock> = {}
-      try {
-        holder = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<Lock>
-      } catch {
-        // a lock file left half-written by a crash while taking it
-      }
-      const pid = typeof holder.pid === "number" ? holder.pid : undefined
-      const sameHost = holder.hostname === undefined || holder.hostname === os.hostname()
-      // a lock from another host cannot be checked, so it is respected
-      const stale = pid === undefined ? holder.startedAt === undefined : sameHost && !isAlive(pid)
-      if (!stale) {
-        return yield* Effect.fail(
-          new PersistenceError({
-            path: file,
-            operation: "lock the run directory",
-            detail: `it is in use by process ${pid ?? "?"} on ${holder.hostname ?? "an unknown host"} since ${
-              holder.startedAt ?? "an unknown time"
-            }; wait for that run to end, or delete the lock file if that process is gone`
-          })
-        )
-      }
-      yield* attempt(file, "remove the stale lock file", () => fs.rmSync(file, { force: true }))
-    }
-    return yield* Effect.fail(
-      new PersistenceError({ path: file, operation: "create the lock file", detail: "another process keeps taking it" })
-    )
-  })
-
-export const releaseLock = (dir: string, lock: Lock): void => {
-  const file = path.join(dir, FILES.lock)
-  try {
-    const holder = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<Lock>
-    // only our own lock: a takeover by another run must not be undone
-    if (holder.pid === lock.pid && holder.startedAt === lock.startedAt) fs.rmSync(file, { force: true })
-  } catch {
-    // already gone
-  }
-}
-
 export interface CacheLine {
   readonly k: string
   readonly output: unknown
@@ -487,139 +359,3 @@ export const sharedKey = (k: string): string => {
     ? `${parts[0]}\u0000${parts[2]}`
     : k
 }
-
-/**
- * The state's snapshot and change journal (`gepa_state.json` and
- * `gepa_state.jsonl`, with `.prev` of each): loads replay the journal on the
- * snapshot, saves append one line of changes, and a new snapshot is written
- * when the journal would outgrow the current one. The previous snapshot and
- * its journal stay as the fallback: together they lead up to the current
- * snapshot, and the current journal continues from there.
- */
-export const openJournal = (root: string) =>
-  Effect.gen(function*() {
-    const file = (name: string) => path.join(root, name)
-    const text = yield* attempt(file(FILES.journal), "open", () => openLog(file(FILES.journal)))
-    let fd = yield* attempt(file(FILES.journal), "open", () => fs.openSync(file(FILES.journal), "a"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => fs.closeSync(fd)))
-    let log = parseJournal(text)
-    // the last state saved (or loaded): the next save writes what changed since
-    let last: State.GepaState | undefined
-    let snapshotBytes = 0
-    let journalBytes = 0
-    // whether gepa_state.json is this run's own, with gepa_state.prev.json (and its journal) leading up to it
-    let currentOk = false
-    let previousOk = false
-    // a snapshot is due at the next save (after a fallback, a migration, or a fresh start)
-    let due = true
-
-    /** Cuts the journal after its first `used` lines. */
-    const keep = (used: number) =>
-      attempt(file(FILES.journal), "truncate", () => {
-        const bytes = log.ends[used - 1] ?? 0
-        fs.ftruncateSync(fd, bytes)
-        log = { lines: log.lines.slice(0, used), ends: log.ends.slice(0, used) }
-        journalBytes = bytes
-      })
-
-    const readPrevious = attempt(file(FILES.prevJournal), "read", () => {
-      try {
-        return parseJournal(fs.readFileSync(file(FILES.prevJournal), "utf8")).lines
-      } catch (e) {
-        if (isCode(e, "ENOENT")) return []
-        throw e
-      }
-    })
-
-    /** Continues from a decoded snapshot (the current one, or the previous one as a fallback). */
-    const resume = (
-      snapshot: Extract<Decoded, { readonly _tag: "ok" }>,
-      candidates: CandidateLog,
-      options: { readonly fromCurrent: boolean }
-    ) =>
-      Effect.gen(function*() {
-        const previous = yield* readPrevious
-        const replayed = replayJournal(snapshot, [...previous, ...log.lines], candidates)
-        // lines after the generation reached are of a lost save: the next save writes its own
-        yield* keep(Math.max(0, replayed.used - previous.length))
-        last = replayed.state
-        snapshotBytes = snapshot.bytes
-        currentOk = options.fromCurrent
-        previousOk = options.fromCurrent && fs.existsSync(file(FILES.prev))
-        due = !options.fromCurrent || snapshot.migrated
-        return { state: replayed.state, generation: replayed.generation }
-      })
-
-    /** No saved state to continue from: whatever journals are left belong to no snapshot. */
-    const startOver = Effect.gen(function*() {
-      yield* keep(0)
-      yield* attempt(file(FILES.prevJournal), "remove", () => fs.rmSync(file(FILES.prevJournal), { force: true }))
-      last = undefined
-      currentOk = false
-      previousOk = false
-      due = true
-    })
-
-    /** Writes a snapshot of generation `g`, then starts a new journal from it. */
-    const snapshot = (state: State.GepaState, g: number, count: number) => {
-      const envelope: SavedState = {
-        schemaVersion: State.SCHEMA_VERSION,
-        savedAt: stampNow(),
-        generation: g,
-        candidateCount: count,
-        state: encodeState({ ...state, candidates: [], valScores: [], objectiveScores: [] })
-      }
-      const text = JSON.stringify(envelope)
-      if (currentOk) {
-        // the current snapshot becomes the previous one and its journal the
-        // previous journal: together they still lead up to the new snapshot
-        writeAtomic(root, FILES.state, text, FILES.prev)
-        fs.renameSync(file(FILES.journal), file(FILES.prevJournal))
-        previousOk = true
-      } else {
-        writeAtomic(root, FILES.state, text)
-        // older files that do not lead up to this snapshot
-        fs.rmSync(file(FILES.prev), { force: true })
-        fs.rmSync(file(FILES.prevJournal), { force: true })
-        fs.rmSync(file(FILES.journal), { force: true })
-        previousOk = false
-      }
-      fs.closeSync(fd)
-      fd = fs.openSync(file(FILES.journal), "a")
-      log = { lines: [], ends: [] }
-      fsyncDir(root)
-      currentOk = true
-      snapshotBytes = Buffer.byteLength(text)
-      journalBytes = 0
-      due = false
-    }
-
-    /** Saves generation `g`: one line of changes, or a new snapshot when one is due. */
-    const save = (state: State.GepaState, g: number, count: number): Effect.Effect<void, PersistenceError> =>
-      Effect.suspend(() => {
-        if (currentOk && !isFile(file(FILES.state))) {
-          // the snapshot was removed or replaced behind the run's back: the
-          // journal alone leads nowhere, so this save writes a snapshot again
-          currentOk = false
-          due = true
-        }
-        const change = last === undefined ? undefined : Journal.diff(last, state, CANDIDATE_FIELDS)
-        const line: Journal.JournalLine = change === undefined ? { g, n: count } : { g, n: count, c: change }
-        const text = JSON.stringify(line) + "\n"
-        const bytes = Buffer.byteLength(text)
-        const written = last === undefined || due || !previousOk || Journal.shouldSnapshot(snapshotBytes, journalBytes, bytes)
-          ? attempt(file(FILES.state), "save", () => snapshot(state, g, count))
-          : Effect.zipRight(
-            attempt(file(FILES.journal), "save", () => {
-              fs.writeSync(fd, text)
-              journalBytes += bytes
-            }),
-            flush(file(FILES.journal), fd)
-          )
-        return Effect.tap(written, () => {
-          last = state
-        })
-      })
-
-    return { resume, startOver, save }
-  })

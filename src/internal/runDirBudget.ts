@@ -8,10 +8,9 @@
  * @internal
  */
 import { Effect } from "effect"
-import * as fs from "node:fs"
 import type { PersistenceError } from "../Errors.js"
 import * as Ledger from "./ledger.js"
-import { attempt, flush } from "./runDir.js"
+import type { AppendLog } from "./runDirDisk.js"
 
 /** One payment of a cache key (one cache line): by which iteration, after which save, and whether the loaded state still owes it. */
 export interface Payment {
@@ -69,8 +68,7 @@ export const parseReservations = (text: string): ReservationLog => {
  * before they start; `flushForSave` says whether the save must flush it.
  */
 export const makeReservations = (options: {
-  readonly file: string
-  readonly fd: number
+  readonly file: AppendLog
   readonly log: ReservationLog
   /** flush every reservation before its calls start */
   readonly syncEach: boolean
@@ -81,13 +79,11 @@ export const makeReservations = (options: {
   let dirty = false
   let savedMarked = false
   let lostAtLoad = 0
+  // the write returns before the calls start (the kernel has it: a killed
+  // process does not lose it); with `sync`, the data (and the file size)
+  // reach the disk before the calls start too
   const append = (line: object, sync = true): Effect.Effect<void, PersistenceError> =>
-    Effect.flatMap(
-      attempt(options.file, "append to", () => fs.writeSync(options.fd, JSON.stringify(line) + "\n")),
-      // the data (and the file size) reach the disk before the call starts;
-      // the flush runs off the event loop, so other calls keep going meanwhile
-      () => (sync ? flush(options.file, options.fd) : Effect.void)
-    )
+    Effect.zipRight(options.file.append(JSON.stringify(line) + "\n"), sync ? options.file.sync : Effect.void)
   return {
     reserve: (r: { readonly iteration: number; readonly calls: number }) => {
       dirty = true
@@ -129,11 +125,12 @@ export const makeReservations = (options: {
       return was
     },
     /** after the first save of this process: tells a later fresh start that a state was saved here */
-    markSaved: (generation: number) => {
-      if (savedMarked) return
-      fs.writeSync(options.fd, JSON.stringify({ g: generation }) + "\n")
-      savedMarked = true
-    }
+    markSaved: (generation: number): Effect.Effect<void, PersistenceError> =>
+      Effect.suspend(() => {
+        if (savedMarked) return Effect.void
+        savedMarked = true
+        return append({ g: generation }, false)
+      })
   }
 }
 

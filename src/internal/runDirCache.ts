@@ -1,22 +1,80 @@
 /**
  * The persistent evaluation cache of a run directory (`cache.jsonl`): the
- * latest result per key in memory, every payment of a key (one per line, to
- * know which ones the loaded state still owes), and the trajectories per
- * paying iteration. Lines are appended before an entry becomes visible, so
- * a hit is always on disk too.
+ * latest result per key in memory, the payments a loaded state still owes,
+ * and the results and trajectories of proposals that may still ask for
+ * their own. A line is appended, and its write awaited, before its entry
+ * becomes visible, so a hit is always in the file too.
+ *
+ * What it keeps grows with the distinct pairs evaluated, not with the lines
+ * written: entries are held per candidate, column by column (a map slot and
+ * three array cells each, the example keys shared), a payment is kept only
+ * while it is owed, and a proposal's own results and trajectories are
+ * dropped once a save shows it folded.
  *
  * @internal
  */
 import { Effect, Option } from "effect"
-import * as fs from "node:fs"
+import type { ObjectiveScores } from "../EvaluationBatch.js"
+import type { PersistenceError } from "../Errors.js"
 import * as EvaluationCache from "../EvaluationCache.js"
-import { type CacheLine, attempt, isCacheLine, sharedKey } from "./runDir.js"
+import type { GepaState } from "../State.js"
+import { type CacheLine, isCacheLine, sharedKey } from "./runDir.js"
 import type { Owed, Payment } from "./runDirBudget.js"
+import type { AppendLog } from "./runDirDisk.js"
+
+/** One candidate's entries: a slot per example, outputs, scores and paying iterations by slot. */
+class Bucket<O> {
+  readonly slots = new Map<string, number>()
+  readonly outputs: Array<O> = []
+  readonly scores: Array<number> = []
+  readonly iterations: Array<number | undefined> = []
+  objectives: Map<number, ObjectiveScores> | undefined
+}
+
+/** The latest result per (candidate, example): what every later proposal sees. */
+export class Entries<O> {
+  private readonly buckets = new Map<string, Bucket<O>>()
+  size = 0
+  get(candidate: string, example: string): EvaluationCache.CachedEvaluation<O> | undefined {
+    const bucket = this.buckets.get(candidate)
+    const slot = bucket?.slots.get(example)
+    if (bucket === undefined || slot === undefined) return undefined
+    const score = bucket.scores[slot]
+    if (score === undefined) return undefined
+    const iteration = bucket.iterations[slot]
+    const objectiveScores = bucket.objectives?.get(slot)
+    return {
+      // every slot below the scores' length holds an output (possibly an undefined one, which an adapter may return)
+      output: bucket.outputs[slot] as O,
+      score,
+      ...(objectiveScores === undefined ? {} : { objectiveScores }),
+      ...(iteration === undefined ? {} : { iteration })
+    }
+  }
+  set(candidate: string, example: string, entry: EvaluationCache.CachedEvaluation<O>): void {
+    let bucket = this.buckets.get(candidate)
+    if (bucket === undefined) {
+      bucket = new Bucket()
+      this.buckets.set(candidate, bucket)
+    }
+    let slot = bucket.slots.get(example)
+    if (slot === undefined) {
+      slot = bucket.scores.length
+      bucket.slots.set(example, slot)
+      this.size++
+    }
+    bucket.outputs[slot] = entry.output
+    bucket.scores[slot] = entry.score
+    bucket.iterations[slot] = entry.iteration
+    if (entry.objectiveScores !== undefined) (bucket.objectives ??= new Map()).set(slot, entry.objectiveScores)
+    else bucket.objectives?.delete(slot)
+  }
+}
 
 /** What `cache.jsonl` holds, by key. */
 export interface CacheIndex<O> {
-  /** the latest result per key (without trajectory) */
-  readonly entries: Map<string, EvaluationCache.CachedEvaluation<O>>
+  readonly entries: Entries<O>
+  /** payments by key string: every line's after a load's parse; afterwards only the ones still owed (`settle`) */
   readonly payments: Map<string, Array<Payment>>
   /**
    * trajectories per key, per iteration that paid for them: a traced result
@@ -33,25 +91,33 @@ export interface CacheIndex<O> {
   readonly shadowed: Map<string, Map<number, EvaluationCache.CachedEvaluation<O>>>
 }
 
+/** A key string split into its candidate hash and its example part (shared strings: one per example). */
+const splitKey = (k: string, examples: Map<string, string>): readonly [string, string] => {
+  const cut = k.indexOf("\u0000")
+  const part = k.slice(cut + 1)
+  let example = examples.get(part)
+  if (example === undefined) {
+    example = part
+    examples.set(part, part)
+  }
+  return [k.slice(0, cut), example]
+}
+
+const exampleOf = (key: EvaluationCache.CacheKey): string => key.contentHash ?? `${key.split}\u0000${key.id}`
+
 /** Makes `entry` the key's entry when it replaces the current one; else keeps it as its payer's own. */
-const keep = <O>(index: CacheIndex<O>, k: string, entry: EvaluationCache.CachedEvaluation<O>): void => {
-  const existing = index.entries.get(k)
+const keep = <O>(index: CacheIndex<O>, k: string, candidate: string, example: string, entry: EvaluationCache.CachedEvaluation<O>): void => {
+  const existing = index.entries.get(candidate, example)
   if (EvaluationCache.replaces(existing, entry)) {
-    index.entries.set(k, entry)
+    index.entries.set(candidate, example, entry)
     // the entry it replaces stays its payer's own
-    if (existing?.iteration !== undefined) keep(index, k, existing)
+    if (existing?.iteration !== undefined) keep(index, k, candidate, example, existing)
     return
   }
   if (entry.iteration === undefined || entry.iteration === existing?.iteration) return
   const own = index.shadowed.get(k)
   if (own === undefined) index.shadowed.set(k, new Map([[entry.iteration, entry]]))
   else if (!own.has(entry.iteration)) own.set(entry.iteration, entry)
-}
-
-const addPayment = <O>(index: CacheIndex<O>, k: string, p: Payment) => {
-  const list = index.payments.get(k)
-  if (list === undefined) index.payments.set(k, [p])
-  else list.push(p)
 }
 
 const addTrace = <O>(index: CacheIndex<O>, k: string, i: number, t: unknown) => {
@@ -61,11 +127,12 @@ const addTrace = <O>(index: CacheIndex<O>, k: string, i: number, t: unknown) => 
 }
 
 /** An empty index (a run directory without a persistent cache). */
-export const emptyIndex = <O>(): CacheIndex<O> => ({ entries: new Map(), payments: new Map(), traces: new Map(), shadowed: new Map() })
+export const emptyIndex = <O>(): CacheIndex<O> => ({ entries: new Entries(), payments: new Map(), traces: new Map(), shadowed: new Map() })
 
 /** Reads `cache.jsonl`'s lines; unreadable lines (a crash mid-append) are skipped. */
 export const parseCache = <O>(text: string): CacheIndex<O> => {
   const index = emptyIndex<O>()
+  const examples = new Map<string, string>()
   for (const line of text.split("\n")) {
     if (line.length === 0) continue
     let parsed: unknown
@@ -76,15 +143,19 @@ export const parseCache = <O>(text: string): CacheIndex<O> => {
     }
     if (!isCacheLine(parsed)) continue
     const k = sharedKey(parsed.k)
+    const [candidate, example] = splitKey(k, examples)
     const entry: EvaluationCache.CachedEvaluation<O> = {
       // outputs are the JSON values the run stored
       output: parsed.output as O,
       score: parsed.score,
-      objectiveScores: parsed.objectiveScores,
+      ...(parsed.objectiveScores === undefined ? {} : { objectiveScores: parsed.objectiveScores }),
       ...(parsed.i === undefined ? {} : { iteration: parsed.i })
     }
-    keep(index, k, entry)
-    addPayment(index, k, { i: parsed.i, g: parsed.g ?? 0, owed: false })
+    keep(index, k, candidate, example, entry)
+    const payment: Payment = { i: parsed.i, g: parsed.g ?? 0, owed: false }
+    const list = index.payments.get(k)
+    if (list === undefined) index.payments.set(k, [payment])
+    else list.push(payment)
     if (parsed.t !== undefined && parsed.i !== undefined) addTrace(index, k, parsed.i, parsed.t)
   }
   return index
@@ -95,13 +166,38 @@ export const allPayments = function*<O>(index: CacheIndex<O>): Generator<Payment
   for (const list of index.payments.values()) yield* list
 }
 
+/** After a load marked the owed payments: the others are never read again. */
+export const settle = <O>(index: CacheIndex<O>): void => {
+  for (const [k, list] of index.payments) {
+    const owed = list.filter((p) => p.owed)
+    if (owed.length === 0) index.payments.delete(k)
+    else index.payments.set(k, owed)
+  }
+}
+
 /**
- * The cache service over an index, appending to `cache.jsonl` (`fd`).
- * `dirty` is set by every append (the next save flushes the file).
+ * After a save of `state`: the own results and trajectories of proposals it
+ * shows folded are never asked for again (in this process, or by a resume
+ * from this save or a later one), so they are dropped.
+ */
+export const forgetFolded = <O>(index: CacheIndex<O>, state: GepaState): void => {
+  if (index.shadowed.size === 0 && index.traces.size === 0) return
+  const pending = new Set(state.pending.map((p) => p.iteration))
+  const live = (i: number) => pending.has(i) || i > state.iteration
+  for (const map of [index.shadowed, index.traces]) {
+    for (const [k, own] of map) {
+      for (const i of own.keys()) if (!live(i)) own.delete(i)
+      if (own.size === 0) map.delete(k)
+    }
+  }
+}
+
+/**
+ * The cache service over an index, appending to `cache.jsonl`. `dirty` is
+ * set by every append (the next save flushes the file).
  */
 export const makeCache = <O>(options: {
-  readonly file: string
-  readonly fd: number
+  readonly log: AppendLog
   readonly index: CacheIndex<O>
   readonly owed: Owed
   /** the generation of the last save (lines carry it) */
@@ -109,64 +205,85 @@ export const makeCache = <O>(options: {
   readonly dirty: { value: boolean }
 }): EvaluationCache.EvaluationCache<O> => {
   const { index, owed } = options
-  return EvaluationCache.withPeek<O>({
-    get: (key) =>
-      Effect.sync(() => {
-        const k = EvaluationCache.keyString(key)
-        let hit = index.entries.get(k)
-        if (hit === undefined) return Option.none()
-        // a result of a proposal the asker runs beside is not served (and
-        // an owed payment is not consumed by it)
-        if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) {
-          const own = key.requestedBy === undefined ? undefined : index.shadowed.get(k)?.get(key.requestedBy)
-          if (own === undefined) return Option.none()
-          hit = own
-        }
-        if (key.traced === true) {
-          // only the trajectory the asking iteration paid for
-          const t = key.requestedBy === undefined ? undefined : index.traces.get(k)?.get(key.requestedBy)
-          if (t === undefined) return Option.none()
-          hit = { ...hit, iteration: key.requestedBy, trajectory: t }
-        }
-        // an owed payment is charged once, by the hit that uses it: the
-        // asking iteration's own payment first
-        const list = index.payments.get(k)
-        if (owed.left() > 0 && list !== undefined) {
-          const own = list.find((p) => p.owed && p.i === key.requestedBy) ?? list.find((p) => p.owed)
-          if (own !== undefined) {
-            owed.add(own, -1)
-            return Option.some({ ...hit, owed: true })
-          }
-        }
-        return Option.some(hit)
-      }),
-    set: (key, value) =>
-      attempt(options.file, "append to", () => {
-        const k = EvaluationCache.keyString(key)
-        const g = options.generation()
-        const line: CacheLine = {
-          k,
-          output: value.output,
-          score: value.score,
-          ...(value.objectiveScores === undefined ? {} : { objectiveScores: value.objectiveScores }),
-          g,
-          ...(value.iteration === undefined ? {} : { i: value.iteration }),
-          ...(value.trajectory === undefined ? {} : { t: value.trajectory })
-        }
-        // written before the entry is visible, so a hit is always on disk too
-        fs.writeSync(options.fd, JSON.stringify(line) + "\n")
-        const { owed: _, trajectory, ...entry } = value
-        keep(index, k, entry)
-        // a new payment; an owed earlier one (a result evaluated again
-        // because its trajectory could not be stored) stays owed, never free
-        addPayment(index, k, { i: value.iteration, g, owed: false })
-        if (trajectory !== undefined && value.iteration !== undefined) addTrace(index, k, value.iteration, trajectory)
+  const lookup = (key: EvaluationCache.CacheKey): Option.Option<EvaluationCache.CachedEvaluation<O>> => {
+    const k = EvaluationCache.keyString(key)
+    let hit = index.entries.get(key.candidateHash, exampleOf(key))
+    if (hit === undefined) return Option.none()
+    // a result of a proposal the asker runs beside is not served (and
+    // an owed payment is not consumed by it)
+    if (key.traced !== true && !EvaluationCache.isVisible(key, hit)) {
+      const own = key.requestedBy === undefined ? undefined : index.shadowed.get(k)?.get(key.requestedBy)
+      if (own === undefined) return Option.none()
+      hit = own
+    }
+    if (key.traced === true) {
+      // only the trajectory the asking iteration paid for
+      const t = key.requestedBy === undefined ? undefined : index.traces.get(k)?.get(key.requestedBy)
+      if (t === undefined) return Option.none()
+      hit = { ...hit, iteration: key.requestedBy, trajectory: t }
+    }
+    // an owed payment is charged once, by the hit that uses it: the
+    // asking iteration's own payment first
+    const list = owed.left() > 0 ? index.payments.get(k) : undefined
+    if (list !== undefined) {
+      const own = list.find((p) => p.owed && p.i === key.requestedBy) ?? list.find((p) => p.owed)
+      if (own !== undefined) {
+        owed.add(own, -1)
+        return Option.some({ ...hit, owed: true })
+      }
+    }
+    return Option.some(hit)
+  }
+  const lineOf = (key: EvaluationCache.CacheKey, value: EvaluationCache.CachedEvaluation<O>, g: number): string => {
+    const line: CacheLine = {
+      k: EvaluationCache.keyString(key),
+      output: value.output,
+      score: value.score,
+      ...(value.objectiveScores === undefined ? {} : { objectiveScores: value.objectiveScores }),
+      g,
+      ...(value.iteration === undefined ? {} : { i: value.iteration }),
+      ...(value.trajectory === undefined ? {} : { t: value.trajectory })
+    }
+    return JSON.stringify(line) + "\n"
+  }
+  const show = (key: EvaluationCache.CacheKey, value: EvaluationCache.CachedEvaluation<O>): void => {
+    const { owed: _, trajectory, ...entry } = value
+    const k = EvaluationCache.keyString(key)
+    keep(index, k, key.candidateHash, exampleOf(key), entry)
+    // an owed earlier payment (a result evaluated again because its
+    // trajectory could not be stored) stays owed, never free
+    if (trajectory !== undefined && value.iteration !== undefined) addTrace(index, k, value.iteration, trajectory)
+  }
+  /** the lines are written (the write awaited) before their entries are visible, so a hit is always in the file too */
+  const setMany = (list: ReadonlyArray<readonly [EvaluationCache.CacheKey, EvaluationCache.CachedEvaluation<O>]>): Effect.Effect<void, PersistenceError> =>
+    Effect.suspend(() => {
+      if (list.length === 0) return Effect.void
+      const g = options.generation()
+      let chunk = ""
+      for (const [key, value] of list) chunk += lineOf(key, value, g)
+      // uninterruptible: written means shown
+      return Effect.uninterruptible(Effect.map(options.log.append(chunk), () => {
+        for (const [key, value] of list) show(key, value)
         options.dirty.value = true
-      }),
-    size: Effect.sync(() => index.entries.size)
-  }, (keys) =>
-    keys.map((key) => {
-      const hit = index.entries.get(EvaluationCache.keyString(key))
-      return hit !== undefined && EvaluationCache.isVisible(key, hit) ? hit : undefined
-    }))
+      }))
+    })
+  const get: EvaluationCache.EvaluationCache<O>["get"] = (key) => Effect.sync(() => lookup(key))
+  const set: EvaluationCache.EvaluationCache<O>["set"] = (key, value) => setMany([[key, value]])
+  return {
+    get,
+    set,
+    size: Effect.sync(() => index.entries.size),
+    batch: {
+      get,
+      set,
+      // key by key, in order: each get may charge an owed payment
+      getMany: (keys) => Effect.sync(() => keys.map((key) => Option.getOrUndefined(lookup(key)))),
+      setMany,
+      peek: (keys) =>
+        keys.map((key) => {
+          const hit = index.entries.get(key.candidateHash, exampleOf(key))
+          return hit !== undefined && EvaluationCache.isVisible(key, hit) ? hit : undefined
+        })
+    }
+  }
 }

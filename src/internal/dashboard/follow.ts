@@ -8,12 +8,12 @@
  * @internal
  */
 import { Effect, Option } from "effect"
-import * as fs from "node:fs"
 import * as os from "node:os"
-import * as path from "node:path"
+import type { PersistenceError } from "../../Errors.js"
 import * as RunDir from "../../RunDir.js"
 import { field, isRecord } from "../fields.js"
 import { isAlive } from "../runDir.js"
+import { type Disk, exists, readText, resolve } from "../runDirDisk.js"
 import type { EventLike, Model } from "./model.js"
 
 export interface Follower {
@@ -21,87 +21,98 @@ export interface Follower {
   readonly tick: Effect.Effect<void>
   /** true while a process holds the folder's lock */
   readonly running: () => boolean
-}
-
-const statOf = (file: string): fs.Stats | undefined => {
-  try {
-    return fs.statSync(file)
-  } catch {
-    return undefined
-  }
+  /** the folder, resolved, and its name */
+  readonly root: string
+  readonly name: string
 }
 
 const isEventLike = (u: unknown): u is EventLike => isRecord(u) && typeof u["_tag"] === "string"
 
-const lockHolderAlive = (file: string): boolean => {
-  try {
-    const lock: unknown = JSON.parse(fs.readFileSync(file, "utf8"))
-    const pid = field(lock, "pid")
-    const hostname = field(lock, "hostname")
-    if (typeof pid !== "number") return true
-    // a lock from another host cannot be checked: taken as live
-    return hostname !== undefined && hostname !== os.hostname() ? true : isAlive(pid)
-  } catch {
-    return fs.existsSync(file)
-  }
-}
+/**
+ * Follows the run folder `dir` through its `FileSystem` (the context's, else
+ * Node's: see `RunDir.make`).
+ */
+export const follow = (dir: string, model: Model): Effect.Effect<Follower, PersistenceError> =>
+  Effect.map(resolve(dir), (disk) => followOn(disk, disk.path.resolve(dir), model))
 
-export const follow = (dir: string, model: Model): Follower => {
-  const root = path.resolve(dir)
-  const file = (name: string) => path.join(root, name)
+const followOn = (disk: Disk, root: string, model: Model): Follower => {
+  const file = (name: string) => disk.path.join(root, name)
   let offset = 0
   let rest = ""
   let stateStamp = ""
   let resultSeen = false
   let running = false
+  let decoder = new TextDecoder()
 
-  const readEvents = () => {
-    const st = statOf(file(RunDir.FILES.events))
-    if (st === undefined) return
-    if (st.size < offset) {
+  const statOf = (name: string) => Effect.option(disk.fs.stat(file(name)))
+  const stampOf = (info: { readonly mtime: Option.Option<Date>; readonly size: bigint; readonly ino: Option.Option<number> }) =>
+    `${Option.match(info.mtime, { onNone: () => "", onSome: (d) => d.getTime() })}:${info.size}:${Option.getOrElse(info.ino, () => "")}`
+
+  const lockHolderAlive = Effect.map(readText(disk, file(RunDir.FILES.lock)), (text) => {
+    if (Option.isNone(text)) return false
+    try {
+      const lock: unknown = JSON.parse(text.value)
+      const pid = field(lock, "pid")
+      const hostname = field(lock, "hostname")
+      if (typeof pid !== "number") return true
+      // a lock from another host cannot be checked: taken as live
+      return hostname !== undefined && hostname !== os.hostname() ? true : isAlive(pid)
+    } catch {
+      // being written
+      return true
+    }
+  })
+
+  const readLines = (text: string) => {
+    const lines = (rest + text).split("\n")
+    // a line still being written waits for its end
+    rest = lines.pop() ?? ""
+    for (const line of lines) {
+      if (line.length === 0) continue
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(line)
+      } catch {
+        continue
+      }
+      if (!isEventLike(parsed)) continue
+      const ts = Date.parse(String(parsed["ts"]))
+      model.event(parsed, Number.isFinite(ts) ? ts : Date.now())
+    }
+  }
+
+  const readEvents = Effect.gen(function*() {
+    const st = yield* statOf(RunDir.FILES.events)
+    if (Option.isNone(st)) return
+    const size = Number(st.value.size)
+    if (size < offset) {
       // replaced or cut below what was read: read it again from the start
       model.reset()
+      decoder = new TextDecoder()
       offset = 0
       rest = ""
       stateStamp = ""
       resultSeen = false
     }
-    if (st.size === offset) return
-    const fd = fs.openSync(file(RunDir.FILES.events), "r")
-    try {
-      const length = st.size - offset
-      const buffer = Buffer.alloc(length)
-      const read = fs.readSync(fd, buffer, 0, length, offset)
-      offset += read
-      const text = rest + buffer.subarray(0, read).toString("utf8")
-      const lines = text.split("\n")
-      // a line still being written waits for its end
-      rest = lines.pop() ?? ""
-      for (const line of lines) {
-        if (line.length === 0) continue
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(line)
-        } catch {
-          continue
-        }
-        if (!isEventLike(parsed)) continue
-        const ts = Date.parse(String(parsed["ts"]))
-        model.event(parsed, Number.isFinite(ts) ? ts : Date.now())
-      }
-    } finally {
-      fs.closeSync(fd)
-    }
-  }
+    if (size === offset) return
+    const chunk = yield* Effect.scoped(Effect.gen(function*() {
+      const f = yield* disk.fs.open(file(RunDir.FILES.events), { flag: "r" })
+      yield* f.seek(offset, "start")
+      return yield* f.readAlloc(size - offset)
+    }))
+    if (Option.isNone(chunk)) return
+    // bytes, not characters: a character cut at the end is completed by the next read
+    offset += chunk.value.length
+    readLines(decoder.decode(chunk.value, { stream: true }))
+  })
 
   const readState = Effect.gen(function*() {
-    const st = statOf(file(RunDir.FILES.state))
+    const st = yield* statOf(RunDir.FILES.state)
     // a save appends to the journal; the snapshot beside it changes only now and then
-    const journal = statOf(file(RunDir.FILES.journal))
-    const stamp = st === undefined
-      ? ""
-      : `${st.mtimeMs}:${st.size}:${st.ino}` + (journal === undefined ? "" : `/${journal.mtimeMs}:${journal.size}:${journal.ino}`)
-    if (stamp === stateStamp || st === undefined) return
+    const journal = yield* statOf(RunDir.FILES.journal)
+    if (Option.isNone(st)) return
+    const stamp = stampOf(st.value) + Option.match(journal, { onNone: () => "", onSome: (j) => `/${stampOf(j)}` })
+    if (stamp === stateStamp) return
     const state = yield* Effect.either(RunDir.readState(root))
     // a state file caught between two writes is read at the next tick
     if (state._tag === "Left" || Option.isNone(state.right)) return
@@ -110,10 +121,11 @@ export const follow = (dir: string, model: Model): Follower => {
   })
 
   const tick = Effect.gen(function*() {
-    yield* Effect.sync(readEvents)
+    // a file caught mid-change is read again at the next tick
+    yield* Effect.ignore(readEvents)
     yield* readState
-    running = lockHolderAlive(file(RunDir.FILES.lock))
-    const finished = fs.existsSync(file(RunDir.FILES.result))
+    running = yield* lockHolderAlive.pipe(Effect.orElseSucceed(() => true))
+    const finished = yield* exists(disk, file(RunDir.FILES.result))
     if (finished && !resultSeen && !running) resultSeen = true
     const info = model.info()
     if (!running && info.status !== "finished" && info.status !== "stopped") {
@@ -125,5 +137,5 @@ export const follow = (dir: string, model: Model): Follower => {
     }
   })
 
-  return { tick, running: () => running }
+  return { tick, running: () => running, root, name: disk.path.basename(root) }
 }

@@ -45,7 +45,7 @@ import { adoptSaved, checkResume } from "./resume.js"
 import * as Session from "./session.js"
 import * as Step from "./step.js"
 
-type Best<O> = Map<string, { candidate: number; output: O; score: number }>
+type Best<O> = Session.Best<O>
 
 /** What the steps of one run share: the resolved config, the session, the store and the best outputs. */
 interface Run<D, T, O> {
@@ -97,7 +97,8 @@ export const run = <D, T, O>(
       r,
       s,
       store,
-      best: new Map(),
+      // the session's: its cache keeps only outputs that could still join them
+      best: s.best,
       emitAll: (events) => events.length === 0 ? Effect.void : Effect.forEach(events, (e) => s.emit(() => e), { discard: true }),
       save: (state) =>
         Effect.zipRight(
@@ -248,7 +249,7 @@ const planWhileRoom = <D, T, O>(
   Effect.gen(function*() {
     while (progress.stop === undefined && Step.inFlight(progress.state) < r.parallelProposals) {
       const { owed } = yield* unaccounted
-      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.listening)
+      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.listening, s.owner)
       if (planned._tag === "Exhausted") {
         progress.exhausted = { reason: planned.reason, learned: planned.learned === true }
         return

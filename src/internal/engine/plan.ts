@@ -20,6 +20,7 @@ import * as Merge from "../../Merge.js"
 import * as Pareto from "../../Pareto.js"
 import { Rng } from "../../Rng.js"
 import * as State from "../../State.js"
+import * as AppendOnly from "../appendOnly.js"
 import { at, defined } from "../invariant.js"
 import * as Ledger from "../ledger.js"
 import type { Resolved } from "./resolve.js"
@@ -188,7 +189,9 @@ export const plan = <D, T, O>(
   r: Resolved<D, T, O>,
   state: State.GepaState,
   available: number,
-  listening: boolean
+  listening: boolean,
+  /** the run's owner of the state's arrays (see internal/appendOnly.ts) */
+  owner?: AppendOnly.Owner | undefined
 ): Planned => {
   const rng = Rng.fromState(state.rng)
   const iteration = state.iteration + 1
@@ -270,7 +273,8 @@ export const plan = <D, T, O>(
       reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
     }
     const pointer = selection.nextPointer
-    const nextComponent = pointer === undefined ? current.nextComponent : current.nextComponent.map((v, j) => (j === parent ? pointer : v))
+    // in place while the run owns the array (a copy of the whole pool per plan otherwise)
+    const nextComponent = pointer === undefined ? current.nextComponent : AppendOnly.set(owner, current.nextComponent, parent, pointer)
     const planned: State.PendingProposal = {
       _tag: "Reflective",
       iteration: it,

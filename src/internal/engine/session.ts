@@ -58,9 +58,14 @@ export interface Evaluated<T, O> extends Evaluation<T, O> {
   readonly failures: Failures
 }
 
+/** The best output seen per validation example (with the candidate that gave it), when the run tracks them. @internal */
+export type Best<O> = Map<string, { candidate: number; output: O; score: number }>
+
 /** @internal */
 export interface Session<D, T, O> {
   readonly r: Resolved<D, T, O>
+  /** the best outputs so far (`recordBest`); the run's own cache keeps only outputs that could still join them */
+  readonly best: Best<O>
   readonly store: RunStore<O> | undefined
   readonly emit: Emit
   /** whether anyone receives events (steps skip building event payloads otherwise) */
@@ -124,13 +129,15 @@ export const make = <D, T, O>(
   extraEmit: ((event: GepaEvent) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Session<D, T, O>, ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
+    const best: Best<O> = new Map()
     const cache: EvaluationCache.EvaluationCache<O> | undefined = r.cache === "off"
       ? undefined
       : r.cache !== "default"
       ? r.cache
       // a cache that lives no longer than the run never serves a trajectory
-      // (only a proposal re-launched after a crash asks for one)
-      : Option.getOrElse(store.cache, () => EvaluationCache.memory<O>(undefined, { trajectories: false }))
+      // (only a proposal re-launched after a crash asks for one), nor an
+      // output the run cannot report (see `keepOutput`)
+      : Option.getOrElse(store.cache, () => EvaluationCache.memory<O>(undefined, { trajectories: false, keepOutput: keepOutput(r, best) }))
 
     const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
     if (r.onEvent !== undefined) {
@@ -149,35 +156,47 @@ export const make = <D, T, O>(
     const monitorStop: Effect.Effect<string | undefined> = Option.isNone(monitor)
       ? Effect.succeed(undefined)
       : Effect.map(monitor.value.stopRequested, (stop) => (stop ? monitor.value.name : undefined))
-    // a state in an event to any of the sinks above may be kept: sealed
-    // before it goes (the telemetry observer reads it at once and keeps nothing)
     const owner = AppendOnly.makeOwner()
     const seal = (state: State.GepaState) => AppendOnly.seal(owner, state)
-    const kept = sinks.length > 0
     // a store that keeps nothing (RunStore.none) needs no seal before a save;
     // any other may keep the state it is given (the memory store does)
     const keepsSaves = !RunStoreModule.isNone(store)
     const sealSaved = keepsSaves ? seal : () => {}
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
     // unless `telemetry: false`; library runs log summaries at debug
-    if (r.telemetry !== undefined) sinks.push(yield* Telemetry.observer(r.telemetry))
-    const built = (event: () => GepaEvent): GepaEvent => {
-      const e = event()
-      if (kept && e._tag === "IterationEnded") seal(e.state)
-      return e
+    const observer = r.telemetry === undefined ? undefined : yield* Telemetry.observer(r.telemetry)
+    // A state in an event to any of the sinks above may be kept: it goes as
+    // it is when emitted, copied only if the sink reads it (`AppendOnly.asOf`);
+    // the telemetry observer reads it at once and keeps nothing.
+    const forKeeps = (e: GepaEvent): GepaEvent => {
+      if (e._tag !== "IterationEnded") return e
+      // its entries change in place (the round-robin pointers): the next change copies it
+      AppendOnly.release(owner, e.state.nextComponent)
+      const state = AppendOnly.asOf(e.state)
+      const kept = GepaEvent.IterationEnded({ iteration: e.iteration, accepted: e.accepted, state: e.state })
+      Object.defineProperty(kept, "state", { get: state, enumerable: true, configurable: true })
+      return kept
     }
     const [firstSink, ...otherSinks] = sinks
-    const emit: Emit = firstSink === undefined
-      ? () => Effect.void
+    const toSinks = firstSink === undefined
+      ? undefined
       : otherSinks.length === 0
-      ? (event) => Effect.suspend(() => firstSink(built(event)))
+      ? (e: GepaEvent) => firstSink(forKeeps(e))
+      : (e: GepaEvent) => {
+        // built once for every sink
+        const k = forKeeps(e)
+        let all = firstSink(k)
+        for (const sink of otherSinks) all = Effect.zipRight(all, sink(k))
+        return all
+      }
+    const emit: Emit = toSinks === undefined
+      ? observer === undefined ? () => Effect.void : (event) => Effect.suspend(() => observer(event()))
+      : observer === undefined
+      ? (event) => Effect.suspend(() => toSinks(event()))
       : (event) =>
         Effect.suspend(() => {
-          // built once for every sink (the telemetry observer makes two common)
-          const e = built(event)
-          let all = firstSink(e)
-          for (const sink of otherSinks) all = Effect.zipRight(all, sink(e))
-          return all
+          const e = event()
+          return Effect.zipRight(toSinks(e), observer(e))
         })
 
     const semaphore = yield* Effect.makeSemaphore(r.maxConcurrency)
@@ -198,7 +217,7 @@ export const make = <D, T, O>(
       pace: makePace()
     }
     const stopCheck = yield* StopCondition.explain(r.stop)
-    const listening = sinks.length > 0
+    const listening = sinks.length > 0 || observer !== undefined
 
     const evaluateStep: Session<D, T, O>["evaluate"] = (o) => {
       const train = o.purpose === "parent-minibatch" || o.purpose === "child-minibatch"
@@ -228,27 +247,29 @@ export const make = <D, T, O>(
         captureStackTrace: false
       })
       if (!listening) return span(run)
+      const ended = (result: Evaluated<T, O>) => {
+        const failed: Array<Effect.Effect<void>> = []
+        for (const out of result.outcomes) {
+          const error = out.error
+          if (error !== undefined) {
+            failed.push(emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error })))
+          }
+        }
+        const end = emit(() => {
+          let cacheHits = 0
+          const scores = result.outcomes.map((out) => {
+            if (out.cached) cacheHits++
+            return out.score
+          })
+          return GepaEvent.EvaluationEnded({ iteration: o.iteration, purpose: o.purpose, scores, failures: failed.length, cacheHits })
+        })
+        // (an evaluation without failures, the common case, emits one event: no loop of effects)
+        return failed.length === 0 ? end : Effect.zipRight(Effect.all(failed, { discard: true }), end)
+      }
       return span(
         emit(() => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })).pipe(
           Effect.zipRight(run),
-          Effect.tap((result) =>
-            Effect.zipRight(
-              Effect.forEach(
-                result.outcomes.flatMap((out) => (out.error === undefined ? [] : [{ id: out.id, error: out.error }])),
-                (out) => emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error: out.error })),
-                { discard: true }
-              ),
-              emit(() =>
-                GepaEvent.EvaluationEnded({
-                  iteration: o.iteration,
-                  purpose: o.purpose,
-                  scores: result.outcomes.map((out) => out.score),
-                  failures: result.outcomes.filter((out) => out.error !== undefined).length,
-                  cacheHits: result.outcomes.filter((out) => out.cached).length
-                })
-              )
-            )
-          )
+          Effect.tap(ended)
         )
       )
     }
@@ -269,12 +290,44 @@ export const make = <D, T, O>(
       }))).map((hit) => hit?.score)
     }
 
-    return { r, store, emit, listening, owner, sealSaved, stopCheck, monitorStop, evaluate: evaluateStep, known }
+    return { r, best, store, emit, listening, owner, sealSaved, stopCheck, monitorStop, evaluate: evaluateStep, known }
   })
+
+/**
+ * Which outputs the run's own cache keeps. The run reads an output back from
+ * its cache only for `recordBest`: a validation result served to a candidate
+ * that is then added, which replaces the best output of its example when its
+ * score is higher. Best scores only rise, so an output whose score is not above
+ * the best recorded for its example when it is stored can never be read (and
+ * none is when the run does not track best outputs). The cache's keys are
+ * examples' contents, so a result paid on the training set serves the
+ * validation examples with the same content.
+ */
+const keepOutput = <D, T, O>(r: Resolved<D, T, O>, best: Best<O>) => {
+  const valIds = new Map<string, Array<string>>()
+  for (const id of r.valIds) {
+    const key = r.exampleKeys.val.get(id) ?? id
+    const ids = valIds.get(key)
+    if (ids === undefined) valIds.set(key, [id])
+    else ids.push(id)
+  }
+  return (key: EvaluationCache.CacheKey, value: EvaluationCache.CachedEvaluation<O>): boolean => {
+    if (!r.trackBestOutputs) return false
+    // a key without a content hash (not one of the engine's): kept
+    if (key.contentHash === undefined) return true
+    const ids = valIds.get(key.contentHash)
+    if (ids === undefined) return false
+    for (const id of ids) {
+      const b = best.get(id)
+      if (b === undefined || value.score > b.score) return true
+    }
+    return false
+  }
+}
 
 /** The best output seen per validation example, if the run tracks them. @internal */
 export const recordBest = <T, O>(
-  best: Map<string, { candidate: number; output: O; score: number }>,
+  best: Best<O>,
   candidate: number,
   outcomes: ReadonlyArray<Outcome<T, O>>
 ): void => {
