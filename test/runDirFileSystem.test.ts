@@ -21,15 +21,9 @@ import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 const tmpDir = () => makeTmpDir("gepa-rundir-fs-")
 
 const config = <T>(adapter: Gepa.Config<Toy.Example, T, string>["adapter"] & object) => ({
-  seedCandidate: Toy.seedCandidate,
-  trainset: Toy.makeExamples(30),
-  valset: Toy.makeExamples(12, 100),
-  adapter,
-  reflectionModel: Toy.reflectionModel(1),
+  ...Toy.runConfig(adapter),
   maxMetricCalls: 200,
-  stop: StopCondition.maxIterations(6),
-  minibatchSize: 3,
-  seed: 0
+  stop: StopCondition.maxIterations(6)
 })
 
 /** Node's file system, recording the paths opened for writing, written, renamed to, truncated and removed. */

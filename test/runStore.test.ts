@@ -13,15 +13,9 @@ import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 const tmpDir = () => makeTmpDir("gepa-runstore-")
 
 const config = <T>(adapter: Gepa.Config<Toy.Example, T, string>["adapter"] & object) => ({
-  seedCandidate: Toy.seedCandidate,
-  trainset: Toy.makeExamples(30),
-  valset: Toy.makeExamples(12, 100),
-  adapter,
-  reflectionModel: Toy.reflectionModel(1),
+  ...Toy.runConfig(adapter),
   maxMetricCalls: 300,
-  minibatchSize: 3,
-  parallelProposals: 1,
-  seed: 0
+  parallelProposals: 1
 })
 
 const lines = (file: string) => fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []

@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import type { PersistenceError } from "../Errors.js"
 import * as Ledger from "./ledger.js"
 import type { AppendLog } from "./runDirDisk.js"
+import { parseJsonLine } from "./jsonLine.js"
 
 /** One payment of a cache key (one cache line): by which iteration, after which save, and whether the loaded state still owes it. */
 export interface Payment {
@@ -49,13 +50,9 @@ export const parseReservations = (text: string): ReservationLog => {
   let saved = false
   let empty = true
   for (const line of text.split("\n")) {
-    if (line.length === 0) continue
-    let parsed: { readonly n?: unknown; readonly base?: unknown; readonly g?: unknown }
-    try {
-      parsed = JSON.parse(line) as typeof parsed
-    } catch {
-      continue
-    }
+    const value = parseJsonLine(line)
+    if (value === undefined) continue
+    const parsed: { readonly n?: unknown; readonly base?: unknown; readonly g?: unknown } = typeof value === "object" && value !== null ? value : {}
     empty = false
     onRecord = Ledger.onRecordAfter(onRecord, parsed)
     if (typeof parsed.g === "number" && parsed.g > 0) saved = true

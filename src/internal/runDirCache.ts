@@ -21,6 +21,7 @@ import type { GepaState } from "../State.js"
 import { type CacheLine, isCacheLine, sharedKey } from "./runDir.js"
 import type { Owed, Payment } from "./runDirBudget.js"
 import type { AppendLog } from "./runDirDisk.js"
+import { parseJsonLine } from "./jsonLine.js"
 
 /** One candidate's entries: a slot per example, outputs, scores and paying iterations by slot. */
 class Bucket<O> {
@@ -134,13 +135,7 @@ export const parseCache = <O>(text: string): CacheIndex<O> => {
   const index = emptyIndex<O>()
   const examples = new Map<string, string>()
   for (const line of text.split("\n")) {
-    if (line.length === 0) continue
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(line)
-    } catch {
-      continue
-    }
+    const parsed = parseJsonLine(line)
     if (!isCacheLine(parsed)) continue
     const k = sharedKey(parsed.k)
     const [candidate, example] = splitKey(k, examples)

@@ -15,6 +15,7 @@ import { field, isRecord } from "../fields.js"
 import { isAlive } from "../runDir.js"
 import { type Disk, exists, readText, resolve } from "../runDirDisk.js"
 import type { EventLike, Model } from "./model.js"
+import { parseJsonLine } from "../jsonLine.js"
 
 export interface Follower {
   /** reads what is new; cheap when nothing changed */
@@ -68,13 +69,7 @@ const followOn = (disk: Disk, root: string, model: Model): Follower => {
     // a line still being written waits for its end
     rest = lines.pop() ?? ""
     for (const line of lines) {
-      if (line.length === 0) continue
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(line)
-      } catch {
-        continue
-      }
+      const parsed = parseJsonLine(line)
       if (!isEventLike(parsed)) continue
       const ts = Date.parse(String(parsed["ts"]))
       model.event(parsed, Number.isFinite(ts) ? ts : Date.now())
