@@ -5,7 +5,6 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import { Cause, ConfigProvider, Console, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import * as Adapter from "../src/Adapter.js"
 import * as Candidate from "../src/Candidate.js"
@@ -26,18 +25,9 @@ import * as Postgres from "./fixtures/postgres.js"
 import evaluation from "./fixtures/clusterEvaluation.js"
 import { tmpDir } from "./fixtures/tmp.js"
 import * as Toy from "./fixtures/toy.js"
+import { freePort } from "./fixtures/freePort.js"
 
 const runnerScript = path.join(import.meta.dirname, "fixtures", "clusterRunner.ts")
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port
-      server.close(() => resolve(port))
-    })
-  })
 
 interface Runner {
   readonly port: number

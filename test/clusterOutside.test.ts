@@ -8,25 +8,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import * as Adapter from "../src/Adapter.js"
 import * as ClusterAdapter from "../src/ClusterAdapter.js"
 import * as ClusterEvaluation from "../src/ClusterEvaluation.js"
 import { commonJsHint } from "../src/internal/userModule.js"
 import { tmpDir } from "./fixtures/tmp.js"
+import { freePort } from "./fixtures/freePort.js"
 
 const bin = path.join(import.meta.dirname, "..", "bin", "gepa.js")
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port
-      server.close(() => resolve(port))
-    })
-  })
 
 // the user's module: nothing of this repository is reachable from its folder by Node's own resolution
 const evaluationSource = `
