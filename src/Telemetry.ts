@@ -11,32 +11,15 @@
  *
  * @since 0.2.0
  */
-import {
-  Cause,
-  Clock,
-  Context,
-  Effect,
-  Exit,
-  type Fiber,
-  FiberRef,
-  LogLevel,
-  Metric,
-  MetricBoundaries,
-  MetricKey,
-  type MetricKeyType,
-  MetricLabel
-} from "effect"
-
-import type { EvaluationPurpose, GepaEvent } from "./Event.js"
-import * as eventLog from "./internal/eventLog.js"
-import { isRecord } from "./internal/fields.js"
-import * as Ledger from "./internal/ledger.js"
+import { Cause, Clock, Context, Effect, Exit, FiberRef } from "effect"
 import * as modelCall from "./internal/modelCall.js"
 import * as Spans from "./internal/spans.js"
+import * as Metrics from "./internal/telemetry/metrics.js"
+import * as Observer from "./internal/telemetry/observer.js"
 import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"
 
 // ---------------------------------------------------------------------------
-// metrics
+// metrics and recording (src/internal/telemetry/metrics.ts)
 // ---------------------------------------------------------------------------
 
 /**
@@ -45,12 +28,7 @@ import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageMode
  * @since 0.2.0
  * @category metrics
  */
-export const metricCalls = Metric.fromMetricKey(MetricKey.counter("gepa.metric_calls", {
-  description: "examples evaluated by the adapter (metric calls spent)",
-  incremental: true
-}))
-
-const proposalsKey = MetricKey.counter("gepa.proposals", { description: "proposals by outcome", incremental: true })
+export const metricCalls = Metrics.metricCalls
 
 /**
  * Proposals that ended, tagged `outcome` (accepted, rejected, skipped,
@@ -59,7 +37,7 @@ const proposalsKey = MetricKey.counter("gepa.proposals", { description: "proposa
  * @since 0.2.0
  * @category metrics
  */
-export const proposals = Metric.fromMetricKey(proposalsKey)
+export const proposals = Metrics.proposals
 
 /**
  * Iterations finished.
@@ -67,7 +45,7 @@ export const proposals = Metric.fromMetricKey(proposalsKey)
  * @since 0.2.0
  * @category metrics
  */
-export const iterations = Metric.counter("gepa.iterations", { description: "iterations finished", incremental: true })
+export const iterations = Metrics.iterations
 
 /**
  * Examples whose evaluation failed (scored with the fallback score).
@@ -75,18 +53,7 @@ export const iterations = Metric.counter("gepa.iterations", { description: "iter
  * @since 0.2.0
  * @category metrics
  */
-export const evaluationFailures = Metric.counter("gepa.evaluation.failures", {
-  description: "examples whose evaluation failed",
-  incremental: true
-})
-
-const millisBoundaries = MetricBoundaries.exponential({ start: 1, factor: 2, count: 20 })
-
-const evaluationDurationKey = MetricKey.histogram(
-  "gepa.evaluation.duration",
-  millisBoundaries,
-  "time of one evaluation batch, in milliseconds"
-)
+export const evaluationFailures = Metrics.evaluationFailures
 
 /**
  * Wall-clock time of one evaluation (one batch of examples), in
@@ -95,7 +62,7 @@ const evaluationDurationKey = MetricKey.histogram(
  * @since 0.2.0
  * @category metrics
  */
-export const evaluationDuration = Metric.fromMetricKey(evaluationDurationKey)
+export const evaluationDuration = Metrics.evaluationDuration
 
 /**
  * The best average validation score so far.
@@ -103,13 +70,7 @@ export const evaluationDuration = Metric.fromMetricKey(evaluationDurationKey)
  * @since 0.2.0
  * @category metrics
  */
-export const bestScore = Metric.gauge("gepa.best_score", { description: "best average validation score" })
-
-const modelDurationKey = MetricKey.histogram(
-  "gepa.model.duration",
-  millisBoundaries,
-  "time of one language model call, in milliseconds"
-)
+export const bestScore = Metrics.bestScore
 
 /**
  * Time of one model call (retries included), in milliseconds, tagged
@@ -118,9 +79,7 @@ const modelDurationKey = MetricKey.histogram(
  * @since 0.2.0
  * @category metrics
  */
-export const modelDuration = Metric.fromMetricKey(modelDurationKey)
-
-const modelCallsKey = MetricKey.counter("gepa.model.calls", { description: "language model calls", incremental: true })
+export const modelDuration = Metrics.modelDuration
 
 /**
  * Model calls, tagged `role`, `model` and `outcome` (ok, error).
@@ -128,12 +87,7 @@ const modelCallsKey = MetricKey.counter("gepa.model.calls", { description: "lang
  * @since 0.2.0
  * @category metrics
  */
-export const modelCalls = Metric.fromMetricKey(modelCallsKey)
-
-const modelTokensKey = MetricKey.counter("gepa.model.tokens", {
-  description: "tokens used by language model calls",
-  incremental: true
-})
+export const modelCalls = Metrics.modelCalls
 
 /**
  * Tokens used by model calls, tagged `role`, `model` and `direction`
@@ -142,9 +96,7 @@ const modelTokensKey = MetricKey.counter("gepa.model.tokens", {
  * @since 0.2.0
  * @category metrics
  */
-export const modelTokens = Metric.fromMetricKey(modelTokensKey)
-
-const modelCostKey = MetricKey.counter("gepa.model.cost", { description: "cost of language model calls", incremental: true })
+export const modelTokens = Metrics.modelTokens
 
 /**
  * Cost of model calls (in the price table's currency), tagged `role` and
@@ -153,77 +105,7 @@ const modelCostKey = MetricKey.counter("gepa.model.cost", { description: "cost o
  * @since 0.2.0
  * @category metrics
  */
-export const modelCost = Metric.fromMetricKey(modelCostKey)
-
-// ---------------------------------------------------------------------------
-// recording helpers
-// ---------------------------------------------------------------------------
-
-type Labels = ReadonlyArray<MetricLabel.MetricLabel>
-
-// Metrics with their tags fixed once. `Metric.tagged` builds a new key (and
-// hashes it) on every update; these find their hook at once, which matters
-// for the task model's calls and the run's events.
-// one map for metrics of every key type (counters, histograms, gauges): Metric is invariant in them
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
-const fixedTags = new Map<string, Metric.Metric<any, any, any>>()
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any key type, as Metric.tagged accepts
-const tagged = <Type extends MetricKeyType.MetricKeyType<any, any>>(
-  key: MetricKey.MetricKey<Type>,
-  tags: ReadonlyArray<readonly [string, string]>
-): Metric.Metric<Type, MetricKeyType.MetricKeyType.InType<Type>, MetricKeyType.MetricKeyType.OutType<Type>> => {
-  const id = `${key.name}\u0000${tags.map(([k, v]) => `${k}\u0000${v}`).join("\u0000")}`
-  let metric = fixedTags.get(id)
-  if (metric === undefined) {
-    metric = Metric.fromMetricKey(MetricKey.taggedWithLabels(key, tags.map(([k, v]) => MetricLabel.make(k, v))))
-    fixedTags.set(id, metric)
-  }
-  return metric
-}
-
-// the fiber's metric labels (`Metric.withMetricLabels` and friends)
-const withLabels = (f: (labels: Labels) => void): Effect.Effect<void> =>
-  Effect.withFiberRuntime((fiber) => {
-    f(fiber.getFiberRef(FiberRef.currentMetricLabels))
-    return Effect.void
-  })
-
-const evaluationSync = (
-  args: { readonly purpose: EvaluationPurpose; readonly metricCalls: number; readonly failures: number; readonly durationMillis?: number | undefined },
-  labels: Labels
-) => {
-  if (args.metricCalls > 0) metricCalls.unsafeUpdate(args.metricCalls, labels)
-  if (args.failures > 0) evaluationFailures.unsafeUpdate(args.failures, labels)
-  if (args.durationMillis !== undefined) {
-    durationOf(args.purpose).unsafeUpdate(args.durationMillis, labels)
-  }
-}
-
-// the metrics updated on every evaluation and proposal, found without building their id (`tagged`)
-const durations = new Map<EvaluationPurpose, ReturnType<typeof durationTagged>>()
-const durationTagged = (purpose: EvaluationPurpose) => tagged(evaluationDurationKey, [["purpose", purpose]])
-const durationOf = (purpose: EvaluationPurpose) => {
-  let metric = durations.get(purpose)
-  if (metric === undefined) {
-    metric = durationTagged(purpose)
-    durations.set(purpose, metric)
-  }
-  return metric
-}
-const proposalTagged = (outcome: ProposalOutcome, kind: "reflective" | "merge") => tagged(proposalsKey, [["outcome", outcome], ["kind", kind]])
-const proposalMetrics = {
-  reflective: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>(),
-  merge: new Map<ProposalOutcome, ReturnType<typeof proposalTagged>>()
-}
-const proposalSync = (outcome: ProposalOutcome, kind: "reflective" | "merge", labels: Labels) => {
-  const byOutcome = proposalMetrics[kind]
-  let metric = byOutcome.get(outcome)
-  if (metric === undefined) {
-    metric = proposalTagged(outcome, kind)
-    byOutcome.set(outcome, metric)
-  }
-  metric.unsafeUpdate(1, labels)
-}
+export const modelCost = Metrics.modelCost
 
 /**
  * Records one finished evaluation: the metric calls it spent, its failed
@@ -232,18 +114,13 @@ const proposalSync = (outcome: ProposalOutcome, kind: "reflective" | "merge", la
  * @since 0.2.0
  * @category recording
  */
-export const recordEvaluation = (args: {
-  readonly purpose: EvaluationPurpose
-  readonly metricCalls: number
-  readonly failures: number
-  readonly durationMillis?: number | undefined
-}): Effect.Effect<void> => withLabels((labels) => evaluationSync(args, labels))
+export const recordEvaluation = Metrics.recordEvaluation
 
 /**
  * @since 0.2.0
  * @category recording
  */
-export type ProposalOutcome = "accepted" | "rejected" | "skipped" | "failed"
+export type ProposalOutcome = Metrics.ProposalOutcome
 
 /**
  * Records the end of a proposal.
@@ -251,8 +128,7 @@ export type ProposalOutcome = "accepted" | "rejected" | "skipped" | "failed"
  * @since 0.2.0
  * @category recording
  */
-export const recordProposal = (outcome: ProposalOutcome, kind: "reflective" | "merge" = "reflective"): Effect.Effect<void> =>
-  withLabels((labels) => proposalSync(outcome, kind, labels))
+export const recordProposal = Metrics.recordProposal
 
 /**
  * Records the best average validation score.
@@ -260,8 +136,7 @@ export const recordProposal = (outcome: ProposalOutcome, kind: "reflective" | "m
  * @since 0.2.0
  * @category recording
  */
-export const recordBestScore = (score: number): Effect.Effect<void> =>
-  Number.isFinite(score) ? withLabels((labels) => bestScore.unsafeUpdate(score, labels)) : Effect.void
+export const recordBestScore = Metrics.recordBestScore
 
 /**
  * Records one model call.
@@ -269,63 +144,7 @@ export const recordBestScore = (score: number): Effect.Effect<void> =>
  * @since 0.2.0
  * @category recording
  */
-export const recordModelCall = (args: {
-  readonly role: ModelRole
-  readonly model: string
-  readonly durationMillis: number
-  readonly completion: Completion | undefined
-}): Effect.Effect<void> => withLabels((labels) => recordModelCallSync(args, labels))
-
-// the model metrics of one role and model, tagged once
-const modelMetrics = new Map<string, {
-  readonly duration: Metric.Metric.Histogram<number>
-  readonly ok: Metric.Metric.Counter<number>
-  readonly error: Metric.Metric.Counter<number>
-  readonly input: Metric.Metric.Counter<number>
-  readonly output: Metric.Metric.Counter<number>
-  readonly cost: Metric.Metric.Counter<number>
-}>()
-const metricsOf = (role: ModelRole, model: string) => {
-  const id = `${role}\u0000${model}`
-  let found = modelMetrics.get(id)
-  if (found === undefined) {
-    const tags = [["role", role], ["model", model]] as const
-    found = {
-      duration: tagged(modelDurationKey, tags),
-      ok: tagged(modelCallsKey, [...tags, ["outcome", "ok"]]),
-      error: tagged(modelCallsKey, [...tags, ["outcome", "error"]]),
-      input: tagged(modelTokensKey, [...tags, ["direction", "input"]]),
-      output: tagged(modelTokensKey, [...tags, ["direction", "output"]]),
-      cost: tagged(modelCostKey, tags)
-    }
-    modelMetrics.set(id, found)
-  }
-  return found
-}
-
-const recordModelCallSync = (
-  args: {
-    readonly role: ModelRole
-    readonly model: string
-    readonly durationMillis: number
-    readonly completion: Completion | undefined
-  },
-  labels: Labels
-): void => {
-  const { completion } = args
-  const m = metricsOf(args.role, args.model)
-  m.duration.unsafeUpdate(args.durationMillis, labels)
-  ;(completion === undefined ? m.error : m.ok).unsafeUpdate(1, labels)
-  if (completion?.usage !== undefined) {
-    m.input.unsafeUpdate(completion.usage.inputTokens, labels)
-    m.output.unsafeUpdate(completion.usage.outputTokens, labels)
-  }
-  if (completion?.cost !== undefined) m.cost.unsafeUpdate(completion.cost, labels)
-}
-
-// ---------------------------------------------------------------------------
-// model instrumentation
-// ---------------------------------------------------------------------------
+export const recordModelCall = Metrics.recordModelCall
 
 /**
  * What a model is used for.
@@ -333,7 +152,11 @@ const recordModelCallSync = (
  * @since 0.2.0
  * @category models
  */
-export type ModelRole = "reflection" | "task"
+export type ModelRole = Metrics.ModelRole
+
+// ---------------------------------------------------------------------------
+// model instrumentation
+// ---------------------------------------------------------------------------
 
 const InstrumentedId: unique symbol = Symbol.for("effect-gepa/Telemetry/instrumented")
 
@@ -414,7 +237,7 @@ export const instrumentModel = (
           if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return Effect.void
           const completion = Exit.isSuccess(exit) ? exit.value : undefined
           const name = options.model ?? completion?.model ?? "unknown"
-          recordModelCallSync({
+          Metrics.recordModelCallSync({
             role: options.role,
             model: name,
             durationMillis: clock.unsafeCurrentTimeMillis() - start,
@@ -444,7 +267,7 @@ export const instrumentModel = (
 }
 
 // ---------------------------------------------------------------------------
-// the event observer: metrics, span attributes and logs from events
+// the event observer (src/internal/telemetry/observer.ts)
 // ---------------------------------------------------------------------------
 
 /**
@@ -453,29 +276,7 @@ export const instrumentModel = (
  * @since 0.2.0
  * @category observer
  */
-export interface ObserverOptions {
-  /** update the metrics (default true) */
-  readonly metrics?: boolean | undefined
-  /** log iteration summaries and details (default true) */
-  readonly logs?: boolean | undefined
-  /**
-   * the level of the run's start and end and of the iteration summaries
-   * (default "info"); details are always at debug, errors at warning. The
-   * engine's own observer (`Gepa.Config.telemetry`) defaults to "debug", so
-   * that a library run under Effect's default logger prints nothing.
-   *
-   * @since 0.2.0
-   */
-  readonly summaryLevel?: "info" | "debug" | undefined
-  /**
-   * annotate the spans the events are emitted in (default true):
-   * `gepa.examples`, `gepa.failures` and `gepa.cache_hits` on each
-   * `gepa.evaluate`, and the run's totals (`gepa.iterations`,
-   * `gepa.metric_calls`, `gepa.candidates`, `gepa.best_candidate`,
-   * `gepa.best_score`, `gepa.stop_reason`) on `gepa.optimize`
-   */
-  readonly spanAttributes?: boolean | undefined
-}
+export type ObserverOptions = Observer.ObserverOptions
 
 /**
  * The log line of an event, and its level: iteration summaries and the
@@ -484,16 +285,7 @@ export interface ObserverOptions {
  * @since 0.2.0
  * @category observer
  */
-export const describeEvent: (
-  event: GepaEvent,
-  best: { readonly score: number; readonly candidate: number } | undefined
-) => { readonly level: "info" | "debug" | "warning"; readonly message: string } = eventLog.describeEvent
-
-const levelOf = {
-  info: LogLevel.Info,
-  debug: LogLevel.Debug,
-  warning: LogLevel.Warning
-} as const
+export const describeEvent = Observer.describeEvent
 
 /**
  * A handler for the `onEvent` option (or for the engine's own event
@@ -512,132 +304,7 @@ const levelOf = {
  * @since 0.2.0
  * @category observer
  */
-export const observer = (
-  options: ObserverOptions = {}
-): Effect.Effect<(event: GepaEvent) => Effect.Effect<void>> =>
-  Effect.sync(() => {
-    const metrics = options.metrics ?? true
-    const logs = options.logs ?? true
-    const spans = options.spanAttributes ?? true
-    const summaryLevel = levelOf[options.summaryLevel ?? "info"]
-    // the run's running total of metric calls, followed as the ledger reports it
-    const calls = Ledger.follower()
-    let best: { score: number; candidate: number } | undefined
-    // candidates whose average `IterationEnded` has already read
-    let scanned = 0
-    const started = new Map<string, Array<number>>()
-
-    // Everything below is synchronous and runs in one step of the emitting
-    // fiber (its metric labels, clock, span and log level): the observer
-    // sees every event of the run, so it must cost little per event.
-    const countTo = (total: number, labels: Labels): void => {
-      const delta = calls.to(total)
-      if (delta > 0 && metrics) metricCalls.unsafeUpdate(delta, labels)
-    }
-    const improve = (score: number, candidate: number, labels: Labels): void => {
-      if (!Number.isFinite(score) || (best !== undefined && score <= best.score)) return
-      best = { score, candidate }
-      if (metrics) bestScore.unsafeUpdate(score, labels)
-    }
-    const annotate = (fiber: Fiber.RuntimeFiber<unknown, unknown>, attributes: Record<string, unknown>): void => {
-      const span = spans ? fiber.currentSpan : undefined
-      if (span?._tag !== "Span") return
-      for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
-    }
-    const now = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number => Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-
-    const update = (event: GepaEvent, fiber: Fiber.RuntimeFiber<unknown, unknown>, labels: Labels): void => {
-      switch (event._tag) {
-        case "OptimizationStarted":
-          return calls.start(event.resumed)
-        case "IterationStarted":
-          return countTo(event.metricCalls, labels)
-        case "BudgetUpdated":
-          countTo(event.metricCalls, labels)
-          // emitted between iterations: the current span is the run's
-          return annotate(fiber, { "gepa.metric_calls": event.metricCalls })
-        case "EvaluationStarted": {
-          const key = `${event.iteration}/${event.purpose}`
-          const queue = started.get(key)
-          if (queue === undefined) started.set(key, [now(fiber)])
-          else queue.push(now(fiber))
-          return
-        }
-        case "EvaluationEnded": {
-          const key = `${event.iteration}/${event.purpose}`
-          const queue = started.get(key)
-          const start = queue?.shift()
-          if (queue !== undefined && queue.length === 0) started.delete(key)
-          if (metrics) {
-            evaluationSync({
-              purpose: event.purpose,
-              metricCalls: 0, // counted from the spent totals
-              failures: event.failures,
-              durationMillis: start === undefined ? undefined : now(fiber) - start
-            }, labels)
-          }
-          return annotate(fiber, {
-            "gepa.examples": event.scores.length,
-            "gepa.failures": event.failures,
-            "gepa.cache_hits": event.cacheHits
-          })
-        }
-        case "ProposalEnded":
-          if (metrics) proposalSync(outcomeOf(event.outcome), "reflective", labels)
-          return
-        case "MergeAccepted":
-          if (metrics) proposalSync("accepted", "merge", labels)
-          return
-        case "MergeRejected":
-          if (metrics) proposalSync("rejected", "merge", labels)
-          return
-        case "ValsetEvaluated":
-          return improve(event.score, event.candidate, labels)
-        case "IterationEnded": {
-          // a candidate's average never changes once added: only the ones
-          // added since the last look are read (reading all of them on every
-          // iteration made a long run quadratic, and boxed every score)
-          const averages = event.state.valAverages
-          if (averages.length < scanned) scanned = 0
-          let top = -1
-          let topScore = -Infinity
-          for (let i = scanned; i < averages.length; i++) {
-            const score = averages[i] ?? Number.NaN
-            if (Number.isFinite(score) && (top < 0 || score > topScore)) {
-              top = i
-              topScore = score
-            }
-          }
-          scanned = averages.length
-          if (top >= 0) improve(topScore, top, labels)
-          if (metrics) iterations.unsafeUpdate(1, labels)
-          return
-        }
-        case "OptimizationEnded":
-          if (event.result.bestScore !== null) improve(event.result.bestScore, event.result.bestIndex, labels)
-          return annotate(fiber, {
-            "gepa.iterations": event.result.iterations,
-            "gepa.metric_calls": event.result.totalMetricCalls,
-            "gepa.candidates": event.result.candidates.length,
-            "gepa.best_candidate": event.result.bestIndex,
-            ...(event.result.bestScore === null ? {} : { "gepa.best_score": event.result.bestScore }),
-            "gepa.stop_reason": event.result.stopReason
-          })
-      }
-    }
-
-    return (event: GepaEvent) =>
-      Effect.withFiberRuntime<void>((fiber) => {
-        update(event, fiber, fiber.getFiberRef(FiberRef.currentMetricLabels))
-        if (!logs) return Effect.void
-        // the line is built only when its level passes the minimum
-        const kind = kindOf(event)
-        const level = kind === "summary" ? summaryLevel : levelOf[kind]
-        return LogLevel.lessThan(level, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))
-          ? Effect.void
-          : Effect.annotateLogs(Effect.logWithLevel(level, describeEvent(event, best).message), annotationsOf(event, best))
-      })
-  })
+export const observer = Observer.observer
 
 /**
  * The log annotations of an event's line (besides the run's own `run`
@@ -649,64 +316,4 @@ export const observer = (
  * @since 0.3.0
  * @category observer
  */
-export const annotationsOf = (
-  event: GepaEvent,
-  best?: { readonly score: number; readonly candidate: number } | undefined
-): Record<string, string | number | boolean> => {
-  const out: Record<string, string | number | boolean> = { event: event._tag }
-  // the fields that some kinds of event have, read by name (an event is always an object)
-  const e: Readonly<Record<string, unknown>> = isRecord(event) ? event : {}
-  const put = (key: string, value: unknown) => {
-    if ((typeof value === "number" && Number.isFinite(value)) || typeof value === "string" || typeof value === "boolean") out[key] = value
-  }
-  put("iteration", e["iteration"])
-  put("candidate", e["candidate"])
-  put("parent", e["parent"])
-  const parents = e["parents"]
-  if (Array.isArray(parents)) put("parent", parents.join(","))
-  put("score", e["score"])
-  put("metricCalls", e["metricCalls"])
-  put("purpose", e["purpose"])
-  put("outcome", e["outcome"])
-  if ("budget" in e) put("budget", e["budget"] ?? "unlimited")
-  switch (event._tag) {
-    case "CandidateRejected":
-      put("score", event.after)
-      break
-    case "IterationEnded":
-      put("metricCalls", event.state.metricCalls)
-      put("accepted", event.accepted)
-      break
-    case "OptimizationEnded":
-      put("metricCalls", event.result.totalMetricCalls)
-      put("iteration", event.result.iterations)
-      put("candidate", event.result.bestIndex)
-      if (event.result.bestScore !== null) put("score", event.result.bestScore)
-      break
-    case "SeedGenerated":
-      put("attempts", event.attempts)
-      break
-  }
-  if (best !== undefined && event._tag !== "OptimizationEnded") {
-    put("bestScore", best.score)
-    put("bestCandidate", best.candidate)
-  }
-  return out
-}
-
-// the level of an event's line before it is built (see `describeEvent`)
-const kindOf = (event: GepaEvent): "summary" | "warning" | "debug" => {
-  switch (event._tag) {
-    case "SeedGenerated":
-    case "OptimizationStarted":
-    case "OptimizationEnded":
-    case "IterationEnded":
-      return "summary"
-    case "Error":
-      return "warning"
-    default:
-      return "debug"
-  }
-}
-
-const outcomeOf = (outcome: string): ProposalOutcome => outcome === "accepted" || outcome === "rejected" || outcome === "skipped" ? outcome : "failed"
+export const annotationsOf = Observer.annotationsOf
