@@ -85,20 +85,27 @@ export interface ScaleResult {
   readonly saveMaxMsByDecile?: ReadonlyArray<number>
   readonly saveShare?: number
   readonly saves?: number
+  /** with a run folder: CPU ms of the process per save in each tenth (user + system, all threads, while the save was under way) */
+  readonly saveCpuMsByDecile?: ReadonlyArray<number>
+  /** with a run folder: write system calls per metric call over the run (Linux's `syscw`, every thread) */
+  readonly writesPerCall?: number
   /** with a run folder: its size at the end, MB, and everything written over the run, MB */
   readonly folderMb?: number
   readonly writtenMb?: number
 }
 
-/** Bytes this process has passed to write calls so far (Linux); 0 elsewhere. */
-const bytesWritten = (): number => {
+/** A counter of this process's `/proc/self/io` (Linux); 0 elsewhere. */
+const ioCounter = (name: "wchar" | "syscw"): number => {
   try {
-    const m = /^wchar: (\d+)$/m.exec(fs.readFileSync("/proc/self/io", "utf8"))
+    const m = new RegExp(`^${name}: (\\d+)$`, "m").exec(fs.readFileSync("/proc/self/io", "utf8"))
     return m === null ? 0 : Number(m[1])
   } catch {
     return 0
   }
 }
+
+/** Bytes this process has passed to write calls so far. */
+const bytesWritten = (): number => ioCounter("wchar")
 
 const folderBytes = (dir: string): number => fs.readdirSync(dir).reduce((n, name) => n + fs.statSync(path.join(dir, name)).size, 0)
 
@@ -130,12 +137,14 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
       rss: number
       written: number
       saveMs: number
+      saveCpuMs: number
       saves: number
       saveMax: number
+      writes: number
     }
   > = []
   // saves, timed around the run folder's own save
-  const saving = { ms: 0, count: 0, max: 0 }
+  const saving = { ms: 0, cpuMs: 0, count: 0, max: 0 }
   let selectMs = 0
   let selects = 0
   const liveHeapMb: Array<number> = []
@@ -155,8 +164,10 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
       rss: process.memoryUsage.rss() / 1048576,
       written: bytesWritten(),
       saveMs: saving.ms,
+      saveCpuMs: saving.cpuMs,
       saves: saving.count,
-      saveMax: saving.max
+      saveMax: saving.max,
+      writes: ioCounter("syscw")
     }
     saving.max = 0
     return m
@@ -237,10 +248,12 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
         save: (state: GepaState) =>
           Effect.suspend(() => {
             const start = performance.now()
+            const startCpu = cpuMs()
             return Effect.ensuring(
               store.save(state),
               Effect.sync(() => {
                 const ms = performance.now() - start
+                saving.cpuMs += cpuMs() - startCpu
                 saving.ms += ms
                 saving.count++
                 saving.max = Math.max(saving.max, ms)
@@ -261,7 +274,7 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
   observer.disconnect()
   while (marks.length < 11) marks.push(mark())
   // the finish (result.json) is written after the last tenth's mark
-  marks[10] = { ...marks[10]!, written: bytesWritten(), saveMs: saving.ms, saves: saving.count }
+  marks[10] = { ...marks[10]!, written: bytesWritten(), writes: ioCounter("syscw"), saveMs: saving.ms, saveCpuMs: saving.cpuMs, saves: saving.count }
   const usPerCallByDecile = marks.slice(1).map((m, i) => {
     const p = marks[i]!
     return ((m.t - p.t) - (m.adapterMs - p.adapterMs) - (m.modelMs - p.modelMs)) * 1000 / decile
@@ -295,6 +308,8 @@ export const scale = async (options: ScaleOptions, log: (line: string) => void =
       writtenMbByDecile: marks.slice(1).map((m, i) => (m.written - marks[i]!.written) / 1048576),
       saveMsByDecile: marks.slice(1).map((m, i) => (m.saveMs - marks[i]!.saveMs) / Math.max(1, m.saves - marks[i]!.saves)),
       saveMaxMsByDecile: marks.slice(1).map((m) => m.saveMax),
+      saveCpuMsByDecile: marks.slice(1).map((m, i) => (m.saveCpuMs - marks[i]!.saveCpuMs) / Math.max(1, m.saves - marks[i]!.saves)),
+      writesPerCall: (marks[10]!.writes - marks[0]!.writes) / result.totalMetricCalls,
       saveShare: saving.ms / wallMs,
       saves: saving.count,
       folderMb: folderBytes(options.runDir) / 1048576,
@@ -323,14 +338,15 @@ export const markdown = (r: ScaleResult): string => {
     ...(r.writtenMbByDecile === undefined ? [] : [
       `| MB written | ${r.writtenMbByDecile.map((x) => f(x)).join(" | ")} |`,
       `| ms per save (mean) | ${r.saveMsByDecile!.map((x) => f(x, 2)).join(" | ")} |`,
-      `| ms per save (worst) | ${r.saveMaxMsByDecile!.map((x) => f(x, 1)).join(" | ")} |`
+      `| ms per save (worst) | ${r.saveMaxMsByDecile!.map((x) => f(x, 1)).join(" | ")} |`,
+      `| CPU ms per save (mean) | ${r.saveCpuMsByDecile!.map((x) => f(x, 2)).join(" | ")} |`
     ]),
     "",
     `Last tenth / first tenth: ${f(r.lastOverFirst, 2)}x wall, ${f(r.cpuLastOverFirst, 2)}x CPU.`,
     ...(r.folderMb === undefined ? [] : [
       "",
       `Run folder: ${f(r.folderMb)} MB at the end, ${f(r.writtenMb!)} MB written over the run (${f(r.writtenMb! / r.folderMb, 2)}x); ` +
-      `${r.saves!.toLocaleString("en")} saves, ${f(r.saveShare! * 100)}% of wall.`
+      `${r.saves!.toLocaleString("en")} saves, ${f(r.saveShare! * 100)}% of wall; ${f(r.writesPerCall!, 3)} write calls per metric call.`
     ])
   ]
   return lines.join("\n") + "\n"

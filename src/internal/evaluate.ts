@@ -160,6 +160,13 @@ export const hashOf = (candidate: Candidate.Candidate): string => {
 /** How long a worker may keep its permit across consecutive fast calls. */
 const SLICE_MS = 1
 
+/**
+ * How long an evaluation may hold its results before writing them to an
+ * effectful cache (a run folder's): a kill loses at most this much of a fast
+ * adapter's completed work, and a fast adapter's evaluation writes once.
+ */
+const HOLD_MS = 10
+
 const failedOutcome = <T, O>(id: string, score: number, error: string): Outcome<T, O> => ({
   id,
   score,
@@ -294,13 +301,31 @@ export const evaluate = <D, T, O>(
     }
     // a cache written at once (in memory): no effect per chunk
     const write = cache === undefined ? undefined : batchOf(cache)?.write
+    // A cache written through an effect (a run folder's appends its lines to
+    // a file, each write tens of microseconds of CPU): the chunks' results
+    // are held and go out in one write when the evaluation ends, or once
+    // the oldest held result is `HOLD_MS` old (a slow adapter's results are
+    // written chunk by chunk, as they come). Calls are on the write-ahead
+    // record before they start, so a kill before the write is charged as
+    // lost work, never lost; the reservation of calls never started is
+    // given back only after the write (`onExit` below).
+    const effectful = write === undefined ? cache : undefined
+    let held: Array<readonly [CacheKey, CachedEvaluation<O>]> = []
+    let heldSince = 0
+    const release = (): Effect.Effect<void, PersistenceError> | undefined => {
+      if (held.length === 0 || effectful === undefined) return undefined
+      const out = held
+      held = []
+      return setAll(effectful, out)
+    }
     // The results of one chunk: `batch` when the call answered (checked),
     // else `failure`. Returns what is left to do (cache writes), or
     // `undefined` when everything is done.
     const settle = (from: number, to: number, batch: EvaluationBatch<T, O> | undefined, failure: string) => {
       const stored: Array<readonly [CacheKey, CachedEvaluation<O>]> | undefined = cache === undefined || batch === undefined || write !== undefined
         ? undefined
-        : []
+        : held
+      if (stored !== undefined && stored.length === 0) heldSince = performance.now()
       for (let k = 0; k < to - from; k++) {
         const pos = toRun[from + k]!
         const id = ids[pos]!
@@ -336,7 +361,7 @@ export const evaluate = <D, T, O>(
           else stored?.push([keyOf(id), value])
         }
       }
-      return stored === undefined || stored.length === 0 ? undefined : setAll(cache!, stored)
+      return held.length === 0 || performance.now() - heldSince < HOLD_MS ? undefined : release()
     }
     // a failure is classified once: before the timeout and retries when
     // there are any (a retry must see an unrecoverable failure as one),
@@ -450,7 +475,17 @@ export const evaluate = <D, T, O>(
       const runAll = pace === undefined || Math.min(chunkCount, pool.workers) === 1
         ? Effect.suspend(forked)
         : Effect.suspend(() => (pace.fast ? Effect.zipRight(inline, Effect.suspend(forked)) : forked()))
-      yield* reserve === undefined ? runAll : Effect.onExit(runAll, () => {
+      // the held results are written however the chunks ended (a failure or
+      // an interruption keeps what was paid for); then the calls reserved and
+      // never started are given back
+      const written = effectful === undefined
+        ? runAll
+        : Effect.onExit(
+          Effect.zipRight(runAll, Effect.suspend(() => release() ?? Effect.void)),
+          // (after a success the held results were written above; a failed write fails the evaluation)
+          (exit) => (exit._tag === "Success" ? Effect.void : Effect.ignore(Effect.suspend(() => release() ?? Effect.void)))
+        )
+      yield* reserve === undefined ? written : Effect.onExit(written, () => {
         const unused = record.unused()
         return unused > 0 ? Effect.ignore(reserve(request.iteration ?? 0, -unused)) : Effect.void
       })
