@@ -9,7 +9,7 @@
  *
  * @internal
  */
-import { Duration, Effect, Option, type Schedule } from "effect"
+import { Deferred, Duration, Effect, FiberId, Option, type Schedule } from "effect"
 import type { Adapter } from "../Adapter.js"
 import * as Candidate from "../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../DataLoader.js"
@@ -282,11 +282,24 @@ export const evaluate = <D, T, O>(
     // unrecoverable failure) gives back what it reserved and never started.
     const reserve = pool.reserve !== undefined && toRun.length > 0 ? pool.reserve : undefined
     const record = Ledger.writeAhead(toRun.length, Math.max(pool.reserveBlock ?? 1, Math.ceil(toRun.length / 2)))
+    // The append of the latest block, while it is under way: a chunk the
+    // block covers, admitted meanwhile by another worker, waits for it too
+    // (its call must not start before the kernel has the block), and once
+    // it is written, every earlier block is too (one log, written in order).
+    let writing: Deferred.Deferred<void, PersistenceError> | undefined
     const reserveFor = (calls: number): Effect.Effect<void, PersistenceError> =>
       Effect.suspend(() => {
         // a chunk is admitted before its call starts
         const more = record.admit(calls)
-        return reserve === undefined || more === 0 ? Effect.void : reserve(request.iteration ?? 0, more)
+        if (reserve === undefined) return Effect.void
+        if (more === 0) return writing === undefined ? Effect.void : Deferred.await(writing)
+        const done = Deferred.unsafeMake<void, PersistenceError>(FiberId.none)
+        writing = done
+        return Effect.flatMap(Effect.exit(reserve(request.iteration ?? 0, more)), (exit) => {
+          if (writing === done) writing = undefined
+          Deferred.unsafeDone(done, exit)
+          return exit
+        })
       })
 
     let fatal: ModelUnrecoverable | undefined
