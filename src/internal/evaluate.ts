@@ -369,7 +369,7 @@ export const evaluate = <D, T, O>(
           const value: CachedEvaluation<O> = request.captureTraces && codec !== undefined
             ? { output, score, objectiveScores, iteration, ...encodeTrace(codec, batch.trajectories?.[k]) }
             : { output, score, objectiveScores, iteration }
-          // cached as soon as the chunk is done: a crash loses only calls still in flight
+          // cached as soon as the chunk is done (an effectful cache's results are held: see `held`)
           if (write !== undefined) write(keyOf(id), value)
           else stored?.push([keyOf(id), value])
         }
