@@ -8,6 +8,10 @@ import * as FaultInjection from "../src/FaultInjection.js"
 import * as Gepa from "../src/Gepa.js"
 import type * as State from "../src/State.js"
 import * as AppendOnly from "../src/internal/appendOnly.js"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Toy from "./fixtures/toy.js"
+import { tmpDir } from "./fixtures/tmp.js"
 
 describe("appendOnly", () => {
   it("appends in place only to arrays its owner made and did not seal; a sealed or foreign array is copied once", () => {
@@ -129,5 +133,47 @@ describe("the state's arrays grow in place inside a run", () => {
       assert.isAbove(plans, 10)
       // copied once (the first append), then grown in place
       assert.isAtMost(seen.size, 2)
+    }))
+})
+
+describe("AppendOnly.countsOf", () => {
+  it("reads an event's candidate count and metric calls as of the event, without making its state", () => {
+    let copies = 0
+    const trace = new Proxy<Array<unknown>>([], {
+      get: (target, key) => {
+        if (key === "slice") copies++
+        return Reflect.get(target, key, target)
+      }
+    })
+    const candidates = [{ a: "x" }, { a: "y" }]
+    const state = { candidates, trace, metricCalls: 7 } as unknown as State.GepaState
+    const event = Object.defineProperty({}, "state", { get: AppendOnly.asOf(state), enumerable: true }) as { readonly state: State.GepaState }
+    // the run appends in place after the event
+    candidates.push({ a: "z" })
+    assert.deepStrictEqual(AppendOnly.countsOf(event), { candidates: 2, metricCalls: 7 })
+    assert.strictEqual(copies, 0)
+    // a plain state is read as it is
+    assert.deepStrictEqual(AppendOnly.countsOf({ state }), { candidates: 3, metricCalls: 7 })
+  })
+
+  it.effect("the run folder's event log has every iteration's counts", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir("gepa-counts-")
+      const { adapter } = yield* Toy.makeAdapter()
+      const seen: Array<readonly [number, number, number]> = []
+      yield* Gepa.optimize({
+        ...Toy.runConfig(adapter),
+        maxMetricCalls: 120,
+        runDir: dir,
+        onEvent: (e) => {
+          if (e._tag === "IterationEnded") seen.push([e.iteration, e.state.candidates.length, e.state.metricCalls])
+        }
+      })
+      const logged = fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").trim().split("\n")
+        .map((l): { _tag: string; iteration: number; candidates: number; metricCalls: number } => JSON.parse(l))
+        .filter((e) => e._tag === "IterationEnded")
+        .map((e) => [e.iteration, e.candidates, e.metricCalls] as const)
+      assert.isAbove(seen.length, 3)
+      assert.deepStrictEqual(logged, seen)
     }))
 })

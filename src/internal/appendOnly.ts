@@ -111,7 +111,27 @@ export const asOf = (state: GepaState): () => GepaState => {
   const n = state.candidates.length
   const t = state.trace.length
   let copy: GepaState | undefined
-  return () => copy ??= snapshot(state, n, t)
+  const get = () => copy ??= snapshot(state, n, t)
+  heads.set(get, { candidates: n, metricCalls: state.metricCalls })
+  return get
+}
+
+/** The counts of a state made by `asOf`, by its getter. */
+const heads = new WeakMap<() => GepaState, { readonly candidates: number; readonly metricCalls: number }>()
+
+/**
+ * The candidate count and metric calls of an event's state, without making
+ * the state when the event carries it as `asOf` made it (a getter): the run
+ * folder's event log writes these two for every iteration, and making the
+ * state copies its trace, per-candidate arrays and fronts, which grow with
+ * the run.
+ *
+ * @internal
+ */
+export const countsOf = (event: { readonly state: GepaState }): { readonly candidates: number; readonly metricCalls: number } => {
+  const get = Object.getOwnPropertyDescriptor(event, "state")?.get
+  const head = get === undefined ? undefined : heads.get(get)
+  return head ?? { candidates: event.state.candidates.length, metricCalls: event.state.metricCalls }
 }
 
 const frontAsOf = (table: GepaState["fronts"]["instance"], n: number): GepaState["fronts"]["instance"] => {

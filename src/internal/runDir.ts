@@ -12,6 +12,7 @@ import { PersistenceError } from "../Errors.js"
 import type { GepaEvent } from "../Event.js"
 import * as Result from "../Result.js"
 import * as State from "../State.js"
+import * as AppendOnly from "./appendOnly.js"
 import { firstIssue } from "./issue.js"
 import * as Journal from "./stateJournal.js"
 
@@ -295,14 +296,11 @@ export const stampNow = () => new Date().toISOString()
 /** The line written to `events.jsonl`: without payloads that grow with the run. */
 export const eventLine = (event: GepaEvent): unknown => {
   switch (event._tag) {
-    case "IterationEnded":
-      return {
-        _tag: event._tag,
-        iteration: event.iteration,
-        accepted: event.accepted,
-        candidates: event.state.candidates.length,
-        metricCalls: event.state.metricCalls
-      }
+    case "IterationEnded": {
+      // (the counts without the state: making it copies what grows with the run)
+      const { candidates, metricCalls } = AppendOnly.countsOf(event)
+      return { _tag: event._tag, iteration: event.iteration, accepted: event.accepted, candidates, metricCalls }
+    }
     case "OptimizationEnded": {
       const { candidates, parents, valScores, objectiveScores, perInstanceBest, valAggregateScores, valCoverage, discoveryBudget, ...rest } = event.result
       return { ...rest, _tag: event._tag, candidates: candidates.length }
