@@ -346,8 +346,8 @@ export const addCandidate = (
         fullValEvals: state.fullValEvals + 1,
         versions: append(versions, childVersions)
       }
-      // compare with the best's effective score (-Infinity when it has no coverage), as bestIndex does
-      const improved = n > 0 && avg > scoreOf(state)(previousBest)
+      // compared with the best as bestIndex compares them
+      const improved = scoredAbove(next, idx, previousBest)
       return [improved ? { ...next, lastImprovementIteration: state.iteration } : next, idx] as const
     }
   )
@@ -376,9 +376,62 @@ export const scoreOf = (state: GepaState) => (program: number): number =>
   (state.valCoverage[program] ?? 0) > 0 ? state.valAverages[program] ?? -Infinity : -Infinity
 
 /**
+ * How much better candidate `i` did than candidate `j` on validation. When
+ * they were scored on different numbers of examples and the one scored on
+ * more covers every example of the other, the difference of their sums on
+ * the smaller set (`paired: true`): means over different examples are not
+ * comparable (a child validated on a sample of what the budget had left
+ * against the best scored on the whole set). Otherwise the difference of
+ * their means (`-Infinity` for a candidate never scored).
+ */
+const compared = (state: GepaState, i: number, j: number): { readonly difference: number; readonly paired: boolean } => {
+  const ci = state.valCoverage[i] ?? 0
+  const cj = state.valCoverage[j] ?? 0
+  if (ci > 0 && cj > 0 && ci !== cj) {
+    const mine = state.valScores[i]
+    const theirs = state.valScores[j]
+    if (mine !== undefined && theirs !== undefined) {
+      const [small, large] = ci < cj ? [mine, theirs] : [theirs, mine]
+      let sumSmall = 0
+      let sumLarge = 0
+      let covered = true
+      for (const id in small) {
+        const other = large[id]
+        if (other === undefined) {
+          covered = false
+          break
+        }
+        sumSmall += small[id] ?? 0
+        sumLarge += other
+      }
+      if (covered) return { difference: ci < cj ? sumSmall - sumLarge : sumLarge - sumSmall, paired: true }
+    }
+  }
+  const score = scoreOf(state)
+  return { difference: score(i) - score(j), paired: false }
+}
+
+/**
+ * Whether candidate `i` scored better on validation than candidate `j`
+ * (compared on the same examples when one was scored on a subset of the
+ * other's: see `bestIndex`).
+ *
+ * @since 0.3.0
+ * @category getters
+ */
+export const scoredAbove = (state: GepaState, i: number, j: number): boolean => {
+  if ((state.valCoverage[i] ?? 0) === 0) return false
+  if ((state.valCoverage[j] ?? 0) === 0) return true
+  return compared(state, i, j).difference > 0
+}
+
+/**
  * The best candidate: highest mean validation score, then more coverage,
  * then the newest (highest index; among candidates never scored, the
- * oldest). A candidate joins the pool only by beating its parent on a
+ * oldest). A candidate scored on a subset of another's examples is compared
+ * with it on that subset (a child validated on a sample of what the budget
+ * had left, against the best scored on the whole set), and wins ties as the
+ * newer one. A candidate joins the pool only by beating its parent on a
  * minibatch, so among equals on validation the newest has the most evidence
  * (a child that ties its parent improved on training examples the validation
  * set does not show); it is also the one parent selection keeps among
@@ -389,7 +442,6 @@ export const scoreOf = (state: GepaState) => (program: number): number =>
  * @category getters
  */
 export const bestIndex = (state: GepaState): number => {
-  const score = scoreOf(state)
   const n = state.candidates.length
   // asked for on every iteration (stop conditions, acceptance): a run's
   // arrays only grow, in place while the run owns them, so for the same
@@ -398,12 +450,17 @@ export const bestIndex = (state: GepaState): number => {
   const resume = memo !== undefined && memo.coverage === state.valCoverage && memo.n <= n
   let best = resume ? memo.best : 0
   for (let i = resume ? memo.n : 1; i < n; i++) {
-    const s = score(i)
-    const b = score(best)
     const ci = state.valCoverage[i] ?? 0
     const cb = state.valCoverage[best] ?? 0
-    // equals: the newer one, unless neither was scored at all (the seed stays)
-    if (s > b || (s === b && (ci > cb || (ci === cb && ci > 0)))) best = i
+    // never scored: the seed stays among unscored ones, any scored one wins
+    if (ci === 0) continue
+    if (cb === 0) {
+      best = i
+      continue
+    }
+    const { difference, paired } = compared(state, i, best)
+    // equals: the newer one (on a paired comparison, or with at least the coverage)
+    if (difference > 0 || (difference === 0 && (paired || ci >= cb))) best = i
   }
   bestMemo.set(state.valAverages, { coverage: state.valCoverage, n, best })
   return best
