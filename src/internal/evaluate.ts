@@ -161,9 +161,11 @@ export const hashOf = (candidate: Candidate.Candidate): string => {
 const SLICE_MS = 1
 
 /**
- * How long an evaluation may hold its results before writing them to an
+ * How long an evaluation may go without writing its results to an
  * effectful cache (a run folder's): a kill loses at most this much of a fast
- * adapter's completed work, and a fast adapter's evaluation writes once.
+ * adapter's completed work, a fast adapter's evaluation writes once, and a
+ * slow adapter's results (calls of this long or more) are written as each
+ * call returns.
  */
 const HOLD_MS = 10
 
@@ -317,14 +319,15 @@ export const evaluate = <D, T, O>(
     // A cache written through an effect (a run folder's appends its lines to
     // a file, each write tens of microseconds of CPU): the chunks' results
     // are held and go out in one write when the evaluation ends, or once
-    // the oldest held result is `HOLD_MS` old (a slow adapter's results are
-    // written chunk by chunk, as they come). Calls are on the write-ahead
-    // record before they start, so a kill before the write is charged as
-    // lost work, never lost; the reservation of calls never started is
-    // given back only after the write (`onExit` below).
+    // `HOLD_MS` have passed since its chunks started or since its last write
+    // (a slow adapter's results are written chunk by chunk, as they come).
+    // Calls are on the write-ahead record before they start, so a kill
+    // before the write is charged as lost work, never lost; the reservation
+    // of calls never started is given back only after the write (`onExit`
+    // below).
     const effectful = write === undefined ? cache : undefined
     let held: Array<readonly [CacheKey, CachedEvaluation<O>]> = []
-    let heldSince = 0
+    let lastWrite = performance.now()
     const release = (): Effect.Effect<void, PersistenceError> | undefined => {
       if (held.length === 0 || effectful === undefined) return undefined
       const out = held
@@ -338,7 +341,6 @@ export const evaluate = <D, T, O>(
       const stored: Array<readonly [CacheKey, CachedEvaluation<O>]> | undefined = cache === undefined || batch === undefined || write !== undefined
         ? undefined
         : held
-      if (stored !== undefined && stored.length === 0) heldSince = performance.now()
       for (let k = 0; k < to - from; k++) {
         const pos = toRun[from + k]!
         const id = ids[pos]!
@@ -374,7 +376,11 @@ export const evaluate = <D, T, O>(
           else stored?.push([keyOf(id), value])
         }
       }
-      return held.length === 0 || performance.now() - heldSince < HOLD_MS ? undefined : release()
+      if (held.length === 0) return undefined
+      const now = performance.now()
+      if (now - lastWrite < HOLD_MS) return undefined
+      lastWrite = now
+      return release()
     }
     // a failure is classified once: before the timeout and retries when
     // there are any (a retry must see an unrecoverable failure as one),
