@@ -13,7 +13,6 @@ import { ObjectiveScores } from "./EvaluationBatch.js"
 import { RunFingerprint } from "./Fingerprint.js"
 import * as Frontier from "./Frontier.js"
 import * as Genealogy from "./Genealogy.js"
-import * as Ranking from "./internal/ranking.js"
 import * as Merge from "./Merge.js"
 import { Rng, RngState } from "./Rng.js"
 
@@ -271,6 +270,8 @@ export const initial = (options: {
 
 const copyAppend = <A>(array: ReadonlyArray<A>, item: A): ReadonlyArray<A> => [...array, item]
 
+const bestMemo = new WeakMap<ReadonlyArray<number>, { readonly coverage: ReadonlyArray<number>; readonly n: number; readonly best: number }>()
+
 /**
  * Adds an accepted candidate with its validation results. The child's
  * round-robin pointer is the largest of its parents' pointers. Returns the new
@@ -345,8 +346,8 @@ export const addCandidate = (
         fullValEvals: state.fullValEvals + 1,
         versions: append(versions, childVersions)
       }
-      // compared with the best as bestIndex compares them
-      const improved = scoredAbove(next, idx, previousBest)
+      // compare with the best's effective score (-Infinity when it has no coverage), as bestIndex does
+      const improved = n > 0 && avg > scoreOf(state)(previousBest)
       return [improved ? { ...next, lastImprovementIteration: state.iteration } : next, idx] as const
     }
   )
@@ -375,22 +376,9 @@ export const scoreOf = (state: GepaState) => (program: number): number =>
   (state.valCoverage[program] ?? 0) > 0 ? state.valAverages[program] ?? -Infinity : -Infinity
 
 /**
- * Whether candidate `i` scored better on validation than candidate `j`
- * (compared on the same examples when one was scored on a subset of the
- * other's: see `bestIndex`).
- *
- * @since 0.3.0
- * @category getters
- */
-export const scoredAbove = (state: GepaState, i: number, j: number): boolean => Ranking.scoredAbove(state, i, j)
-
-/**
  * The best candidate: highest mean validation score, then more coverage,
  * then the newest (highest index; among candidates never scored, the
- * oldest). A candidate scored on a subset of another's examples is compared
- * with it on that subset (a child validated on a sample of what the budget
- * had left, against the best scored on the whole set), and wins ties as the
- * newer one. A candidate joins the pool only by beating its parent on a
+ * oldest). A candidate joins the pool only by beating its parent on a
  * minibatch, so among equals on validation the newest has the most evidence
  * (a child that ties its parent improved on training examples the validation
  * set does not show); it is also the one parent selection keeps among
@@ -400,7 +388,26 @@ export const scoredAbove = (state: GepaState, i: number, j: number): boolean => 
  * @since 0.1.0
  * @category getters
  */
-export const bestIndex = (state: GepaState): number => Ranking.bestIndex(state)
+export const bestIndex = (state: GepaState): number => {
+  const score = scoreOf(state)
+  const n = state.candidates.length
+  // asked for on every iteration (stop conditions, acceptance): a run's
+  // arrays only grow, in place while the run owns them, so for the same
+  // arrays the scan goes on where the last one stopped
+  const memo = bestMemo.get(state.valAverages)
+  const resume = memo !== undefined && memo.coverage === state.valCoverage && memo.n <= n
+  let best = resume ? memo.best : 0
+  for (let i = resume ? memo.n : 1; i < n; i++) {
+    const s = score(i)
+    const b = score(best)
+    const ci = state.valCoverage[i] ?? 0
+    const cb = state.valCoverage[best] ?? 0
+    // equals: the newer one, unless neither was scored at all (the seed stays)
+    if (s > b || (s === b && (ci > cb || (ci === cb && ci > 0)))) best = i
+  }
+  bestMemo.set(state.valAverages, { coverage: state.valCoverage, n, best })
+  return best
+}
 
 /**
  * The program sets of the fronts selected by the state's frontier type.

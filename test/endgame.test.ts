@@ -17,10 +17,10 @@ const before = (state: State.GepaState, n: number): State.GepaState => ({
 const sumOn = (scores: Readonly<Record<string, number>>, ids: ReadonlyArray<string>) => ids.reduce((t, id) => t + (scores[id] ?? Number.NaN), 0)
 
 describe("the budget's last child", () => {
-  it.effect("joins and becomes the best when it does at least as well as the best on its remainder sample, ties included", () =>
+  it.effect("joins only when it beats the best candidate on the sample it was validated on; otherwise the trace says why", () =>
     Effect.gen(function*() {
-      let ties = 0
       let joined = 0
+      let refused = 0
       for (let seed = 0; seed < 20; seed++) {
         const task = makeTask(comparableTask)
         const result = yield* Gepa.optimize({
@@ -39,10 +39,10 @@ describe("the budget's last child", () => {
         for (const t of state.trace) {
           const reason = t.reason ?? ""
           if (t.outcome === "rejected" && reason.startsWith("validated on")) {
-            // refused: below the best on the same examples
-            assert.match(reason, /below candidate \d+ on the same examples \((\d+) vs (\d+)\)/)
-            const [, mine, theirs] = /\((\d+(?:\.\d+)?) vs (\d+(?:\.\d+)?)\)/.exec(reason)!
-            assert.isBelow(Number(mine), Number(theirs))
+            refused++
+            const found = /not above candidate \d+ on the same examples \((\d+(?:\.\d+)?) vs (\d+(?:\.\d+)?)\)/.exec(reason)
+            assert.isNotNull(found, reason)
+            assert.isAtMost(Number(found![1]), Number(found![2]))
           }
           const c = t.candidate
           if (t.outcome !== "accepted" || c === undefined || (state.valCoverage[c] ?? 0) >= valSize) continue
@@ -50,18 +50,11 @@ describe("the budget's last child", () => {
           joined++
           const best = State.bestIndex(before(state, c))
           const ids = Object.keys(state.valScores[c]!)
-          const mine = sumOn(state.valScores[c]!, ids)
-          const theirs = sumOn(state.valScores[best]!, ids)
-          assert.isAtLeast(mine, theirs, `seed ${seed}: candidate ${c} joined below candidate ${best}`)
-          if (mine === theirs) ties++
-          // the last child is the run's best, however its mean over the sample compares
-          assert.strictEqual(result.bestIndex, c, `seed ${seed}`)
+          assert.isAbove(sumOn(state.valScores[c]!, ids), sumOn(state.valScores[best]!, ids), `seed ${seed}: candidate ${c}`)
         }
       }
-      // these seeds have last children that tie the best and ones that beat it
-      // (none below it: on this task a child that beat its parent never loses
-      // an example, so the refusal branch above only guards its reason's wording)
-      assert.isAbove(ties, 0)
-      assert.isAbove(joined, ties)
+      // these seeds have last children of both kinds
+      assert.isAbove(joined, 0)
+      assert.isAbove(refused, 0)
     }), 60_000)
 })

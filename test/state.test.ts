@@ -86,21 +86,6 @@ const specArb = fc
 
 type Spec = typeof specArb extends fc.Arbitrary<infer A> ? A : never
 
-/**
- * The model of how two candidates compare on validation: on the smaller one's
- * examples when the other covers them all and their coverage differs, else
- * by mean. Returns the difference and whether it was paired.
- */
-const modelCompare = (state: State.GepaState, i: number, j: number) => {
-  const [ci, cj] = [state.valCoverage[i]!, state.valCoverage[j]!]
-  const mean = (c: number) => state.valCoverage[c]! > 0 ? state.valAverages[c]! : -Infinity
-  const [small, large] = ci <= cj ? [i, j] : [j, i]
-  const keys = Object.keys(state.valScores[small]!)
-  const paired = ci > 0 && cj > 0 && ci !== cj && keys.every((k) => k in state.valScores[large]!)
-  const sum = (c: number) => keys.reduce((t, k) => t + state.valScores[c]![k]!, 0)
-  return { d: paired ? sum(i) - sum(j) : mean(i) - mean(j), paired }
-}
-
 /** Builds a state and checks the per-step rules (index, parents, pointer, improvement) on the way. */
 const buildChecked = (spec: Spec) => {
   let state = right(
@@ -123,9 +108,10 @@ const buildChecked = (spec: Spec) => {
     const n = state.candidates.length
     const parents = [...new Set(op.parents.map((p) => p % n))]
     const expectedPointer = Math.max(...parents.map((p) => state.nextComponent[p]!))
-    const prevBest = State.bestIndex(state)
+    const prevBestScore = State.scoreOf(state)(State.bestIndex(state))
     const prevLastImprovement = state.lastImprovementIteration
     const values = Object.values(op.evaluation.scores)
+    const avg = values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length
     state = { ...state, iteration: step + 1, metricCalls: state.metricCalls + values.length }
     const [next, idx] = right(
       State.addCandidate(state, {
@@ -139,8 +125,7 @@ const buildChecked = (spec: Spec) => {
     assert.deepStrictEqual(next.parents[idx], parents)
     assert.strictEqual(next.nextComponent[idx], expectedPointer)
     assert.strictEqual(next.discoveryBudget[idx], op.budget)
-    const improved = next.valCoverage[idx]! > 0 && (next.valCoverage[prevBest]! === 0 || modelCompare(next, idx, prevBest).d > 0)
-    assert.strictEqual(next.lastImprovementIteration, improved ? step + 1 : prevLastImprovement)
+    assert.strictEqual(next.lastImprovementIteration, avg > prevBestScore ? step + 1 : prevLastImprovement)
     state = next
     evaluations.push(op.evaluation)
   })
@@ -279,32 +264,15 @@ describe("State", () => {
   describe("bestIndex", () => {
     it("prefers the highest average, then more coverage, then the newest", () => {
       let s = start({ v1: 0.5, v2: 0.5 }) // 0: avg .5, coverage 2
-      ;[s] = add(s, [0], { v1: 0.5, v2: 0.5, v3: 0.5 }) // 1: the same on 0's examples, newer
+      ;[s] = add(s, [0], { v1: 0.5, v2: 0.5, v3: 0.5 }) // 1: avg .5, coverage 3
       assert.strictEqual(State.bestIndex(s), 1)
-      ;[s] = add(s, [0], { v1: 0.5, v2: 0.5, v4: 0.5 }) // 2: same average and coverage as 1, newer
+      ;[s] = add(s, [0], { v1: 0.5, v2: 0.5, v4: 0.5 }) // 2: same as 1, newer
       assert.strictEqual(State.bestIndex(s), 2)
-      ;[s] = add(s, [0], { v1: 0.5, v2: 0.5, v5: 0.4 }) // 3: same coverage, lower average
+      ;[s] = add(s, [0], { v1: 0.5, v2: 0.5 }) // 3: same average, less coverage
       assert.strictEqual(State.bestIndex(s), 2)
-      ;[s] = add(s, [0], { v1: 0.4 }) // 4: lower on the same example
+      ;[s] = add(s, [0], { v1: 0.4 }) // 4: lower
       assert.strictEqual(State.bestIndex(s), 2)
-      ;[s] = add(s, [0], { v1: 0.6 }) // 5: higher on the same example
-      assert.strictEqual(State.bestIndex(s), 5)
-    })
-
-    it("compares a candidate scored on a subset of the best's examples with the best on that subset", () => {
-      let s = start({ v1: 1, v2: 0, v3: 0 }) // 0: avg .33
-      ;[s] = add(s, [0], { v1: 0.9 }) // a higher mean, but below 0 on v1
-      assert.strictEqual(State.bestIndex(s), 0)
-      assert.isFalse(State.scoredAbove(s, 1, 0))
-      ;[s] = add(s, [0], { v1: 1, v2: 0 }) // ties 0 on its examples: the newer wins
-      assert.strictEqual(State.bestIndex(s), 2)
-      assert.isFalse(State.scoredAbove(s, 2, 0))
-      ;[s] = add(s, [0], { v2: 0.5 }) // above 2 on v2, though with a lower mean than 2's
-      assert.strictEqual(State.bestIndex(s), 3)
-      assert.isTrue(State.scoredAbove(s, 3, 0))
-      ;[s] = add(s, [0], { v9: 0.4 }) // different examples, same coverage: means compared
-      assert.strictEqual(State.bestIndex(s), 3)
-      ;[s] = add(s, [0], { v9: 0.6 })
+      ;[s] = add(s, [0], { v1: 0.6 }) // 5: higher average, less coverage
       assert.strictEqual(State.bestIndex(s), 5)
     })
 
@@ -396,25 +364,7 @@ describe("State", () => {
             assert.deepStrictEqual(state.fronts.cartesian, Frontier.emptyTable)
           }
 
-          // best index against a model scan: each candidate against the best so
-          // far, on the same examples when one covers the other's
-          let modelBest = 0
-          for (let i = 1; i < state.candidates.length; i++) {
-            const [ci, cb] = [state.valCoverage[i]!, state.valCoverage[modelBest]!]
-            if (ci === 0) continue
-            if (cb === 0) {
-              modelBest = i
-              continue
-            }
-            const { d, paired } = modelCompare(state, i, modelBest)
-            if (d > 0 || (d === 0 && (paired || ci >= cb))) modelBest = i
-          }
-          assert.strictEqual(State.bestIndex(state), modelBest)
-          // with every candidate scored on the same examples: the highest mean, then the newest
-          const sameExamples = state.candidates.every((_, i) =>
-            state.valCoverage[i] === 0 || Object.keys(state.valScores[i]!).sort().join() === Object.keys(state.valScores[modelBest]!).sort().join()
-          )
-          if (!sameExamples) return
+          // best index against a brute-force ranking
           const ranked = state.candidates
             .map((_, i) => i)
             .sort((a, b) => {

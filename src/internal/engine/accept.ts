@@ -43,12 +43,7 @@ const spentOn = (usage: Finished<unknown, unknown>["usage"]) => (usage.calls ===
 
 /**
  * Why a child validated on the budget's remainder is not added, or
- * `undefined` when it does at least as well as the best candidate on the
- * same examples: then it is the new best (`State.bestIndex` compares a
- * candidate scored on a sample with the best on that sample, and the newer
- * wins ties). A tie counts: the child beat its parent on its minibatch, and
- * the sample does not show a difference; every such child on the bench
- * learned a keyword (bench/RESULTS.md "A last child that ties the best").
+ * `undefined` when it beats the best candidate on the same examples.
  */
 const remainderVerdict = <T, O>(state: State.GepaState, outcomes: ReadonlyArray<Outcome<T, O>>): string | undefined => {
   const best = State.bestIndex(state)
@@ -63,9 +58,9 @@ const remainderVerdict = <T, O>(state: State.GepaState, outcomes: ReadonlyArray<
     other += s
     n++
   }
-  if (n > 0 && n === outcomes.length && mine >= other) return undefined
+  if (n > 0 && mine > other) return undefined
   return `validated on ${outcomes.length} examples, what the budget had left: ` +
-    (n < outcomes.length ? `candidate ${best} was not scored on all of them` : `below candidate ${best} on the same examples (${mine} vs ${other})`)
+    (n === 0 ? `candidate ${best} was not scored on them` : `not above candidate ${best} on the same examples (${mine} vs ${other})`)
 }
 
 /** Removes a plan from the pending list (the head in plan order). */
