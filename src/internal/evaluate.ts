@@ -297,11 +297,12 @@ export const evaluate = <D, T, O>(
         if (more === 0) return writing === undefined ? Effect.void : Deferred.await(writing)
         const done = Deferred.unsafeMake<void, PersistenceError>(FiberId.none)
         writing = done
-        return Effect.flatMap(Effect.exit(reserve(request.iteration ?? 0, more)), (exit) => {
-          if (writing === done) writing = undefined
-          Deferred.unsafeDone(done, exit)
-          return exit
-        })
+        // (done however the append ends, an interruption included: the chunks waiting for it learn it)
+        return Effect.onExit(reserve(request.iteration ?? 0, more), (exit) =>
+          Effect.sync(() => {
+            if (writing === done) writing = undefined
+            Deferred.unsafeDone(done, exit)
+          }))
       })
 
     let fatal: ModelUnrecoverable | undefined
