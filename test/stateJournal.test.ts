@@ -83,6 +83,33 @@ describe("state journal", () => {
     expect(change).toEqual({ o: { trace: { e: [[1000, { v: { iteration: 1000, outcome: "rejected" } }]], n: 1001 }, iteration: { v: 1001 } } })
   })
 
+  it("a growing array named so journals what was appended, as a full comparison would, without walking its entries", () => {
+    const growing = new Set(["trace"])
+    fc.assert(
+      fc.property(fc.array(json, { maxLength: 8 }), fc.array(json, { maxLength: 4 }), json, (kept, added, other) => {
+        const prev = { trace: kept, other: 1 }
+        // the same entries (the engine appends to a copy), then the new ones
+        const next = { trace: [...kept, ...added], other }
+        const change = Journal.diff(prev, next, undefined, growing)
+        expect(change).toEqual(Journal.diff(prev, next))
+        const restored = change === undefined ? prev : Journal.apply(prev, roundTrip(change) as Journal.Change)
+        expect(roundTrip(restored)).toEqual(roundTrip(next))
+      })
+    )
+    // the entries it had are not compared: a proxy counts the reads
+    let reads = 0
+    const kept = Array.from({ length: 1000 }, (_, i) => ({ iteration: i }))
+    const counted = new Proxy(kept, {
+      get: (target, key) => {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++
+        return Reflect.get(target, key, target)
+      }
+    })
+    const change = Journal.diff({ trace: counted }, { trace: [...kept, { iteration: 1000 }] }, undefined, growing)
+    expect(change).toEqual({ o: { trace: { e: [[1000, { v: { iteration: 1000 } }]], n: 1001 } } })
+    expect(reads).toBeLessThanOrEqual(1)
+  })
+
   it("unchanged values and skipped keys write nothing; undefined is an absent key", () => {
     const state = { a: [1, 2], b: { c: 1 }, candidates: ["x"] }
     expect(Journal.diff(state, { ...state, b: { c: 1 } })).toBeUndefined()

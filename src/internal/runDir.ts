@@ -238,6 +238,9 @@ export const decodeSaved = (
 /** The fields of the state kept in `candidates.jsonl`, not in the snapshot or the journal. */
 export const CANDIDATE_FIELDS: ReadonlySet<string> = new Set(["candidates", "valScores", "objectiveScores"])
 
+/** The state's arrays that only ever grow at their end, entries never replaced (see `AppendOnly`): a save journals what was appended. */
+export const GROWING_FIELDS: ReadonlySet<string> = new Set(["trace"])
+
 /**
  * Replays journal lines on top of a decoded snapshot: lines of generations
  * the snapshot already holds are skipped, then each line must make the next

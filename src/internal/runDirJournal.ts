@@ -12,7 +12,18 @@
 import { Effect, Exit, Option, Scope } from "effect"
 import { PersistenceError } from "../Errors.js"
 import * as State from "../State.js"
-import { CANDIDATE_FIELDS, type CandidateLog, type Decoded, encodeState, FILES, parseJournal, replayJournal, type SavedState, stampNow } from "./runDir.js"
+import {
+  CANDIDATE_FIELDS,
+  type CandidateLog,
+  type Decoded,
+  encodeState,
+  FILES,
+  GROWING_FIELDS,
+  parseJournal,
+  replayJournal,
+  type SavedState,
+  stampNow
+} from "./runDir.js"
 import { type AppendLog, byteLength, type Disk, exists, failed, openAppend, readText, remove, syncDir, writeAtomic } from "./runDirDisk.js"
 import * as Journal from "./stateJournal.js"
 
@@ -126,7 +137,7 @@ export const openJournal = (disk: Disk, root: string) =>
           currentOk = false
           due = true
         }
-        const change = last === undefined ? undefined : Journal.diff(last, state, CANDIDATE_FIELDS)
+        const change = last === undefined ? undefined : Journal.diff(last, state, CANDIDATE_FIELDS, GROWING_FIELDS)
         const line: Journal.JournalLine = change === undefined ? { g, n: count } : { g, n: count, c: change }
         const text = JSON.stringify(line) + "\n"
         const bytes = byteLength(text)

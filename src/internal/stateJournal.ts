@@ -39,9 +39,12 @@ const define = (o: Record<string, unknown>, key: string, value: unknown): void =
 
 /**
  * The change from `prev` to `next` (JSON values), or `undefined` when they
- * are equal. `skip` names top-level keys left out (kept elsewhere).
+ * are equal. `skip` names top-level keys left out (kept elsewhere);
+ * `growing` names top-level arrays that only ever grow at their end (the
+ * trace): their change is what was appended, found without walking the
+ * entries they had (which made every save walk the whole trace).
  */
-export const diff = (prev: unknown, next: unknown, skip?: ReadonlySet<string>): Change | undefined => {
+export const diff = (prev: unknown, next: unknown, skip?: ReadonlySet<string>, growing?: ReadonlySet<string>): Change | undefined => {
   if (prev === next) return undefined
   if (Array.isArray(prev) && Array.isArray(next)) {
     const elements: Array<readonly [number, Change]> = []
@@ -60,7 +63,7 @@ export const diff = (prev: unknown, next: unknown, skip?: ReadonlySet<string>): 
     let any = false
     for (const key in next) {
       if (!has(next, key) || skip?.has(key) === true) continue
-      const c = has(prev, key) ? diff(prev[key], next[key]) : { v: next[key] }
+      const c = !has(prev, key) ? { v: next[key] } : growing?.has(key) === true ? appended(prev[key], next[key]) : diff(prev[key], next[key])
       if (c !== undefined) {
         define(changed, key, c)
         any = true
@@ -75,6 +78,18 @@ export const diff = (prev: unknown, next: unknown, skip?: ReadonlySet<string>): 
   }
   if (typeof prev === "number" && typeof next === "number" && Object.is(prev, next)) return undefined
   return { v: next }
+}
+
+/** An array that only grew at its end: the entries appended (any other change is a full comparison). */
+const appended = (prev: unknown, next: unknown): Change | undefined => {
+  if (prev === next) return undefined
+  if (!Array.isArray(prev) || !Array.isArray(next) || next.length < prev.length || (prev.length > 0 && prev[prev.length - 1] !== next[prev.length - 1])) {
+    return diff(prev, next)
+  }
+  if (next.length === prev.length) return undefined
+  const elements: Array<readonly [number, Change]> = []
+  for (let i = prev.length; i < next.length; i++) elements.push([i, { v: next[i] }])
+  return { e: elements, n: next.length }
 }
 
 /**
