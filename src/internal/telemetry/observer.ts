@@ -50,6 +50,66 @@ const levelOf = {
   warning: LogLevel.Warning
 } as const
 
+/** An event's tag. */
+export type EventTag = GepaEvent["_tag"]
+
+// the events whose handling below does something with the given options,
+// whatever the log level: metrics, span attributes, the best score
+const metricTags: ReadonlyArray<EventTag> = [
+  "OptimizationStarted",
+  "IterationStarted",
+  "BudgetUpdated",
+  "EvaluationStarted",
+  "EvaluationEnded",
+  "ProposalEnded",
+  "MergeAccepted",
+  "MergeRejected",
+  "ValsetEvaluated",
+  "IterationEnded",
+  "OptimizationEnded"
+]
+const spanTags: ReadonlyArray<EventTag> = ["BudgetUpdated", "EvaluationEnded", "OptimizationEnded"]
+// the best score so far: annotates every log line and names the best in the summaries
+const bestTags: ReadonlyArray<EventTag> = ["ValsetEvaluated", "IterationEnded", "OptimizationEnded"]
+const summaryTags: ReadonlyArray<EventTag> = ["SeedGenerated", "OptimizationStarted", "OptimizationEnded", "IterationEnded"]
+
+/**
+ * The events an observer with these options reads when the fiber's minimum
+ * log level is `minimum`: "all" when its debug lines (which can describe any
+ * event) pass; else those its metrics, span attributes, summaries (at
+ * `summaryLevel`) and warnings need. An event of another tag would change
+ * nothing: the run need not build it for the observer.
+ */
+export const tagsWanted = (options: ObserverOptions, minimum: LogLevel.LogLevel): ReadonlySet<EventTag> | "all" => {
+  const logs = options.logs ?? true
+  // Effect's `FiberRuntime.log` drops a line whose level is below the fiber's minimum
+  const passes = (level: LogLevel.LogLevel) => logs && !LogLevel.lessThan(level, minimum)
+  if (passes(LogLevel.Debug)) return "all"
+  const tags = new Set<EventTag>()
+  const add = (list: ReadonlyArray<EventTag>) => {
+    for (const tag of list) tags.add(tag)
+  }
+  if (options.metrics ?? true) add(metricTags)
+  if (options.spanAttributes ?? true) add(spanTags)
+  if (passes(levelOf[options.summaryLevel ?? "info"])) add(summaryTags)
+  if (passes(LogLevel.Warning)) add(["Error"])
+  if (passes(LogLevel.Warning) || passes(levelOf[options.summaryLevel ?? "info"])) add(bestTags)
+  return tags
+}
+
+/**
+ * The observer with the events it reads (see `tagsWanted`), for the fiber's
+ * minimum log level now: a run's fibers inherit it, so it holds for the run.
+ */
+export const observe = (
+  options: ObserverOptions = {}
+): Effect.Effect<{ readonly onEvent: (event: GepaEvent) => Effect.Effect<void>; readonly wants: (tag: EventTag) => boolean }> =>
+  Effect.gen(function*() {
+    const onEvent = yield* observer(options)
+    const tags = tagsWanted(options, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
+    return { onEvent, wants: tags === "all" ? () => true : (tag) => tags.has(tag) }
+  })
+
 export const observer = (
   options: ObserverOptions = {}
 ): Effect.Effect<(event: GepaEvent) => Effect.Effect<void>> =>
