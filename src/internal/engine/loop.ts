@@ -166,8 +166,10 @@ const start = <D, T, O>(
     if (seedEval.failures.evaluated > 0 && seedEval.failures.failed === seedEval.failures.evaluated) {
       return yield* new AllEvaluationsFailed({ iterations: 0, lastError: seedEval.failures.lastError ?? "unknown" })
     }
-    yield* s.emit("ValsetEvaluated", () => GepaEvent.ValsetEvaluated({ iteration: 0, candidate: 0, score: state.valAverages[0]!, coverage: state.valCoverage[0]! }))
-    yield* s.emit("BudgetUpdated", () => GepaEvent.BudgetUpdated({ metricCalls: state.metricCalls, budget: r.budget }))
+    yield* s.emit("ValsetEvaluated", () =>
+      GepaEvent.ValsetEvaluated({ iteration: 0, candidate: 0, score: state.valAverages[0]!, coverage: state.valCoverage[0]! }))
+    yield* s.emit("BudgetUpdated", () =>
+      GepaEvent.BudgetUpdated({ metricCalls: state.metricCalls, budget: r.budget }))
     yield* save(state)
     return state
   })

@@ -251,8 +251,7 @@ export const reflect = <D, T, O>(
         records: components.reduce((n, c) => n + (dataset[c]?.length ?? 0), 0),
         // the feedback the reflection model reads (the live dashboard shows it)
         dataset
-      })
-    )
+      }))
     const proposed = yield* proposeTexts(s, parentCandidate, dataset, components, { iteration, parent })
     if (Either.isLeft(proposed)) {
       return done(

@@ -268,7 +268,9 @@ export const make = <D, T, O>(
           const error = out.error
           if (error !== undefined) {
             failures++
-            if (wantsFailed) failed.push(emit("ExampleFailed", () => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error })))
+            if (wantsFailed) {
+              failed.push(emit("ExampleFailed", () => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error })))
+            }
           }
         }
         const end = emit("EvaluationEnded", () => {
