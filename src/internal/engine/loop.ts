@@ -99,7 +99,7 @@ export const run = <D, T, O>(
       store,
       // the session's: its cache keeps only outputs that could still join them
       best: s.best,
-      emitAll: (events) => events.length === 0 ? Effect.void : Effect.forEach(events, s.deliver, { discard: true }),
+      emitAll: s.deliver,
       save: (state) =>
         Effect.zipRight(
           // a store may keep the state it saves: its arrays are copied on their next append

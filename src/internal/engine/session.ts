@@ -13,7 +13,7 @@
  *
  * @internal
  */
-import { Effect, Option, type Scope } from "effect"
+import { Effect, type Fiber, Option, type Scope } from "effect"
 import type { Adapter } from "../../Adapter.js"
 import type { Candidate } from "../../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
@@ -77,8 +77,8 @@ export interface Session<D, T, O> {
   readonly best: Best<O>
   readonly store: RunStore<O> | undefined
   readonly emit: Emit
-  /** delivers events already built (each to the sinks that want its tag) */
-  readonly deliver: (event: GepaEvent) => Effect.Effect<void>
+  /** delivers events already built, in order (each to the sinks that want its tag) */
+  readonly deliver: (events: ReadonlyArray<GepaEvent>) => Effect.Effect<void>
   /** whether anyone receives events of a tag (steps skip building the others) */
   readonly wants: Wants
   /**
@@ -150,14 +150,9 @@ export const make = <D, T, O>(
       // output the run cannot report (see `keepOutput`)
       : Option.getOrElse(store.cache, () => EvaluationCache.memory<O>(undefined, { trajectories: false, keepOutput: keepOutput(r, best) }))
 
-    const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
-    if (r.onEvent !== undefined) {
-      const onEvent = r.onEvent
-      sinks.push((event) => {
-        const out = onEvent(event)
-        return Effect.isEffect(out) ? out : Effect.void
-      })
-    }
+    // sinks of every event; one that answers without an effect is done at once
+    const sinks: Array<(event: GepaEvent) => void | Effect.Effect<void>> = []
+    if (r.onEvent !== undefined) sinks.push(r.onEvent)
     // a store that keeps nothing is not a listener (events are built only for listeners)
     if (store.durable) sinks.push(store.onEvent)
     if (extraEmit !== undefined) sinks.push(extraEmit)
@@ -189,27 +184,43 @@ export const make = <D, T, O>(
       Object.defineProperty(kept, "state", { get: state, enumerable: true, configurable: true })
       return kept
     }
-    const [firstSink, ...otherSinks] = sinks
-    const toSinks = firstSink === undefined
-      ? undefined
-      : otherSinks.length === 0
-      ? (e: GepaEvent) => firstSink(forKeeps(e))
-      : (e: GepaEvent) => {
-        // built once for every sink
-        const k = forKeeps(e)
-        let all = firstSink(k)
-        for (const sink of otherSinks) all = Effect.zipRight(all, sink(k))
-        return all
+    const wants: Wants = sinks.length > 0 ? () => true : observer === undefined ? () => false : observer.wants
+    const observed = observer === undefined ? () => false : observer.wants
+    // Delivery runs in one step of the emitting fiber for as long as every
+    // sink answers synchronously (a plain `onEvent`, the observer without a
+    // log line to write); an effect a sink returns runs before the next sink
+    // is called, as if each event were delivered by its own effect. Each
+    // event goes to the sinks in order, then to the observer if it reads it.
+    const from = (
+      events: ReadonlyArray<GepaEvent>,
+      i: number,
+      j: number,
+      kept: GepaEvent | undefined,
+      fiber: Fiber.RuntimeFiber<unknown, unknown>
+    ): Effect.Effect<void> => {
+      for (; i < events.length; i++, j = 0, kept = undefined) {
+        const e = events[i]
+        if (e === undefined) continue
+        for (; j < sinks.length; j++) {
+          const sink = sinks[j]
+          if (sink === undefined) continue
+          // built once for every sink
+          kept ??= forKeeps(e)
+          const out = sink(kept)
+          if (Effect.isEffect(out)) return Effect.zipRight(out, resume(events, i, j + 1, kept))
+        }
+        if (observer !== undefined && observer.wants(e._tag)) {
+          const line = observer.handle(e, fiber)
+          if (line !== undefined) return Effect.zipRight(line, resume(events, i + 1, 0, undefined))
+        }
       }
-    const wants: Wants = toSinks !== undefined ? () => true : observer === undefined ? () => false : observer.wants
-    const deliver = toSinks === undefined
-      ? observer === undefined
-        ? () => Effect.void
-        : (e: GepaEvent) => (observer.wants(e._tag) ? observer.onEvent(e) : Effect.void)
-      : observer === undefined
-      ? toSinks
-      : (e: GepaEvent) => (observer.wants(e._tag) ? Effect.zipRight(toSinks(e), observer.onEvent(e)) : toSinks(e))
-    const emit: Emit = (tag, event) => (wants(tag) ? Effect.suspend(() => deliver(event())) : Effect.void)
+      return Effect.void
+    }
+    const resume = (events: ReadonlyArray<GepaEvent>, i: number, j: number, kept: GepaEvent | undefined) =>
+      Effect.withFiberRuntime<void>((fiber) => from(events, i, j, kept, fiber))
+    const deliver = (events: ReadonlyArray<GepaEvent>): Effect.Effect<void> =>
+      events.length === 0 || (sinks.length === 0 && !events.some((e) => observed(e._tag))) ? Effect.void : resume(events, 0, 0, undefined)
+    const emit: Emit = (tag, event) => (wants(tag) ? Effect.withFiberRuntime<void>((fiber) => from([event()], 0, 0, undefined, fiber)) : Effect.void)
 
     const semaphore = yield* Effect.makeSemaphore(r.maxConcurrency)
     const pool: Pool<D, T, O> = {

@@ -103,139 +103,149 @@ export const tagsWanted = (options: ObserverOptions, minimum: LogLevel.LogLevel)
  */
 export const observe = (
   options: ObserverOptions = {}
-): Effect.Effect<{ readonly onEvent: (event: GepaEvent) => Effect.Effect<void>; readonly wants: (tag: EventTag) => boolean }> =>
-  Effect.gen(function*() {
-    const onEvent = yield* observer(options)
-    const tags = tagsWanted(options, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
-    return { onEvent, wants: tags === "all" ? () => true : (tag) => tags.has(tag) }
+): Effect.Effect<{ readonly handle: Handle; readonly wants: (tag: EventTag) => boolean }> =>
+  Effect.map(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) => {
+    const tags = tagsWanted(options, minimum)
+    return { handle: handler(options), wants: tags === "all" ? () => true : (tag) => tags.has(tag) }
   })
+
+/**
+ * Handles an event synchronously in the emitting fiber (its metric labels,
+ * clock, span and log level); returns the log line to write, if one passes
+ * the fiber's minimum level.
+ */
+export type Handle = (event: GepaEvent, fiber: Fiber.RuntimeFiber<unknown, unknown>) => Effect.Effect<void> | undefined
 
 export const observer = (
   options: ObserverOptions = {}
 ): Effect.Effect<(event: GepaEvent) => Effect.Effect<void>> =>
   Effect.sync(() => {
-    const metrics = options.metrics ?? true
-    const logs = options.logs ?? true
-    const spans = options.spanAttributes ?? true
-    const summaryLevel = levelOf[options.summaryLevel ?? "info"]
-    // the run's running total of metric calls, followed as the ledger reports it
-    const calls = Ledger.follower()
-    let best: { score: number; candidate: number } | undefined
-    // candidates whose average `IterationEnded` has already read
-    let scanned = 0
-    const started = new Map<string, Array<number>>()
-
-    // Everything below is synchronous and runs in one step of the emitting
-    // fiber (its metric labels, clock, span and log level): the observer
-    // sees every event of the run, so it must cost little per event.
-    const countTo = (total: number, labels: Labels): void => {
-      const delta = calls.to(total)
-      if (delta > 0 && metrics) metricCalls.unsafeUpdate(delta, labels)
-    }
-    const improve = (score: number, candidate: number, labels: Labels): void => {
-      if (!Number.isFinite(score) || (best !== undefined && score <= best.score)) return
-      best = { score, candidate }
-      if (metrics) bestScore.unsafeUpdate(score, labels)
-    }
-    const annotate = (fiber: Fiber.RuntimeFiber<unknown, unknown>, attributes: Record<string, unknown>): void => {
-      const span = spans ? fiber.currentSpan : undefined
-      if (span?._tag !== "Span") return
-      for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
-    }
-    const now = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number => Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-
-    const update = (event: GepaEvent, fiber: Fiber.RuntimeFiber<unknown, unknown>, labels: Labels): void => {
-      switch (event._tag) {
-        case "OptimizationStarted":
-          return calls.start(event.resumed)
-        case "IterationStarted":
-          return countTo(event.metricCalls, labels)
-        case "BudgetUpdated":
-          countTo(event.metricCalls, labels)
-          // emitted between iterations: the current span is the run's
-          return annotate(fiber, { "gepa.metric_calls": event.metricCalls })
-        case "EvaluationStarted": {
-          const key = `${event.iteration}/${event.purpose}`
-          const queue = started.get(key)
-          if (queue === undefined) started.set(key, [now(fiber)])
-          else queue.push(now(fiber))
-          return
-        }
-        case "EvaluationEnded": {
-          const key = `${event.iteration}/${event.purpose}`
-          const queue = started.get(key)
-          const start = queue?.shift()
-          if (queue !== undefined && queue.length === 0) started.delete(key)
-          if (metrics) {
-            evaluationSync({
-              purpose: event.purpose,
-              metricCalls: 0, // counted from the spent totals
-              failures: event.failures,
-              durationMillis: start === undefined ? undefined : now(fiber) - start
-            }, labels)
-          }
-          return annotate(fiber, {
-            "gepa.examples": event.scores.length,
-            "gepa.failures": event.failures,
-            "gepa.cache_hits": event.cacheHits
-          })
-        }
-        case "ProposalEnded":
-          if (metrics) proposalSync(outcomeOf(event.outcome), "reflective", labels)
-          return
-        case "MergeAccepted":
-          if (metrics) proposalSync("accepted", "merge", labels)
-          return
-        case "MergeRejected":
-          if (metrics) proposalSync("rejected", "merge", labels)
-          return
-        case "ValsetEvaluated":
-          return improve(event.score, event.candidate, labels)
-        case "IterationEnded": {
-          // a candidate's average never changes once added: only the ones
-          // added since the last look are read (reading all of them on every
-          // iteration made a long run quadratic, and boxed every score)
-          const averages = event.state.valAverages
-          if (averages.length < scanned) scanned = 0
-          let top = -1
-          let topScore = -Infinity
-          for (let i = scanned; i < averages.length; i++) {
-            const score = averages[i] ?? Number.NaN
-            if (Number.isFinite(score) && (top < 0 || score > topScore)) {
-              top = i
-              topScore = score
-            }
-          }
-          scanned = averages.length
-          if (top >= 0) improve(topScore, top, labels)
-          if (metrics) iterations.unsafeUpdate(1, labels)
-          return
-        }
-        case "OptimizationEnded":
-          if (event.result.bestScore !== null) improve(event.result.bestScore, event.result.bestIndex, labels)
-          return annotate(fiber, {
-            "gepa.iterations": event.result.iterations,
-            "gepa.metric_calls": event.result.totalMetricCalls,
-            "gepa.candidates": event.result.candidates.length,
-            "gepa.best_candidate": event.result.bestIndex,
-            ...(event.result.bestScore === null ? {} : { "gepa.best_score": event.result.bestScore }),
-            "gepa.stop_reason": event.result.stopReason
-          })
-      }
-    }
-
-    return (event: GepaEvent) =>
-      Effect.withFiberRuntime<void>((fiber) => {
-        update(event, fiber, fiber.getFiberRef(FiberRef.currentMetricLabels))
-        if (!logs) return Effect.void
-        // the line is built only when its level passes the minimum
-        const kind = kindOf(event)
-        const level = kind === "summary" ? summaryLevel : levelOf[kind]
-        return LogLevel.lessThan(level, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))
-          ? Effect.void
-          : Effect.annotateLogs(Effect.logWithLevel(level, describeEvent(event, best).message), annotationsOf(event, best))
-      })
+    const handle = handler(options)
+    return (event: GepaEvent) => Effect.withFiberRuntime<void>((fiber) => handle(event, fiber) ?? Effect.void)
   })
+
+const handler = (options: ObserverOptions): Handle => {
+  const metrics = options.metrics ?? true
+  const logs = options.logs ?? true
+  const spans = options.spanAttributes ?? true
+  const summaryLevel = levelOf[options.summaryLevel ?? "info"]
+  // the run's running total of metric calls, followed as the ledger reports it
+  const calls = Ledger.follower()
+  let best: { score: number; candidate: number } | undefined
+  // candidates whose average `IterationEnded` has already read
+  let scanned = 0
+  const started = new Map<string, Array<number>>()
+
+  // Everything below is synchronous and runs in one step of the emitting
+  // fiber (its metric labels, clock, span and log level): the observer
+  // sees every event of the run, so it must cost little per event.
+  const countTo = (total: number, labels: Labels): void => {
+    const delta = calls.to(total)
+    if (delta > 0 && metrics) metricCalls.unsafeUpdate(delta, labels)
+  }
+  const improve = (score: number, candidate: number, labels: Labels): void => {
+    if (!Number.isFinite(score) || (best !== undefined && score <= best.score)) return
+    best = { score, candidate }
+    if (metrics) bestScore.unsafeUpdate(score, labels)
+  }
+  const annotate = (fiber: Fiber.RuntimeFiber<unknown, unknown>, attributes: Record<string, unknown>): void => {
+    const span = spans ? fiber.currentSpan : undefined
+    if (span?._tag !== "Span") return
+    for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
+  }
+  const now = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number => Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+
+  const update = (event: GepaEvent, fiber: Fiber.RuntimeFiber<unknown, unknown>, labels: Labels): void => {
+    switch (event._tag) {
+      case "OptimizationStarted":
+        return calls.start(event.resumed)
+      case "IterationStarted":
+        return countTo(event.metricCalls, labels)
+      case "BudgetUpdated":
+        countTo(event.metricCalls, labels)
+        // emitted between iterations: the current span is the run's
+        return annotate(fiber, { "gepa.metric_calls": event.metricCalls })
+      case "EvaluationStarted": {
+        const key = `${event.iteration}/${event.purpose}`
+        const queue = started.get(key)
+        if (queue === undefined) started.set(key, [now(fiber)])
+        else queue.push(now(fiber))
+        return
+      }
+      case "EvaluationEnded": {
+        const key = `${event.iteration}/${event.purpose}`
+        const queue = started.get(key)
+        const start = queue?.shift()
+        if (queue !== undefined && queue.length === 0) started.delete(key)
+        if (metrics) {
+          evaluationSync({
+            purpose: event.purpose,
+            metricCalls: 0, // counted from the spent totals
+            failures: event.failures,
+            durationMillis: start === undefined ? undefined : now(fiber) - start
+          }, labels)
+        }
+        return annotate(fiber, {
+          "gepa.examples": event.scores.length,
+          "gepa.failures": event.failures,
+          "gepa.cache_hits": event.cacheHits
+        })
+      }
+      case "ProposalEnded":
+        if (metrics) proposalSync(outcomeOf(event.outcome), "reflective", labels)
+        return
+      case "MergeAccepted":
+        if (metrics) proposalSync("accepted", "merge", labels)
+        return
+      case "MergeRejected":
+        if (metrics) proposalSync("rejected", "merge", labels)
+        return
+      case "ValsetEvaluated":
+        return improve(event.score, event.candidate, labels)
+      case "IterationEnded": {
+        // a candidate's average never changes once added: only the ones
+        // added since the last look are read (reading all of them on every
+        // iteration made a long run quadratic, and boxed every score)
+        const averages = event.state.valAverages
+        if (averages.length < scanned) scanned = 0
+        let top = -1
+        let topScore = -Infinity
+        for (let i = scanned; i < averages.length; i++) {
+          const score = averages[i] ?? Number.NaN
+          if (Number.isFinite(score) && (top < 0 || score > topScore)) {
+            top = i
+            topScore = score
+          }
+        }
+        scanned = averages.length
+        if (top >= 0) improve(topScore, top, labels)
+        if (metrics) iterations.unsafeUpdate(1, labels)
+        return
+      }
+      case "OptimizationEnded":
+        if (event.result.bestScore !== null) improve(event.result.bestScore, event.result.bestIndex, labels)
+        return annotate(fiber, {
+          "gepa.iterations": event.result.iterations,
+          "gepa.metric_calls": event.result.totalMetricCalls,
+          "gepa.candidates": event.result.candidates.length,
+          "gepa.best_candidate": event.result.bestIndex,
+          ...(event.result.bestScore === null ? {} : { "gepa.best_score": event.result.bestScore }),
+          "gepa.stop_reason": event.result.stopReason
+        })
+    }
+  }
+
+  return (event, fiber) => {
+    update(event, fiber, fiber.getFiberRef(FiberRef.currentMetricLabels))
+    if (!logs) return undefined
+    // the line is built only when its level passes the minimum
+    const kind = kindOf(event)
+    const level = kind === "summary" ? summaryLevel : levelOf[kind]
+    return LogLevel.lessThan(level, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))
+      ? undefined
+      : Effect.annotateLogs(Effect.logWithLevel(level, describeEvent(event, best).message), annotationsOf(event, best))
+  }
+}
 
 export const annotationsOf = (
   event: GepaEvent,
