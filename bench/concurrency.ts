@@ -23,7 +23,7 @@
  * seeds 0-9 is checked on seeds it was not chosen on; the task's simulated
  * model hashes its prompt, so any change reshuffles which seeds are lucky).
  */
-import { Effect } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -240,7 +240,50 @@ export const determinism = async (
   return rows
 }
 
-export const markdown = (q: ReadonlyArray<QualityRow>, l: ReadonlyArray<LatencyRow>, d: ReadonlyArray<DeterminismRow>): string => {
+const ReferenceRow = Schema.Struct({
+  seeds: Schema.Array(Schema.Number),
+  testMean: Schema.Number,
+  testSd: Schema.Number,
+  metricCallsMean: Schema.Number,
+  metricCallsMax: Schema.Number,
+  wallMedianSeconds: Schema.optional(Schema.Number)
+})
+const ReferenceRecord = Schema.Struct({
+  referenceCommit: Schema.String,
+  task: Schema.Struct({ components: Schema.Number, keywordsPerComponent: Schema.Number, valSize: Schema.Number }),
+  quality: Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: ReferenceRow }) }),
+  latencyBound: Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: ReferenceRow }) })
+})
+
+/** The reference's recorded runs on the same task (bench/reference/, `run.py`), printed beside ours. */
+export type Reference = typeof ReferenceRecord.Type
+
+/**
+ * Reads `bench/results/reference.json` when it is there and is this task's;
+ * `undefined` otherwise (the reference needs Python: bench/reference/README.md).
+ * A file that is there but malformed fails with one line naming it.
+ */
+export const readReference = async (file: string): Promise<Reference | undefined> => {
+  let text: string
+  try {
+    text = await fs.readFile(file, "utf8")
+  } catch {
+    return undefined
+  }
+  const decoded = Schema.decodeUnknownEither(Schema.parseJson(ReferenceRecord))(text)
+  if (Either.isLeft(decoded)) throw new Error(`${file}: not a reference record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left).split("\n")[0]}`)
+  const t = decoded.right.task
+  const same = t.components === comparableTask.components && t.keywordsPerComponent === comparableTask.keywordsPerComponent &&
+    t.valSize === comparableTask.valSize
+  return same ? decoded.right : undefined
+}
+
+export const markdown = (
+  q: ReadonlyArray<QualityRow>,
+  l: ReadonlyArray<LatencyRow>,
+  d: ReadonlyArray<DeterminismRow>,
+  reference?: Reference
+): string => {
   const lines: Array<string> = ["# Proposal strategies: quality per budget, wall time, determinism", ""]
   if (q.length > 0) {
     const budgets = [...new Set(q.map((r) => r.budget))]
@@ -255,7 +298,15 @@ export const markdown = (q: ReadonlyArray<QualityRow>, l: ReadonlyArray<LatencyR
       const over = q.filter((x) => x.strategy === s).reduce((n, x) => n + x.overBudget, 0)
       lines.push(`| ${s} | ${cells.join(" | ")} | ${over} |`)
     }
+    for (const [setting, rows] of Object.entries(reference?.quality ?? {})) {
+      const cells = budgets.map((b) => {
+        const r = rows[String(b)]
+        return r === undefined ? "n/a | n/a" : `${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${r.metricCallsMean.toFixed(0)} (max ${r.metricCallsMax})`
+      })
+      lines.push(`| reference: ${setting} | ${cells.join(" | ")} | (not strict) |`)
+    }
     lines.push("")
+    if (reference !== undefined) lines.push(`Reference rows: gepa-ai/gepa at ${reference.referenceCommit.slice(0, 7)}, recorded by bench/reference/run.py.`, "")
   }
   if (l.length > 0) {
     lines.push("## Latency-bound (task 20 ms, reflection 50 ms, 16 in flight, budget 1000)", "")
@@ -263,6 +314,15 @@ export const markdown = (q: ReadonlyArray<QualityRow>, l: ReadonlyArray<LatencyR
     for (const r of l) {
       lines.push(
         `| ${r.strategy} | ${r.seeds} | ${(r.medianWallMs / 1000).toFixed(2)} | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${r.spentMean.toFixed(0)} |`
+      )
+    }
+    for (const [setting, rows] of Object.entries(reference?.latencyBound ?? {})) {
+      const r = rows["1000"]
+      if (r?.wallMedianSeconds === undefined) continue
+      lines.push(
+        `| reference: ${setting} | 10 | ${r.wallMedianSeconds.toFixed(2)} | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${
+          r.metricCallsMean.toFixed(0)
+        } |`
       )
     }
     lines.push("")
@@ -310,5 +370,5 @@ export const main = async (argv: ReadonlyArray<string>) => {
     ? "concurrency.json"
     : `concurrency-${only}.json`
   await fs.writeFile(path.join(dir, name), JSON.stringify({ date: new Date().toISOString(), quality: q, latency: l, determinism: d }, null, 2) + "\n")
-  process.stdout.write(markdown(q, l, d))
+  process.stdout.write(markdown(q, l, d, await readReference(path.join(dir, "reference.json"))))
 }

@@ -43,7 +43,9 @@ export type ReflectiveRecord = Readonly<Record<string, unknown>>
 export type ReflectiveDataset = Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>>
 
 /**
- * The adapter contract.
+ * What an adapter does, for candidates of type `C`: the text candidates of
+ * `Adapter` (`Candidate`), or the decoded candidates of a typed run
+ * (`CandidateSchema.TypedAdapter`).
  *
  * - `evaluate` returns one output and one finite score per example, in
  *   order, and trajectories when `captureTraces` is set. An example that
@@ -55,27 +57,21 @@ export type ReflectiveDataset = Readonly<Record<string, ReadonlyArray<Reflective
  *   configured (rejected key, unknown model, unreachable server): the run
  *   then fails at once.
  * - `makeReflectiveDataset` builds the records for the components to update.
- * - `proposeNewTexts`, when present, replaces the reflection model.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category models
  */
-export interface Adapter<D, T = unknown, O = unknown> {
+export interface AdapterOf<C, D, T = unknown, O = unknown> {
   readonly evaluate: (
     batch: ReadonlyArray<D>,
-    candidate: Candidate,
+    candidate: C,
     options: EvaluateOptions
   ) => Effect.Effect<EvaluationBatch<T, O>, AdapterError | ModelUnrecoverable>
   readonly makeReflectiveDataset: (
-    candidate: Candidate,
+    candidate: C,
     evaluation: EvaluationBatch<T, O>,
     components: ReadonlyArray<string>
   ) => Effect.Effect<ReflectiveDataset, AdapterError>
-  readonly proposeNewTexts?: (
-    candidate: Candidate,
-    dataset: ReflectiveDataset,
-    components: ReadonlyArray<string>
-  ) => Effect.Effect<Readonly<Record<string, string>>, ProposalError>
   /**
    * How to store trajectories (since 0.2.0). With it, evaluations that
    * capture traces are cached with their trajectories, so a proposal
@@ -85,6 +81,22 @@ export interface Adapter<D, T = unknown, O = unknown> {
    * `jsonTraces` and `traceSchema`.
    */
   readonly traceCodec?: TraceCodec<T> | undefined
+}
+
+/**
+ * The adapter contract (see `AdapterOf` for `evaluate` and
+ * `makeReflectiveDataset`). `proposeNewTexts`, when present, replaces the
+ * reflection model.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Adapter<D, T = unknown, O = unknown> extends AdapterOf<Candidate, D, T, O> {
+  readonly proposeNewTexts?: (
+    candidate: Candidate,
+    dataset: ReflectiveDataset,
+    components: ReadonlyArray<string>
+  ) => Effect.Effect<Readonly<Record<string, string>>, ProposalError>
 }
 
 /**

@@ -16,13 +16,11 @@
  */
 import { Effect, Either, ParseResult, Schema, SchemaAST } from "effect"
 import type * as Adapter from "./Adapter.js"
-import type { ReflectiveDataset, ReflectiveRecord, TraceCodec } from "./Adapter.js"
+import type { ReflectiveRecord } from "./Adapter.js"
 import * as ComponentSelector from "./ComponentSelector.js"
 import type { Candidate } from "./Candidate.js"
 import { ComponentProposalFailed, ComponentValueRejected, type TextProposer } from "./ComponentProposer.js"
 import { AdapterError, ModelUnrecoverable } from "./Errors.js"
-import type { EvaluateOptions } from "./Adapter.js"
-import type { EvaluationBatch } from "./EvaluationBatch.js"
 import { stableStringify } from "./Fingerprint.js"
 import type * as Genealogy from "./Genealogy.js"
 
@@ -231,19 +229,7 @@ export const diff = (before: string, after: string): ReadonlyArray<string> => {
  * @since 0.3.0
  * @category models
  */
-export interface TypedAdapter<A, D, T = unknown, O = unknown> {
-  readonly evaluate: (
-    batch: ReadonlyArray<D>,
-    candidate: A,
-    options: EvaluateOptions
-  ) => Effect.Effect<EvaluationBatch<T, O>, AdapterError | ModelUnrecoverable>
-  readonly makeReflectiveDataset: (
-    candidate: A,
-    evaluation: EvaluationBatch<T, O>,
-    components: ReadonlyArray<string>
-  ) => Effect.Effect<ReflectiveDataset, AdapterError>
-  readonly traceCodec?: TraceCodec<T> | undefined
-}
+export interface TypedAdapter<A, D, T = unknown, O = unknown> extends Adapter.AdapterOf<A, D, T, O> {}
 
 /**
  * What a typed component proposer is given.

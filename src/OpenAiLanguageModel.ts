@@ -23,7 +23,7 @@ import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
 import type * as modelCall from "./internal/modelCall.js"
-import { isNonNegativeInteger, makeRateLimiter, makeReachability, reportProvider, resolvePolicy, retrySchedule } from "./internal/modelCall.js"
+import { invalid, isNonNegativeInteger, makeRateLimiter, makeReachability, reportProvider, resolvePolicy, retrySchedule } from "./internal/modelCall.js"
 import * as modelConfig from "./internal/modelConfig.js"
 import * as wire from "./internal/openaiWire.js"
 import {
@@ -129,20 +129,13 @@ export const defaults = {
   maxConcurrency: 16
 } as const
 
-interface Resolved {
+/** The checked options: the shared call policy (its price is unused here), and what this model sends. */
+interface Resolved extends Omit<modelCall.Policy, "price"> {
   readonly model: string
   readonly apiKey: Redacted.Redacted<string>
   readonly baseURL: string
-  readonly timeoutMillis: number
-  readonly maxRetries: number
-  readonly retryBaseDelayMillis: number
-  readonly maxRetryDelayMillis: number
-  readonly maxConcurrency: number
-  readonly rateLimit: { readonly requests: number; readonly intervalMillis: number } | undefined
   readonly body: Readonly<Record<string, unknown>>
 }
-
-const invalid = (field: string, detail: string) => Effect.fail(new ConfigError({ field, detail }))
 
 const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
   Effect.gen(function*() {

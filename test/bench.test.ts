@@ -83,4 +83,36 @@ describe("bench concurrency", () => {
     expect(d[0]).toMatchObject({ strategy: strategy.label, budget: 80, seeds: 1, identical: 1 })
     expect(C.markdown(q, [], d)).toContain("| 2 per step, best | 80 | 1/1 |")
   }, 60_000)
+
+  it("prints the reference's recorded rows beside ours, and names a malformed record in one line", async () => {
+    const C = await import("../bench/concurrency.js")
+    const fs = await import("node:fs")
+    const os = await import("node:os")
+    const path = await import("node:path")
+    const recorded = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "bench", "results", "reference.json")
+    const reference = await C.readReference(recorded)
+    expect(reference).toBeDefined()
+    const q = [{
+      strategy: "default",
+      budget: 500,
+      seeds: 1,
+      testMean: 0.3,
+      testSd: 0,
+      testScores: [0.3],
+      spentMean: 500,
+      spentMin: 500,
+      overBudget: 0,
+      candidatesMean: 1
+    }]
+    const l = [{ strategy: "default", seeds: 1, medianWallMs: 1000, testMean: 0.3, testSd: 0, spentMean: 1000 }]
+    const table = C.markdown(q, l, [], reference)
+    expect(table).toContain("| reference: sequential | 0.268 ± 0.042 | 514 (max 534) | (not strict) |")
+    expect(table).toContain("| reference: independent2-best | 10 | 5.01 | 0.511 ± 0.040 | 1019 |")
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-reference-"))
+    expect(await C.readReference(path.join(dir, "absent.json"))).toBeUndefined()
+    const bad = path.join(dir, "reference.json")
+    fs.writeFileSync(bad, JSON.stringify({ referenceCommit: "x", task: { components: 2 } }))
+    const error = await C.readReference(bad).then(() => undefined, (e: unknown) => e)
+    expect(String(error)).toMatch(new RegExp(`^Error: ${bad.replace(/[.\\/]/g, "\\$&")}: not a reference record: .+$`))
+  })
 })

@@ -151,7 +151,8 @@ export interface Policy {
   readonly price: Price | undefined
 }
 
-const invalid = (field: string, detail: string) => Effect.fail(new ConfigError({ field, detail }))
+/** A bad option: one line naming the field. @internal */
+export const invalid = (field: string, detail: string) => Effect.fail(new ConfigError({ field, detail }))
 
 export const isNonNegativeInteger = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 0
 
