@@ -400,5 +400,6 @@ export const proposeAll = (
       }
       return proposeComponent(model, { component, currentText, records, config })
     },
-    { concurrency: "unbounded" }
+    // one component (the default round-robin) needs no fiber of its own
+    { concurrency: components.length > 1 ? "unbounded" : 1 }
   )

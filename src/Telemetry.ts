@@ -230,9 +230,17 @@ export const instrumentModel = (
       const start = clock.unsafeCurrentTimeMillis()
       // the model layers count their retries and name their provider here
       const stats: modelCall.CallStats = { retries: 0, provider: options.provider }
-      const call = Effect.locally(model.complete(prompt), modelCall.currentCallStats, stats)
+      // the fiber's slot for them, made at its first call (see `modelCall.CallSlot`)
+      const found = fiber.getFiberRef(modelCall.currentCallStats)
+      const owned = found !== undefined && found.owner === fiber.id()
+      const callSlot: modelCall.CallSlot = owned ? found : { owner: fiber.id(), current: undefined }
+      // a call inside another (a model wrapping an instrumented one) gives the slot back when it ends
+      const outer = callSlot.current
+      callSlot.current = stats
+      const call = owned ? model.complete(prompt) : Effect.zipRight(FiberRef.set(modelCall.currentCallStats, callSlot), model.complete(prompt))
       return Effect.onExit(call, (exit) =>
         Effect.withFiberRuntime((after) => {
+          callSlot.current = outer
           // a call cut short (a timeout, a stopped run) neither failed nor answered
           if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return Effect.void
           const completion = Exit.isSuccess(exit) ? exit.value : undefined

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Cause, Clock, Duration, Effect, FiberRef, HashSet, Logger, Option, Schedule, ScheduleDecision, SynchronizedRef } from "effect"
+import { Cause, Clock, Duration, Effect, type FiberId, FiberRef, HashSet, Logger, Option, Schedule, ScheduleDecision, SynchronizedRef } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import { ConfigError } from "../Errors.js"
 import { field } from "./fields.js"
@@ -76,16 +76,35 @@ export interface CallStats {
   provider: string | undefined
 }
 
-export const currentCallStats: FiberRef.FiberRef<CallStats | undefined> = globalValue(
+/**
+ * Where a fiber's instrumented call in progress keeps its stats: one slot
+ * per fiber, made at its first instrumented call and reused by the next
+ * (a fiber runs one call at a time; the fibers a call forks share its slot).
+ * Setting the fiber ref around every call instead copied the fiber's refs
+ * twice per call, about 10 KB.
+ */
+export interface CallSlot {
+  readonly owner: FiberId.FiberId
+  current: CallStats | undefined
+}
+
+export const currentCallStats: FiberRef.FiberRef<CallSlot | undefined> = globalValue(
   Symbol.for("effect-gepa/internal/modelCall/currentCallStats"),
-  () => FiberRef.unsafeMake<CallStats | undefined>(undefined)
+  // a joined fiber's slot stays its own: the parent keeps the slot of its calls
+  () => FiberRef.unsafeMake<CallSlot | undefined>(undefined, { fork: (slot) => slot, join: (parent) => parent })
 )
+
+/** The stats of the instrumented call in progress, if any. */
+const withStats = (f: (stats: CallStats) => void): Effect.Effect<void> =>
+  FiberRef.getWith(currentCallStats, (slot) => {
+    if (slot?.current !== undefined) f(slot.current)
+    return Effect.void
+  })
 
 /** Names the provider of the call in progress (when instrumented). */
 export const reportProvider = (provider: string): Effect.Effect<void> =>
-  FiberRef.getWith(currentCallStats, (stats) => {
-    if (stats !== undefined) stats.provider = provider
-    return Effect.void
+  withStats((stats) => {
+    stats.provider = provider
   })
 
 /** The options every model layer shares (each layer documents its own `timeout` default). */
@@ -299,9 +318,8 @@ export const retrySchedule = (
     Schedule.addDelay(([, , delay]) => Duration.millis(delay)),
     (schedule) =>
       tapRetry(schedule, ([failure, retry, delay]) =>
-        FiberRef.getWith(currentCallStats, (stats) => {
-          if (stats !== undefined) stats.retries = retry + 1
-          return Effect.void
+        withStats((stats) => {
+          stats.retries = retry + 1
         }).pipe(
           Effect.zipRight(Effect.logWarning(
             // already scrubbed by the layer; again, with every secret of the process

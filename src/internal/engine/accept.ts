@@ -20,7 +20,7 @@ import type { Outcome } from "../evaluate.js"
 import { at, defined } from "../invariant.js"
 import type { Finished } from "./propose.js"
 import type { Resolved } from "./resolve.js"
-import { valsetOf } from "./session.js"
+import { valsetOf, type Wants } from "./session.js"
 
 /** @internal */
 export interface Folded<T, O> {
@@ -108,6 +108,12 @@ interface Step<T, O> {
   readonly failed?: Folded<T, O>["failed"]
 }
 
+/** The events of a fold: each built only when someone wants its tag. */
+interface Events {
+  readonly wants: Wants
+  readonly list: Array<GepaEvent>
+}
+
 type TraceEntry = {
   readonly iteration: number
   readonly kind: ProposalResult["kind"]
@@ -122,7 +128,7 @@ const foldAccepted = <D, T, O>(
   f: Finished<T, O>,
   result: Extract<ProposalResult, { _tag: "Accepted" }>,
   entry: TraceEntry,
-  events: Array<GepaEvent> | undefined,
+  events: Events,
   owner: AppendOnly.Owner | undefined
 ): Either.Either<Step<T, O>, MissingObjectiveScores> => {
   const iteration = entry.iteration
@@ -159,28 +165,33 @@ const foldAccepted = <D, T, O>(
       metricCalls: withChild.metricCalls
     })
   }
-  if (events !== undefined) {
+  const { list, wants } = events
+  if (wants("ValsetEvaluated")) {
+    list.push(GepaEvent.ValsetEvaluated({ iteration, candidate: index, score: folded.valAverages[index]!, coverage: folded.valCoverage[index]! }))
+  }
+  if (wants("ParetoFrontUpdated")) {
     // front lists are ascending and the child is the newest program: on a
     // front exactly when it is its last member (no search of long fronts)
     let joined = 0
     const fronts = folded.fronts.instance.programs
     for (const key in fronts) {
-      const list = fronts[key]!
-      if (list[list.length - 1] === index) joined++
+      const members = fronts[key]!
+      if (members[members.length - 1] === index) joined++
     }
-    events.push(
-      GepaEvent.ValsetEvaluated({ iteration, candidate: index, score: folded.valAverages[index]!, coverage: folded.valCoverage[index]! }),
-      GepaEvent.ParetoFrontUpdated({ iteration, candidate: index, frontsJoined: joined })
-    )
-    if (isMerge) events.push(GepaEvent.MergeAccepted({ iteration, candidate: index, parents: result.parents }))
-    events.push(GepaEvent.CandidateAccepted({
+    list.push(GepaEvent.ParetoFrontUpdated({ iteration, candidate: index, frontsJoined: joined }))
+  }
+  if (isMerge && wants("MergeAccepted")) list.push(GepaEvent.MergeAccepted({ iteration, candidate: index, parents: result.parents }))
+  if (wants("CandidateAccepted")) {
+    list.push(GepaEvent.CandidateAccepted({
       iteration,
       candidate: index,
       parents: result.parents,
       score: folded.valAverages[index]!,
       components: result.candidate
     }))
-    if (!isMerge) events.push(GepaEvent.ProposalEnded({ iteration, parent: f.result.parents[0]!, outcome: "accepted", ...spentOn(f.usage) }))
+  }
+  if (!isMerge && wants("ProposalEnded")) {
+    list.push(GepaEvent.ProposalEnded({ iteration, parent: f.result.parents[0]!, outcome: "accepted", ...spentOn(f.usage) }))
   }
   return Either.right({ next: folded, added: { index, outcomes: validation.outcomes } })
 }
@@ -191,7 +202,7 @@ const foldRejected = <T, O>(
   result: Extract<ProposalResult, { _tag: "Rejected" }>,
   entry: TraceEntry,
   rebased: { readonly reason?: string },
-  events: Array<GepaEvent> | undefined,
+  events: Events,
   owner: AppendOnly.Owner | undefined
 ): Step<T, O> => {
   const iteration = entry.iteration
@@ -213,19 +224,14 @@ const foldRejected = <T, O>(
       metricCalls: next.metricCalls
     })
   }
-  if (events !== undefined) {
-    if (isMerge) events.push(GepaEvent.MergeRejected({ iteration, parents: result.parents, reason: reason! }))
-    else {
-      events.push(
-        GepaEvent.CandidateRejected({
-          iteration,
-          parents: result.parents,
-          before: sumOf(result.scoresBefore),
-          after: sumOf(result.scoresAfter)
-        }),
-        GepaEvent.ProposalEnded({ iteration, parent: f.result.parents[0]!, outcome: "rejected", ...spentOn(f.usage) })
-      )
+  const { list, wants } = events
+  if (isMerge) {
+    if (wants("MergeRejected")) list.push(GepaEvent.MergeRejected({ iteration, parents: result.parents, reason: reason! }))
+  } else {
+    if (wants("CandidateRejected")) {
+      list.push(GepaEvent.CandidateRejected({ iteration, parents: result.parents, before: sumOf(result.scoresBefore), after: sumOf(result.scoresAfter) }))
     }
+    if (wants("ProposalEnded")) list.push(GepaEvent.ProposalEnded({ iteration, parent: f.result.parents[0]!, outcome: "rejected", ...spentOn(f.usage) }))
   }
   return { next: folded }
 }
@@ -235,7 +241,8 @@ export const fold = <D, T, O>(
   r: Resolved<D, T, O>,
   state: State.GepaState,
   f: Finished<T, O>,
-  listening: boolean,
+  /** the events someone receives: only those are built */
+  wants: Wants,
   /** the run's owner of the state's arrays: appended in place when it made them (see internal/appendOnly.ts) */
   owner?: AppendOnly.Owner | undefined
 ): Either.Either<Folded<T, O>, MissingObjectiveScores> => {
@@ -243,7 +250,7 @@ export const fold = <D, T, O>(
   const iteration = plan.iteration
   const parent = at(f.result.parents, 0)
   const events: Array<GepaEvent> = []
-  const listen = listening ? events : undefined
+  const listen: Events = { wants, list: events }
   let next = charge(state, f)
   let rebased = inFlightReason(f)
   // a child validated on a sample sized to the budget's remainder joins only
@@ -275,7 +282,7 @@ export const fold = <D, T, O>(
       step = {
         next: { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }) }
       }
-      if (listening) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
+      if (wants("ProposalEnded")) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
       break
     }
     case "Failed": {
@@ -283,12 +290,8 @@ export const fold = <D, T, O>(
         next: { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls }) },
         failed: { error: result.error, allEvaluationsFailed: result.allEvaluationsFailed }
       }
-      if (listening) {
-        events.push(
-          GepaEvent.Error({ iteration, message: result.error, willContinue: true }),
-          GepaEvent.ProposalEnded({ iteration, parent, outcome: "failed", reason: result.error, ...spentOn(usage) })
-        )
-      }
+      if (wants("Error")) events.push(GepaEvent.Error({ iteration, message: result.error, willContinue: true }))
+      if (wants("ProposalEnded")) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "failed", reason: result.error, ...spentOn(usage) }))
       break
     }
   }
@@ -298,11 +301,7 @@ export const fold = <D, T, O>(
   const failed = step.failed ?? (allFailed ? { error: f.failures.lastError ?? "unknown", allEvaluationsFailed: true } : undefined)
   const added = step.added
   const folded = { ...step.next, consecutiveFailedIterations: failed === undefined ? 0 : step.next.consecutiveFailedIterations + 1 }
-  if (listening) {
-    events.push(
-      GepaEvent.BudgetUpdated({ metricCalls: folded.metricCalls, budget: r.budget }),
-      GepaEvent.IterationEnded({ iteration, accepted: added === undefined ? 0 : 1, state: folded })
-    )
-  }
+  if (wants("BudgetUpdated")) events.push(GepaEvent.BudgetUpdated({ metricCalls: folded.metricCalls, budget: r.budget }))
+  if (wants("IterationEnded")) events.push(GepaEvent.IterationEnded({ iteration, accepted: added === undefined ? 0 : 1, state: folded }))
   return Either.right({ state: folded, events, added, failed })
 }

@@ -99,13 +99,13 @@ export const run = <D, T, O>(
       store,
       // the session's: its cache keeps only outputs that could still join them
       best: s.best,
-      emitAll: (events) => events.length === 0 ? Effect.void : Effect.forEach(events, (e) => s.emit(() => e), { discard: true }),
+      emitAll: s.deliver,
       save: (state) =>
         Effect.zipRight(
           // a store may keep the state it saves: its arrays are copied on their next append
           Effect.sync(() => s.sealSaved(state)),
           store.durable
-            ? Effect.zipRight(store.save(state), s.emit(() => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
+            ? Effect.zipRight(store.save(state), s.emit("StateSaved", () => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
             : store.save(state)
         ),
       unaccounted: store.unaccounted
@@ -132,10 +132,10 @@ const start = <D, T, O>(
 ): Effect.Effect<State.GepaState, OptimizeError> =>
   Effect.gen(function*() {
     const started = (resumed: boolean) =>
-      s.emit(() => GepaEvent.OptimizationStarted({ resumed, trainSize: r.trainIds.length, valSize: r.valIds.length, budget: r.budget }))
+      s.emit("OptimizationStarted", () => GepaEvent.OptimizationStarted({ resumed, trainSize: r.trainIds.length, valSize: r.valIds.length, budget: r.budget }))
     const { lost } = yield* unaccounted
     const chargeLost = (state: State.GepaState) =>
-      lost === 0 ? Effect.void : s.emit(() => GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls }))
+      lost === 0 ? Effect.void : s.emit("LostWorkCharged", () => GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls }))
     if (Option.isSome(loaded)) {
       yield* checkResume(loaded.value, r as unknown as Resolved<unknown, unknown, unknown>)
       const state = Ledger.chargeLost({ ...loaded.value, fingerprint: r.fingerprint }, lost)
@@ -166,8 +166,10 @@ const start = <D, T, O>(
     if (seedEval.failures.evaluated > 0 && seedEval.failures.failed === seedEval.failures.evaluated) {
       return yield* new AllEvaluationsFailed({ iterations: 0, lastError: seedEval.failures.lastError ?? "unknown" })
     }
-    yield* s.emit(() => GepaEvent.ValsetEvaluated({ iteration: 0, candidate: 0, score: state.valAverages[0]!, coverage: state.valCoverage[0]! }))
-    yield* s.emit(() => GepaEvent.BudgetUpdated({ metricCalls: state.metricCalls, budget: r.budget }))
+    yield* s.emit("ValsetEvaluated", () =>
+      GepaEvent.ValsetEvaluated({ iteration: 0, candidate: 0, score: state.valAverages[0]!, coverage: state.valCoverage[0]! }))
+    yield* s.emit("BudgetUpdated", () =>
+      GepaEvent.BudgetUpdated({ metricCalls: state.metricCalls, budget: r.budget }))
     yield* save(state)
     return state
   })
@@ -249,7 +251,7 @@ const planWhileRoom = <D, T, O>(
   Effect.gen(function*() {
     while (progress.stop === undefined && Step.inFlight(progress.state) < r.parallelProposals) {
       const { owed } = yield* unaccounted
-      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.listening, s.owner)
+      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.wants, s.owner)
       if (planned._tag === "Exhausted") {
         progress.exhausted = { reason: planned.reason, learned: planned.learned === true }
         return
@@ -298,7 +300,7 @@ const fold = <D, T, O>(
 ): Effect.Effect<void, OptimizeError> =>
   Effect.gen(function*() {
     pipeline.folded(next.plan.iteration)
-    const folded = yield* Either.match(Accept.fold(r, progress.state, next, s.listening, s.owner), {
+    const folded = yield* Either.match(Accept.fold(r, progress.state, next, s.wants, s.owner), {
       onLeft: Effect.fail,
       onRight: Effect.succeed
     })
@@ -330,7 +332,7 @@ const finish = <D, T, O>(
     const final = Ledger.settle(state, (yield* unaccounted).owed)
     yield* store.finish(final, reason, by)
     const result = Result.fromState(final, reason, by)
-    yield* s.emit(() => GepaEvent.OptimizationEnded({ result }))
+    yield* s.emit("OptimizationEnded", () => GepaEvent.OptimizationEnded({ result }))
     const outputs: Record<string, { candidate: number; output: O }> = {}
     for (const [id, b] of best) outputs[id] = { candidate: b.candidate, output: b.output }
     return { ...result, state, bestOutputs: outputs }

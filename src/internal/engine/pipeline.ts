@@ -6,6 +6,12 @@
  * picked the children to validate. The loop (`loop.ts`) folds and plans;
  * this module only moves proposals along.
  *
+ * With one proposal at a time (`parallelProposals` and `proposalsPerStep`
+ * 1, the defaults), no deadline that must interrupt a stage, and a store
+ * without writes to overlap, a stage runs in the loop's own fiber when the
+ * loop waits for it: the same stages in the same order, without a fiber and
+ * a queue hand-off per stage.
+ *
  * @internal
  */
 import { Effect, Exit, FiberSet, Queue, type Scope } from "effect"
@@ -66,8 +72,16 @@ export const make = <D, T, O>(
     // interrupted with the run (the set closes with the run's scope), or at once by a pause
     const fibers = yield* FiberSet.make()
     let deadlinePassed = false
-    const forkReporting = <A>(iteration: number, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) =>
-      Effect.asVoid(FiberSet.run(
+    const inline = r.parallelProposals === 1 && r.proposalsPerStep === 1 && r.stop.interruptAfter === undefined && s.store?.durable !== true
+    /** stages to run in the loop's fiber (`inline`), in launch order */
+    const waiting: Array<readonly [iteration: number, stage: Effect.Effect<Message<T, O>, OptimizeError>]> = []
+    const forkReporting = <A>(iteration: number, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) => {
+      if (inline) {
+        return Effect.sync(() => {
+          waiting.push([iteration, Effect.map(effect, wrap)])
+        })
+      }
+      return Effect.asVoid(FiberSet.run(
         fibers,
         effect.pipe(
           Effect.map(wrap),
@@ -75,6 +89,7 @@ export const make = <D, T, O>(
           Effect.flatMap((exit) => Queue.offer(done, [iteration, exit] as const))
         )
       ))
+    }
     const launch = (plan: State.PendingProposal) =>
       forkReporting(
         plan.iteration,
@@ -155,8 +170,16 @@ export const make = <D, T, O>(
           (found, plan) => found !== undefined || waitsForStep(plan) ? Effect.succeed(found) : turn(plan)
         )
     )
+    const next: Effect.Effect<Done<T, O>> = inline
+      ? Effect.suspend(() => {
+        const stage = waiting.shift()
+        // (the loop waits only while a stage it launched has not reported)
+        if (stage === undefined) return Effect.dieMessage("the pipeline waits for a stage, and none is running")
+        return Effect.map(Effect.exit(stage[1]), (exit) => [stage[0], exit] as const)
+      })
+      : Queue.take(done)
     const receive = Effect.gen(function*() {
-      const [iteration, exit] = yield* Queue.take(done)
+      const [iteration, exit] = yield* next
       if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
       const message = exit.value
       if (message.stage === "deadline") return false
@@ -185,6 +208,11 @@ export const make = <D, T, O>(
       folded: (iteration) => {
         finished.delete(iteration)
       },
-      interruptAll: FiberSet.clear(fibers)
+      interruptAll: Effect.zipRight(
+        Effect.sync(() => {
+          waiting.length = 0
+        }),
+        FiberSet.clear(fibers)
+      )
     }
   })

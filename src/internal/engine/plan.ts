@@ -24,6 +24,7 @@ import * as AppendOnly from "../appendOnly.js"
 import { at, defined } from "../invariant.js"
 import * as Ledger from "../ledger.js"
 import type { Resolved } from "./resolve.js"
+import type { Wants } from "./session.js"
 
 /** @internal */
 export type Planned =
@@ -55,7 +56,7 @@ const planMerge = <D, T, O>(
   rng: Rng,
   available: number,
   iteration: number,
-  listening: boolean,
+  wants: Wants,
   sees: number
 ): Planned | State.GepaState => {
   const score = State.scoreOf(state)
@@ -112,12 +113,10 @@ const planMerge = <D, T, O>(
     // while it is in flight cannot schedule past the cap
     state: { ...tried, iteration, merge: Merge.recordAttempt(attempt.merge, false), rng: rng.snapshot(), pending: [...state.pending, plan] },
     plans: [plan],
-    events: listening
-      ? [
-        GepaEvent.IterationStarted({ iteration, metricCalls: state.metricCalls }),
-        GepaEvent.MergeAttempted({ iteration, parents: [attempt.id1, attempt.id2], ancestor: attempt.ancestor })
-      ]
-      : []
+    events: [
+      ...(wants("IterationStarted") ? [GepaEvent.IterationStarted({ iteration, metricCalls: state.metricCalls })] : []),
+      ...(wants("MergeAttempted") ? [GepaEvent.MergeAttempted({ iteration, parents: [attempt.id1, attempt.id2], ancestor: attempt.ancestor })] : [])
+    ]
   }
 }
 
@@ -189,7 +188,8 @@ export const plan = <D, T, O>(
   r: Resolved<D, T, O>,
   state: State.GepaState,
   available: number,
-  listening: boolean,
+  /** the events someone receives: only those are built */
+  wants: Wants,
   /** the run's owner of the state's arrays (see internal/appendOnly.ts) */
   owner?: AppendOnly.Owner | undefined
 ): Planned => {
@@ -200,7 +200,7 @@ export const plan = <D, T, O>(
   const sees = first === undefined ? state.iteration : first.iteration - 1
   let current = state
   if (r.merge !== undefined && Merge.isDue(state.merge, r.merge.maxInvocations)) {
-    const merged = planMerge(r, r.merge, state, rng, available, iteration, listening, sees)
+    const merged = planMerge(r, r.merge, state, rng, available, iteration, wants, sees)
     if ("_tag" in merged) return merged
     current = merged
   }
@@ -294,14 +294,10 @@ export const plan = <D, T, O>(
     current = { ...current, iteration: it, sampler, nextComponent, pending: [...current.pending, planned] }
     committedRng = rng.snapshot()
     plans.push(planned)
-    if (listening) {
-      events.push(
-        GepaEvent.IterationStarted({ iteration: it, metricCalls: state.metricCalls }),
-        GepaEvent.CandidateSelected({ iteration: it, candidate: parent, score: State.scoreOf(current)(parent) }),
-        GepaEvent.MinibatchSampled({ iteration: it, ids }),
-        GepaEvent.ProposalStarted({ iteration: it, parent, components: selection.components })
-      )
-    }
+    if (wants("IterationStarted")) events.push(GepaEvent.IterationStarted({ iteration: it, metricCalls: state.metricCalls }))
+    if (wants("CandidateSelected")) events.push(GepaEvent.CandidateSelected({ iteration: it, candidate: parent, score: State.scoreOf(current)(parent) }))
+    if (wants("MinibatchSampled")) events.push(GepaEvent.MinibatchSampled({ iteration: it, ids }))
+    if (wants("ProposalStarted")) events.push(GepaEvent.ProposalStarted({ iteration: it, parent, components: selection.components }))
   }
   // the first proposal either is planned or says why not
   if (plans.length === 0) return defined(exhausted, "why a step planned nothing")

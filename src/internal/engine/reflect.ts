@@ -86,7 +86,7 @@ const proposeTexts = <D, T, O>(
       if (Either.isLeft(result)) {
         const e = result.left
         if (e._tag === "ComponentValueRejected") {
-          yield* s.emit(() => GepaEvent.ComponentRejected({ ...at, component, reason: Secrets.scrub(e.reason) }))
+          yield* s.emit("ComponentRejected", () => GepaEvent.ComponentRejected({ ...at, component, reason: Secrets.scrub(e.reason) }))
         }
         return Either.left(describeError(e))
       }
@@ -185,7 +185,7 @@ export const reflect = <D, T, O>(
       const known = s.known(parentCandidate, ids, iteration, plan.sees)
       if (known !== undefined && known.length > 0 && known.every((x) => x !== undefined && x >= s.r.perfectScore)) {
         const reason = "all minibatch scores are perfect (known from earlier evaluations)"
-        yield* s.emit(() => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason }))
+        yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason }))
         return done(ProposalResult.Skipped({ kind, parents: [parent], reason }), 0, noFailures)
       }
     }
@@ -209,7 +209,7 @@ export const reflect = <D, T, O>(
       )
     }
     if (s.r.skipPerfect && before.every((x) => x >= s.r.perfectScore)) {
-      yield* s.emit(() => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: "all minibatch scores are perfect" }))
+      yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: "all minibatch scores are perfect" }))
       return done(ProposalResult.Skipped({ kind, parents: [parent], reason: "all minibatch scores are perfect" }), parentEval.spent, parentEval.failures)
     }
     const objectiveScores = ok.flatMap((o) => (o.objectiveScores === undefined ? [] : [o.objectiveScores]))
@@ -244,15 +244,14 @@ export const reflect = <D, T, O>(
         }))
       ]
     }
-    yield* s.emit(() =>
+    yield* s.emit("ReflectiveDatasetBuilt", () =>
       GepaEvent.ReflectiveDatasetBuilt({
         iteration,
         components,
         records: components.reduce((n, c) => n + (dataset[c]?.length ?? 0), 0),
         // the feedback the reflection model reads (the live dashboard shows it)
         dataset
-      })
-    )
+      }))
     const proposed = yield* proposeTexts(s, parentCandidate, dataset, components, { iteration, parent })
     if (Either.isLeft(proposed)) {
       return done(

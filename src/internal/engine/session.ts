@@ -4,13 +4,16 @@
  * store, and event delivery. Steps receive the session; they never assign the
  * run's state.
  *
- * Events are built lazily: with nobody listening (no `onEvent`, no stream, a
- * store without an event log) `emit` is `Effect.void` and the event object is
- * never allocated, which matters on the hot path of a fast adapter.
+ * Events are built only for a sink that wants them: `onEvent`, a stream, a
+ * store with an event log and a monitor want every event; the telemetry
+ * observer only those its metrics, span attributes and logs at the run's
+ * minimum log level read (`tagsWanted`). An event nobody wants is never
+ * allocated (`emit` is `Effect.void`), which matters on the hot path of a
+ * fast adapter.
  *
  * @internal
  */
-import { Effect, Option, type Scope } from "effect"
+import { Effect, type Fiber, Option, type Scope } from "effect"
 import type { Adapter } from "../../Adapter.js"
 import type { Candidate } from "../../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
@@ -22,14 +25,20 @@ import * as RunStoreModule from "../../RunStore.js"
 import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
-import * as Telemetry from "../../Telemetry.js"
+import * as Observer from "../telemetry/observer.js"
 import * as AppendOnly from "../appendOnly.js"
 import { evaluate, type Evaluation, hashOf, makePace, type Outcome, type Pool } from "../evaluate.js"
 import * as Spans from "../spans.js"
 import type { Resolved } from "./resolve.js"
 
-/** @internal */
-export type Emit = (event: () => GepaEvent) => Effect.Effect<void>
+/** An event's tag. @internal */
+export type EventTag = GepaEvent["_tag"]
+
+/** Whether some sink receives events of a tag: a step builds such an event only then. @internal */
+export type Wants = (tag: EventTag) => boolean
+
+/** Delivers the event of a tag, built only when some sink wants that tag. @internal */
+export type Emit = <K extends EventTag>(tag: K, event: () => Extract<GepaEvent, { readonly _tag: K }>) => Effect.Effect<void>
 
 /**
  * Failures seen by one step, returned with its result (never a shared
@@ -68,8 +77,10 @@ export interface Session<D, T, O> {
   readonly best: Best<O>
   readonly store: RunStore<O> | undefined
   readonly emit: Emit
-  /** whether anyone receives events (steps skip building event payloads otherwise) */
-  readonly listening: boolean
+  /** delivers events already built, in order (each to the sinks that want its tag) */
+  readonly deliver: (events: ReadonlyArray<GepaEvent>) => Effect.Effect<void>
+  /** whether anyone receives events of a tag (steps skip building the others) */
+  readonly wants: Wants
   /**
    * the run's owner of the state's growing arrays (see internal/appendOnly.ts);
    * `seal` before a state goes where it may be kept (a save)
@@ -139,14 +150,9 @@ export const make = <D, T, O>(
       // output the run cannot report (see `keepOutput`)
       : Option.getOrElse(store.cache, () => EvaluationCache.memory<O>(undefined, { trajectories: false, keepOutput: keepOutput(r, best) }))
 
-    const sinks: Array<(event: GepaEvent) => Effect.Effect<void>> = []
-    if (r.onEvent !== undefined) {
-      const onEvent = r.onEvent
-      sinks.push((event) => {
-        const out = onEvent(event)
-        return Effect.isEffect(out) ? out : Effect.void
-      })
-    }
+    // sinks of every event; one that answers without an effect is done at once
+    const sinks: Array<(event: GepaEvent) => void | Effect.Effect<void>> = []
+    if (r.onEvent !== undefined) sinks.push(r.onEvent)
     // a store that keeps nothing is not a listener (events are built only for listeners)
     if (store.durable) sinks.push(store.onEvent)
     if (extraEmit !== undefined) sinks.push(extraEmit)
@@ -163,8 +169,9 @@ export const make = <D, T, O>(
     const keepsSaves = !RunStoreModule.isNone(store)
     const sealSaved = keepsSaves ? seal : () => {}
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
-    // unless `telemetry: false`; library runs log summaries at debug
-    const observer = r.telemetry === undefined ? undefined : yield* Telemetry.observer(r.telemetry)
+    // unless `telemetry: false`; library runs log summaries at debug. It
+    // reads only some events unless debug lines pass the run's log level.
+    const observer = r.telemetry === undefined ? undefined : yield* Observer.observe(r.telemetry)
     // A state in an event to any of the sinks above may be kept: it goes as
     // it is when emitted, copied only if the sink reads it (`AppendOnly.asOf`);
     // the telemetry observer reads it at once and keeps nothing.
@@ -177,27 +184,43 @@ export const make = <D, T, O>(
       Object.defineProperty(kept, "state", { get: state, enumerable: true, configurable: true })
       return kept
     }
-    const [firstSink, ...otherSinks] = sinks
-    const toSinks = firstSink === undefined
-      ? undefined
-      : otherSinks.length === 0
-      ? (e: GepaEvent) => firstSink(forKeeps(e))
-      : (e: GepaEvent) => {
-        // built once for every sink
-        const k = forKeeps(e)
-        let all = firstSink(k)
-        for (const sink of otherSinks) all = Effect.zipRight(all, sink(k))
-        return all
+    const wants: Wants = sinks.length > 0 ? () => true : observer === undefined ? () => false : observer.wants
+    const observed = observer === undefined ? () => false : observer.wants
+    // Delivery runs in one step of the emitting fiber for as long as every
+    // sink answers synchronously (a plain `onEvent`, the observer without a
+    // log line to write); an effect a sink returns runs before the next sink
+    // is called, as if each event were delivered by its own effect. Each
+    // event goes to the sinks in order, then to the observer if it reads it.
+    const from = (
+      events: ReadonlyArray<GepaEvent>,
+      i: number,
+      j: number,
+      kept: GepaEvent | undefined,
+      fiber: Fiber.RuntimeFiber<unknown, unknown>
+    ): Effect.Effect<void> => {
+      for (; i < events.length; i++, j = 0, kept = undefined) {
+        const e = events[i]
+        if (e === undefined) continue
+        for (; j < sinks.length; j++) {
+          const sink = sinks[j]
+          if (sink === undefined) continue
+          // built once for every sink
+          kept ??= forKeeps(e)
+          const out = sink(kept)
+          if (Effect.isEffect(out)) return Effect.zipRight(out, resume(events, i, j + 1, kept))
+        }
+        if (observer !== undefined && observer.wants(e._tag)) {
+          const line = observer.handle(e, fiber)
+          if (line !== undefined) return Effect.zipRight(line, resume(events, i + 1, 0, undefined))
+        }
       }
-    const emit: Emit = toSinks === undefined
-      ? observer === undefined ? () => Effect.void : (event) => Effect.suspend(() => observer(event()))
-      : observer === undefined
-      ? (event) => Effect.suspend(() => toSinks(event()))
-      : (event) =>
-        Effect.suspend(() => {
-          const e = event()
-          return Effect.zipRight(toSinks(e), observer(e))
-        })
+      return Effect.void
+    }
+    const resume = (events: ReadonlyArray<GepaEvent>, i: number, j: number, kept: GepaEvent | undefined) =>
+      Effect.withFiberRuntime<void>((fiber) => from(events, i, j, kept, fiber))
+    const deliver = (events: ReadonlyArray<GepaEvent>): Effect.Effect<void> =>
+      events.length === 0 || (sinks.length === 0 && !events.some((e) => observed(e._tag))) ? Effect.void : resume(events, 0, 0, undefined)
+    const emit: Emit = (tag, event) => (wants(tag) ? Effect.withFiberRuntime<void>((fiber) => from([event()], 0, 0, undefined, fiber)) : Effect.void)
 
     const semaphore = yield* Effect.makeSemaphore(r.maxConcurrency)
     const pool: Pool<D, T, O> = {
@@ -217,7 +240,9 @@ export const make = <D, T, O>(
       pace: makePace()
     }
     const stopCheck = yield* StopCondition.explain(r.stop)
-    const listening = sinks.length > 0 || observer !== undefined
+    const wantsStarted = wants("EvaluationStarted")
+    const wantsEnded = wants("EvaluationEnded")
+    const wantsFailed = wants("ExampleFailed")
 
     const evaluateStep: Session<D, T, O>["evaluate"] = (o) => {
       const train = o.purpose === "parent-minibatch" || o.purpose === "child-minibatch"
@@ -246,32 +271,34 @@ export const make = <D, T, O>(
         attributes: { purpose: o.purpose, size: o.ids.length, iteration: o.iteration },
         captureStackTrace: false
       })
-      if (!listening) return span(run)
+      if (!wantsStarted && !wantsEnded && !wantsFailed) return span(run)
       const ended = (result: Evaluated<T, O>) => {
         const failed: Array<Effect.Effect<void>> = []
+        let failures = 0
         for (const out of result.outcomes) {
           const error = out.error
           if (error !== undefined) {
-            failed.push(emit(() => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error })))
+            failures++
+            if (wantsFailed) {
+              failed.push(emit("ExampleFailed", () => GepaEvent.ExampleFailed({ iteration: o.iteration, purpose: o.purpose, id: out.id, error })))
+            }
           }
         }
-        const end = emit(() => {
+        const end = emit("EvaluationEnded", () => {
           let cacheHits = 0
           const scores = result.outcomes.map((out) => {
             if (out.cached) cacheHits++
             return out.score
           })
-          return GepaEvent.EvaluationEnded({ iteration: o.iteration, purpose: o.purpose, scores, failures: failed.length, cacheHits })
+          return GepaEvent.EvaluationEnded({ iteration: o.iteration, purpose: o.purpose, scores, failures, cacheHits })
         })
         // (an evaluation without failures, the common case, emits one event: no loop of effects)
         return failed.length === 0 ? end : Effect.zipRight(Effect.all(failed, { discard: true }), end)
       }
-      return span(
-        emit(() => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })).pipe(
-          Effect.zipRight(run),
-          Effect.tap(ended)
-        )
-      )
+      const started = wantsStarted
+        ? Effect.zipRight(emit("EvaluationStarted", () => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })), run)
+        : run
+      return span(Effect.tap(started, ended))
     }
 
     const peek = cache === undefined ? undefined : EvaluationCache.batchOf(cache)?.peek
@@ -290,7 +317,7 @@ export const make = <D, T, O>(
       }))).map((hit) => hit?.score)
     }
 
-    return { r, best, store, emit, listening, owner, sealSaved, stopCheck, monitorStop, evaluate: evaluateStep, known }
+    return { r, best, store, emit, deliver, wants, owner, sealSaved, stopCheck, monitorStop, evaluate: evaluateStep, known }
   })
 
 /**
