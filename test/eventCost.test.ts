@@ -13,9 +13,9 @@ import { vi } from "vitest"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
-import { fromFunction, LlmTimeout, messages } from "../src/LanguageModel.js"
 import * as GepaMetric from "../src/Metric.js"
 import * as Telemetry from "../src/Telemetry.js"
+import * as UpperCase from "./fixtures/upperCase.js"
 
 const built = vi.hoisted(() => new Map<string, number>())
 
@@ -35,24 +35,8 @@ vi.mock(import("../src/Event.js"), async (importOriginal) => {
   return { ...actual, GepaEvent: counting }
 })
 
-interface Example {
-  readonly q: string
-  readonly a: string
-}
-
 // "f" fails every time: failures, `ExampleFailed` and (once its minibatch fails) an `Error` event
-const examples: ReadonlyArray<Example> = ["a", "b", "c", "d", "e", "f"].map((x) => ({ q: x, a: x.toUpperCase() }))
-
-const task = fromFunction((prompt) => {
-  const [system, user] = messages(prompt)
-  const q = user?.content ?? ""
-  if (q === "f") return Effect.fail(new LlmTimeout({ model: "task", millis: 5 }))
-  return system?.content.includes("upper") === true ? q.toUpperCase() : q
-})
-const reflection = fromFunction((prompt) => {
-  const current = /```+\n([\s\S]*?)\n```+/.exec(messages(prompt).map((m) => m.content).join("\n"))?.[1] ?? ""
-  return "```\n" + current + " Answer in upper case.\n```"
-})
+const task = UpperCase.task(["f"])
 
 const total = () => [...built.values()].reduce((a, b) => a + b, 0)
 
@@ -77,7 +61,7 @@ const runWith = (options: {
       const { run: _, ...fields } = Object.fromEntries(HashMap.toEntries(annotations))
       lines.push(`${logLevel.label} ${String(message)} ${JSON.stringify(fields)}`)
     })
-    const adapter = yield* DefaultAdapter.make<Example>({
+    const adapter = yield* DefaultAdapter.make<UpperCase.Example>({
       model: task,
       input: (e) => e.q,
       metric: GepaMetric.exactMatch((e) => e.a)
@@ -87,9 +71,9 @@ const runWith = (options: {
     built.clear()
     const result = yield* Gepa.optimize({
       seedCandidate: { system_prompt: "Repeat the letter." },
-      trainset: examples,
+      trainset: UpperCase.examples,
       adapter,
-      reflectionModel: reflection,
+      reflectionModel: UpperCase.reflection,
       maxMetricCalls: 40,
       ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent })

@@ -9,48 +9,34 @@ import { Effect, HashMap, List, Logger, LogLevel, Metric } from "effect"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
-import { fromFunction, LlmTimeout, messages, scripted } from "../src/LanguageModel.js"
+import { fromFunction, LlmTimeout, scripted } from "../src/LanguageModel.js"
 import * as GepaMetric from "../src/Metric.js"
 import * as Telemetry from "../src/Telemetry.js"
+import * as UpperCase from "./fixtures/upperCase.js"
 
-interface Example {
-  readonly q: string
-  readonly a: string
-}
-
-const examples: ReadonlyArray<Example> = ["a", "b", "c", "d", "e", "f"].map((x) => ({ q: x, a: x.toUpperCase() }))
-
-const task = fromFunction((prompt) => {
-  const [system, user] = messages(prompt)
-  const q = user?.content ?? ""
-  return system?.content.includes("upper") === true ? q.toUpperCase() : q
-})
-const reflection = fromFunction((prompt) => {
-  const current = /```+\n([\s\S]*?)\n```+/.exec(messages(prompt).map((m) => m.content).join("\n"))?.[1] ?? ""
-  return "```\n" + current + " Answer in upper case.\n```"
-})
+const task = UpperCase.task()
 
 /** Runs a small optimization and returns what was logged at or above `level`. */
 const logsOf = (
   level: LogLevel.LogLevel,
   telemetry?: boolean | Telemetry.ObserverOptions,
-  onEvent?: Gepa.Config<Example, unknown, string>["onEvent"]
+  onEvent?: Gepa.Config<UpperCase.Example, unknown, string>["onEvent"]
 ) =>
   Effect.gen(function*() {
     const lines: Array<{ level: string; message: string }> = []
     const capture = Logger.make(({ logLevel, message }) => {
       lines.push({ level: logLevel.label, message: (Array.isArray(message) ? message : [message]).join(" ") })
     })
-    const adapter = yield* DefaultAdapter.make<Example>({
+    const adapter = yield* DefaultAdapter.make<UpperCase.Example>({
       model: task,
       input: (e) => e.q,
       metric: GepaMetric.exactMatch((e) => e.a)
     })
     const result = yield* Gepa.optimize({
       seedCandidate: { system_prompt: "Repeat the letter." },
-      trainset: examples,
+      trainset: UpperCase.examples,
       adapter,
-      reflectionModel: reflection,
+      reflectionModel: UpperCase.reflection,
       maxMetricCalls: 30,
       ...(telemetry === undefined ? {} : { telemetry }),
       ...(onEvent === undefined ? {} : { onEvent })
@@ -72,12 +58,12 @@ describe("Telemetry logs", () => {
           spans: List.toArray(spans).map((s) => s.label)
         })
       })
-      const adapter = yield* DefaultAdapter.make<Example>({ model: task, input: (e) => e.q, metric: GepaMetric.exactMatch((e) => e.a) })
+      const adapter = yield* DefaultAdapter.make<UpperCase.Example>({ model: task, input: (e) => e.q, metric: GepaMetric.exactMatch((e) => e.a) })
       const result = yield* Gepa.optimize({
         seedCandidate: { system_prompt: "Repeat the letter." },
-        trainset: examples,
+        trainset: UpperCase.examples,
         adapter,
-        reflectionModel: reflection,
+        reflectionModel: UpperCase.reflection,
         maxMetricCalls: 30
       }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)), Logger.withMinimumLogLevel(LogLevel.Debug))
       expect(lines.length).toBeGreaterThan(0)
