@@ -267,8 +267,10 @@ export const readReference = async (file: string): Promise<Reference | undefined
   let text: string
   try {
     text = await fs.readFile(file, "utf8")
-  } catch {
-    return undefined
+  } catch (e) {
+    // absent: not recorded here; any other failure to read it is one line naming it
+    if (typeof e === "object" && e !== null && "code" in e && e.code === "ENOENT") return undefined
+    throw new Error(`${file}: cannot read the reference record: ${String(e)}`)
   }
   const decoded = Schema.decodeUnknownEither(Schema.parseJson(ReferenceRecord))(text)
   if (Either.isLeft(decoded)) throw new Error(`${file}: not a reference record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left).split("\n")[0]}`)
@@ -320,7 +322,7 @@ export const markdown = (
       const r = rows["1000"]
       if (r?.wallMedianSeconds === undefined) continue
       lines.push(
-        `| reference: ${setting} | 10 | ${r.wallMedianSeconds.toFixed(2)} | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${
+        `| reference: ${setting} | ${r.seeds.length} | ${r.wallMedianSeconds.toFixed(2)} | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${
           r.metricCallsMean.toFixed(0)
         } |`
       )
