@@ -29,7 +29,7 @@ describe("appendOnly", () => {
             current = AppendOnly.append(owner, current, n++)
             assert.strictEqual(current === before, owned)
           } else if (op === "seal") {
-            AppendOnly.seal(owner, { trace: current } as unknown as State.GepaState)
+            AppendOnly.seal(owner)
             sealed.push([current, current.length])
           } else {
             current = [...current]

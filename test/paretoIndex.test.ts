@@ -170,7 +170,7 @@ describe("ParetoIndex", () => {
             state = next
             if (step.ask) check()
             if (step.seal) {
-              AppendOnly.seal(owner, state)
+              AppendOnly.seal(owner)
               kept.push([state, JSON.stringify(state.fronts)])
             }
           }

@@ -89,7 +89,7 @@ export const appender = (owner: Owner | undefined) => <A>(array: ReadonlyArray<A
  *
  * @internal
  */
-export const seal = (owner: Owner, _state: GepaState): void => {
+export const seal = (owner: Owner): void => {
   owner.owned = new WeakSet()
 }
 

@@ -15,8 +15,10 @@ import * as Candidate from "../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../DataLoader.js"
 import { AdapterContractError, type AdapterError, EvaluationTimeout, ModelUnrecoverable, type PersistenceError } from "../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
-import { batchOf, type CacheKey, type CachedEvaluation, type CachedScore, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
+import { batchOf, type CacheKey, type CachedEvaluation, type EvaluationCache, type Split } from "../EvaluationCache.js"
 import { unrecoverable } from "../LanguageModel.js"
+import { contractBreach } from "./adapterContract.js"
+import * as CacheAccess from "./cacheAccess.js"
 import * as Ledger from "./ledger.js"
 import * as Secrets from "../Secrets.js"
 
@@ -98,51 +100,7 @@ export interface Evaluation<T, O> {
   readonly spent: number
 }
 
-/** A trajectory in its stored form; none when the codec cannot encode it (it is then evaluated again when needed). */
-const encodeTrace = <T>(codec: NonNullable<Adapter<unknown, T, unknown>["traceCodec"]>, t: T | undefined): { trajectory?: unknown } => {
-  if (t === undefined) return {}
-  try {
-    return { trajectory: codec.encode(t) }
-  } catch {
-    return {}
-  }
-}
-
 const describe = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e))
-
-/** What is wrong with the adapter's answer, or `undefined` when it keeps the contract (checked on every call: no allocation when it does). */
-const contractBreach = <T, O>(size: number, captureTraces: boolean, batch: EvaluationBatch<T, O>): string | undefined => {
-  if (batch === null || typeof batch !== "object") return "evaluate returned no batch"
-  if (!Array.isArray(batch.scores)) return "scores is not an array"
-  if (!Array.isArray(batch.outputs)) return "outputs is not an array"
-  if (batch.scores.length !== size) return `expected ${size} scores, got ${batch.scores.length}`
-  if (batch.outputs.length !== size) return `expected ${size} outputs, got ${batch.outputs.length}`
-  for (let i = 0; i < size; i++) {
-    const s: unknown = batch.scores[i]
-    if (typeof s !== "number" || !Number.isFinite(s)) return `score at position ${i} is ${String(s)}, not a finite number`
-  }
-  if (captureTraces && (!Array.isArray(batch.trajectories) || batch.trajectories.length !== size)) {
-    return `captureTraces was requested: expected ${size} trajectories, got ${batch.trajectories?.length ?? "none"}`
-  }
-  if (batch.errors !== undefined) {
-    if (!Array.isArray(batch.errors) || batch.errors.length !== size) {
-      return `expected ${size} error entries, got ${Array.isArray(batch.errors) ? batch.errors.length : "no list"}`
-    }
-    const badError = batch.errors.findIndex((e) => e !== undefined && typeof e !== "string")
-    if (badError >= 0) return `error at position ${badError} is neither a string nor undefined`
-  }
-  if (batch.objectiveScores !== undefined) {
-    if (!Array.isArray(batch.objectiveScores) || batch.objectiveScores.length !== size) {
-      return `expected ${size} objective score records, got ${batch.objectiveScores?.length}`
-    }
-    for (const [i, rec] of batch.objectiveScores.entries()) {
-      for (const [name, v] of Object.entries(rec ?? {})) {
-        if (typeof v !== "number" || !Number.isFinite(v)) return `objective "${name}" at position ${i} is ${String(v)}`
-      }
-    }
-  }
-  return undefined
-}
 
 // Candidates are never modified once made, and a proposal's candidate is
 // evaluated several times (minibatch, validation, merges): hashed once.
@@ -201,57 +159,23 @@ export const evaluate = <D, T, O>(
   AdapterContractError | DataLoaderError | PersistenceError | ModelUnrecoverable
 > =>
   Effect.gen(function*() {
-    const { ids, split } = request
+    const { ids } = request
     const cache = pool.cache
     const codec = pool.adapter.traceCodec
     // a traced evaluation is served from the cache only to the iteration that
     // paid for it (a proposal re-launched after a crash), and only with its
     // stored trajectory: anything else is evaluated as the uninterrupted run would
     const useCache = cache !== undefined && (!request.captureTraces || (codec !== undefined && request.iteration !== undefined))
-    const hash = cache === undefined ? "" : hashOf(candidate)
-    const exampleKey = pool.exampleKey
-    const keyOf = (id: string): CacheKey =>
-      exampleKey === undefined
-        ? { candidateHash: hash, split, id }
-        : { candidateHash: hash, split, id, contentHash: exampleKey(split, id) }
+    const keys = CacheAccess.keysOf(pool.exampleKey, cache === undefined ? "" : hashOf(candidate), request)
     const outcomes = new Array<Outcome<T, O>>(ids.length)
     // positions to evaluate; duplicate ids (merge subsamples may repeat) once
     const toRun: Array<number> = []
     const firstOf = new Map<string, number>()
     let owedHits = 0
-    // the lookup hints of this evaluation (see `CacheKey`)
-    const asker = { requestedBy: request.iteration, traced: request.captureTraces, visibleUpTo: request.visibleUpTo }
-    // one object per key, with the hints in it (no spread copies: this runs per example)
-    const hits = useCache
-      ? yield* getAll(
-        cache,
-        ids.map((id): CacheKey => ({
-          candidateHash: hash,
-          split,
-          id,
-          contentHash: exampleKey === undefined ? undefined : exampleKey(split, id),
-          requestedBy: asker.requestedBy,
-          traced: asker.traced,
-          visibleUpTo: asker.visibleUpTo
-        }))
-      )
-      : undefined
+    const found = useCache ? yield* CacheAccess.read(cache, codec, keys, request) : undefined
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!
-      let hit = hits?.[i]
-      // a cache that ignores the visibility hint: checked here as well
-      if (hit !== undefined && !request.captureTraces && !isVisible(asker, hit)) hit = undefined
-      let trajectory = Option.none<T>()
-      if (hit !== undefined && request.captureTraces) {
-        if (hit.iteration !== request.iteration || hit.trajectory === undefined) hit = undefined
-        else {
-          try {
-            trajectory = Option.some(codec!.decode(hit.trajectory) as T)
-          } catch {
-            hit = undefined
-          }
-        }
-      }
+      const hit = found?.hits[i]
       if (hit !== undefined) {
         if (hit.owed === true) owedHits++
         outcomes[i] = {
@@ -259,7 +183,7 @@ export const evaluate = <D, T, O>(
           score: hit.score,
           // none when the cache did not keep it (the engine's own keeps only outputs a run can still report)
           output: hit.output,
-          trajectory,
+          trajectory: found?.trajectories?.[i] ?? Option.none(),
           objectiveScores: hit.objectiveScores,
           error: undefined,
           cached: true
@@ -295,6 +219,8 @@ export const evaluate = <D, T, O>(
         const more = record.admit(calls)
         if (reserve === undefined) return Effect.void
         if (more === 0) return writing === undefined ? Effect.void : Deferred.await(writing)
+        // made and published in the same step as the admission (unsafely, not
+        // through an effect): no other worker may run between the two
         const done = Deferred.unsafeMake<void, PersistenceError>(FiberId.none)
         writing = done
         // (done however the append ends, an interruption included: the chunks waiting for it learn it)
@@ -333,15 +259,12 @@ export const evaluate = <D, T, O>(
       if (held.length === 0 || effectful === undefined) return undefined
       const out = held
       held = []
-      return setAll(effectful, out)
+      return CacheAccess.write(effectful, out)
     }
     // The results of one chunk: `batch` when the call answered (checked),
     // else `failure`. Returns what is left to do (cache writes), or
     // `undefined` when everything is done.
     const settle = (from: number, to: number, batch: EvaluationBatch<T, O> | undefined, failure: string) => {
-      const stored: Array<readonly [CacheKey, CachedEvaluation<O>]> | undefined = cache === undefined || batch === undefined || write !== undefined
-        ? undefined
-        : held
       for (let k = 0; k < to - from; k++) {
         const pos = toRun[from + k]!
         const id = ids[pos]!
@@ -370,11 +293,11 @@ export const evaluate = <D, T, O>(
         if (cache !== undefined) {
           const iteration = request.iteration
           const value: CachedEvaluation<O> = request.captureTraces && codec !== undefined
-            ? { output, score, objectiveScores, iteration, ...encodeTrace(codec, batch.trajectories?.[k]) }
+            ? { output, score, objectiveScores, iteration, ...CacheAccess.encodeTrace(codec, batch.trajectories?.[k]) }
             : { output, score, objectiveScores, iteration }
           // cached as soon as the chunk is done (an effectful cache's results are held: see `held`)
-          if (write !== undefined) write(keyOf(id), value)
-          else stored?.push([keyOf(id), value])
+          if (write !== undefined) write(keys.plain(id), value)
+          else held.push([keys.plain(id), value])
         }
       }
       if (held.length === 0) return undefined
@@ -514,28 +437,3 @@ export const evaluate = <D, T, O>(
     for (let i = 0; i < ids.length; i++) if (outcomes[i] === undefined) outcomes[i] = outcomes[firstOf.get(ids[i]!)!]!
     return { outcomes, spent: Ledger.charge(toRun.length, owedHits) }
   })
-
-/**
- * One read for all keys when the cache can do it, one per key otherwise.
- * Outputs come as options: a cache may keep a result without its output
- * (`Batch.getScores`).
- */
-const getAll = <O>(
-  cache: EvaluationCache<O>,
-  keys: ReadonlyArray<CacheKey>
-): Effect.Effect<ReadonlyArray<CachedScore<O> | undefined>> => {
-  const fast = batchOf(cache)
-  if (fast?.getScores !== undefined) return fast.getScores(keys)
-  const withOutput = (hit: CachedEvaluation<O> | undefined): CachedScore<O> | undefined =>
-    hit === undefined ? undefined : { ...hit, output: Option.some(hit.output) }
-  return fast !== undefined
-    ? Effect.map(fast.getMany(keys), (hits) => hits.map(withOutput))
-    : Effect.forEach(keys, (key) => Effect.map(cache.get(key), (hit) => withOutput(Option.getOrUndefined(hit))))
-}
-
-/** One write for all entries when the cache can do it. */
-const setAll = <O>(
-  cache: EvaluationCache<O>,
-  entries: ReadonlyArray<readonly [CacheKey, CachedEvaluation<O>]>
-): Effect.Effect<void, PersistenceError> =>
-  batchOf(cache)?.setMany(entries) ?? Effect.forEach(entries, ([key, value]) => cache.set(key, value), { discard: true })

@@ -103,7 +103,7 @@ export const run = <D, T, O>(
       save: (state) =>
         Effect.zipRight(
           // a store may keep the state it saves: its arrays are copied on their next append
-          Effect.sync(() => s.sealSaved(state)),
+          Effect.sync(() => s.sealSaved()),
           store.durable
             ? Effect.zipRight(store.save(state), s.emit("StateSaved", () => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
             : store.save(state)

@@ -86,8 +86,8 @@ export interface Session<D, T, O> {
    * `seal` before a state goes where it may be kept (a save)
    */
   readonly owner: AppendOnly.Owner
-  /** seals a state about to be saved, when the store may keep it */
-  readonly sealSaved: (state: State.GepaState) => void
+  /** seals the run's state before it is saved, when the store may keep it */
+  readonly sealSaved: () => void
   /** names the stop condition that fired, in words */
   readonly stopCheck: StopCondition.Explain
   /** a stop asked for by the context's `RunMonitor` (the dashboard's Stop button), with the monitor's name */
@@ -163,11 +163,10 @@ export const make = <D, T, O>(
       ? Effect.succeed(undefined)
       : Effect.map(monitor.value.stopRequested, (stop) => (stop ? monitor.value.name : undefined))
     const owner = AppendOnly.makeOwner()
-    const seal = (state: State.GepaState) => AppendOnly.seal(owner, state)
     // a store that keeps nothing (RunStore.none) needs no seal before a save;
     // any other may keep the state it is given (the memory store does)
     const keepsSaves = !RunStoreModule.isNone(store)
-    const sealSaved = keepsSaves ? seal : () => {}
+    const sealSaved = keepsSaves ? () => AppendOnly.seal(owner) : () => {}
     // [TELEMETRY HOOK] the run's metrics and logs (Telemetry.observer), on
     // unless `telemetry: false`; library runs log summaries at debug. It
     // reads only some events unless debug lines pass the run's log level.
