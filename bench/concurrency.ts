@@ -44,7 +44,9 @@ export const comparableTask: TaskOptions = {
 
 export interface Strategy {
   readonly label: string
-  readonly settings: Partial<Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals" | "earlyRejection">>
+  readonly settings: Partial<
+    Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals" | "earlyRejection" | "componentSelector">
+  >
 }
 
 export const strategies: ReadonlyArray<Strategy> = [
@@ -62,7 +64,11 @@ export const strategies: ReadonlyArray<Strategy> = [
   { label: "1 per step, depth 4", settings: { proposalsPerStep: 1, parallelProposals: 4 } },
   { label: "1 per step, no early rejection", settings: { proposalsPerStep: 1, earlyRejection: false } },
   { label: "4 per step, best, no early rejection", settings: { proposalsPerStep: 4, earlyRejection: false } },
-  { label: "1 per step, depth 2, no early rejection", settings: { proposalsPerStep: 1, parallelProposals: 2, earlyRejection: false } }
+  { label: "1 per step, depth 2, no early rejection", settings: { proposalsPerStep: 1, parallelProposals: 2, earlyRejection: false } },
+  // every component rewritten by each proposal (one reflection call per component): the reference offers the same
+  { label: "all components", settings: { componentSelector: "all" } },
+  { label: "all components, 2 per step, best", settings: { componentSelector: "all", proposalsPerStep: 2, proposalSelection: "best" } },
+  { label: "all components, depth 2", settings: { componentSelector: "all", parallelProposals: 2 } }
 ]
 
 interface RunOptions {

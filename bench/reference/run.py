@@ -70,7 +70,15 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "independent4-all": ("IndependentSampling(4)", "AllImprovements()"),
     "sameparent2-best": ("SameParentSampling(2)", "BestImprovement()"),
     "independent4-best": ("IndependentSampling(4)", "BestImprovement()"),
+    # the same with module_selector="all" (every component rewritten by each proposal)
+    "sequential-allcomponents": ("SingleMutationSampling() [default]", "AllImprovements() [default]"),
+    "independent2-best-allcomponents": ("IndependentSampling(2)", "BestImprovement()"),
+    "independent4-best-allcomponents": ("IndependentSampling(4)", "BestImprovement()"),
 }
+
+
+def module_selector(label: str) -> str:
+    return "all" if label.endswith("-allcomponents") else "round_robin"
 
 
 def strategies(label: str):
@@ -83,7 +91,7 @@ def strategies(label: str):
         "independent4-all": (IndependentSampling(4), AllImprovements()),
         "sameparent2-best": (SameParentSampling(2), BestImprovement()),
         "independent4-best": (IndependentSampling(4), BestImprovement()),
-    }[label]
+    }[label.removesuffix("-allcomponents")]
 
 
 class _ZeroWeightSafeRng:
@@ -160,6 +168,7 @@ def run_once(label: str, budget: int, seed: int, latency: bool, task_name: str =
             logger=SilentLogger(),
             sampling_strategy=sampling,
             selection_strategy=selection,
+            module_selector=module_selector(label),
         )
     finally:
         adapter.close()
@@ -277,7 +286,7 @@ def header(task_name: str) -> dict[str, Any]:
             "use_merge": True,
             "max_merge_invocations": "5 (default)",
             "merge_val_overlap_floor": "5 (default)",
-            "module_selector": "round_robin (default)",
+            "module_selector": "round_robin (default; all in the settings named *-allcomponents)",
             "frontier_type": "instance (default)",
             "acceptance_criterion": "strict_improvement (default)",
             "skip_perfect_score": "True (default)",
@@ -290,7 +299,9 @@ def header(task_name: str) -> dict[str, Any]:
             "maxTaskCallsInFlight": MAX_IN_FLIGHT,
             "reflectionMs": LLM_LATENCY_MS,
         },
-        "settings": {k: {"sampling": v[0], "selection": v[1]} for k, v in SETTINGS.items()},
+        "settings": {
+            k: {"sampling": v[0], "selection": v[1], "moduleSelector": module_selector(k)} for k, v in SETTINGS.items()
+        },
         "mergeWorkaround": WORKAROUND,
     }
 
@@ -333,6 +344,10 @@ def measure(
             )
 
 
+def all_components(setting: dict[str, Any]) -> str:
+    return " + module_selector=all" if setting.get("moduleSelector") == "all" else ""
+
+
 def task_tables(doc: dict[str, Any], task_name: str) -> list[str]:
     """The markdown tables of one task's results."""
     json_name = os.path.relpath(results_json(task_name), ROOT)
@@ -353,7 +368,7 @@ def task_tables(doc: dict[str, Any], task_name: str) -> list[str]:
         for budget in sorted(by_budget, key=int):
             c = by_budget[budget]
             lines.append(
-                f"| {label} | {s.get('sampling')} + {s.get('selection')} | {budget} | {c['testMean']:.3f} | {c['testSd']:.3f} "
+                f"| {label} | {s.get('sampling')} + {s.get('selection')}{all_components(s)} | {budget} | {c['testMean']:.3f} | {c['testSd']:.3f} "
                 f"| {c['metricCallsMean']:.0f} / {c['metricCallsMax']} | {c['runsOverBudget']}/{len(c['seeds'])} "
                 f"| {c['candidatesMean']:.1f} | {c['runsHittingMergeBug']}/{len(c['seeds'])} |"
             )
