@@ -164,6 +164,19 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly earlyRejection?: boolean
   /**
+   * after a rejected proposal, let the next proposal from the same parent
+   * reflect on the same minibatch, on a component not yet tried on it
+   * (default true). The parent's evaluation of that minibatch, with its
+   * traces, is already paid for: the proposal pays only for its child. A new
+   * minibatch is drawn after an accepted child, once every component was
+   * tried on it, and for another parent; a candidate of one component never
+   * reuses one. Only with one proposal in flight (`parallelProposals` and
+   * `proposalsPerStep` 1); other strategies draw a minibatch per proposal.
+   *
+   * @since 0.3.0
+   */
+  readonly reuseMinibatch?: boolean
+  /**
    * the order finished proposals are folded into the state (default `"plan"`).
    * `"plan"`: in the order they were planned, through a reorder window, so a
    * deterministic adapter and model give the same result for the same seed
@@ -215,7 +228,7 @@ export interface Config<D, T = unknown, O = unknown> {
  * `valset`: the trainset, `adapter` and `reflectionModel`: the context).
  *
  * The proposal settings (`parallelProposals`, `proposalsPerStep`,
- * `proposalSampling`, `proposalSelection`, `earlyRejection`) are algorithm
+ * `proposalSampling`, `proposalSelection`, `earlyRejection`, `reuseMinibatch`) are algorithm
  * settings, never derived from `maxConcurrency`: concurrency is an execution
  * resource, and the same seed and settings give the same result at any
  * concurrency. They were chosen by measurement (bench/ "concurrency":
@@ -243,6 +256,7 @@ export const defaults = {
   proposalSampling: "independent",
   proposalSelection: "best",
   earlyRejection: true,
+  reuseMinibatch: true,
   foldOrder: "plan",
   maxConsecutiveFailedIterations: 5,
   cache: true,

@@ -66,6 +66,49 @@ export const TraceEntry = Schema.Struct({
 export type TraceEntry = typeof TraceEntry.Type
 
 /**
+ * What a parent's traced evaluation of a minibatch gave, kept for another
+ * proposal to reflect on: the scores on the minibatch's ids, in order, and
+ * per component the records the reflection model reads (JSON values).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const ReusedEvaluation = Schema.Struct({
+  /** the iteration that paid for the parent's evaluation */
+  paidBy: Schema.Number,
+  scores: Schema.Array(Schema.Number),
+  records: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) })
+})
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type ReusedEvaluation = typeof ReusedEvaluation.Type
+
+/**
+ * A minibatch a parent was evaluated on by a proposal that was rejected, the
+ * components reflected on with it so far, and what the evaluation gave for
+ * the others.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const MinibatchReuse = Schema.Struct({
+  ...ReusedEvaluation.fields,
+  parent: Schema.Number,
+  ids: Schema.Array(Schema.String),
+  /** the components reflected on with this minibatch */
+  tried: Schema.Array(Schema.String)
+})
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type MinibatchReuse = typeof MinibatchReuse.Type
+
+/**
  * A proposal that was planned (its random draws made, its budget reserved)
  * but not folded yet. The state carries these so that a resumed run
  * re-launches exactly the proposals the interrupted run had in flight:
@@ -97,7 +140,14 @@ export const PendingProposal = Schema.Union(
      * its child is validated on a sample sized to the budget's remainder, not
      * on what the evaluation policy asks for (since 0.3)
      */
-    remainder: Schema.optional(Schema.Boolean)
+    remainder: Schema.optional(Schema.Boolean),
+    /**
+     * a minibatch reflected on again with another component
+     * (`reuseMinibatch`; since 0.3): the parent's scores on `ids` and the
+     * records for its components, from the evaluation an earlier proposal
+     * paid for
+     */
+    reuses: Schema.optional(ReusedEvaluation)
   }),
   Schema.TaggedStruct("Merge", {
     iteration: Schema.Number,
@@ -183,7 +233,13 @@ export const GepaState = Schema.Struct({
    * per candidate, each component's version and origin (absent in states
    * saved before 0.3: rebuilt from texts and parents, see `versionsOf`)
    */
-  versions: Schema.optional(Schema.Array(Genealogy.CandidateVersions))
+  versions: Schema.optional(Schema.Array(Genealogy.CandidateVersions)),
+  /**
+   * the minibatch of the last folded proposal, when it was a rejected
+   * reflective one: the next proposal from the same parent may reflect on it
+   * again with a component not tried on it yet (`reuseMinibatch`; since 0.3)
+   */
+  minibatchReuse: Schema.optional(MinibatchReuse)
 })
 
 /**

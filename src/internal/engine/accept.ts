@@ -236,6 +236,25 @@ const foldRejected = <T, O>(
   return { next: folded }
 }
 
+/**
+ * What the next proposal may reflect on again (`reuseMinibatch`): the
+ * minibatch of a reflective proposal rejected on it, with the components
+ * tried on it so far, while some component is left to try.
+ */
+const reuseAfter = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState, f: Finished<T, O>): State.MinibatchReuse | undefined => {
+  const plan = f.plan
+  if (!r.reuseMinibatch || plan._tag !== "Reflective" || f.result._tag !== "Rejected") return undefined
+  // a proposal that reflected on a kept minibatch again passes on what is left of it
+  const before = state.minibatchReuse
+  const again = plan.reuses !== undefined && before !== undefined && before.paidBy === plan.reuses.paidBy ? before : undefined
+  const kept = again ?? f.reusable
+  if (kept === undefined) return undefined
+  const tried = [...(again?.tried ?? []), ...plan.components]
+  const records = Object.fromEntries(Object.entries(kept.records).filter(([c]) => !tried.includes(c)))
+  if (Object.keys(records).length === 0) return undefined
+  return { paidBy: kept.paidBy, scores: kept.scores, records, parent: plan.parent, ids: plan.ids, tried }
+}
+
 /** @internal */
 export const fold = <D, T, O>(
   r: Resolved<D, T, O>,
@@ -300,7 +319,11 @@ export const fold = <D, T, O>(
   const allFailed = f.failures.evaluated > 0 && f.failures.failed === f.failures.evaluated
   const failed = step.failed ?? (allFailed ? { error: f.failures.lastError ?? "unknown", allEvaluationsFailed: true } : undefined)
   const added = step.added
-  const folded = { ...step.next, consecutiveFailedIterations: failed === undefined ? 0 : step.next.consecutiveFailedIterations + 1 }
+  const folded: State.GepaState = {
+    ...step.next,
+    consecutiveFailedIterations: failed === undefined ? 0 : step.next.consecutiveFailedIterations + 1,
+    minibatchReuse: reuseAfter(r, state, f)
+  }
   if (wants("BudgetUpdated")) events.push(GepaEvent.BudgetUpdated({ metricCalls: folded.metricCalls, budget: r.budget }))
   if (wants("IterationEnded")) events.push(GepaEvent.IterationEnded({ iteration, accepted: added === undefined ? 0 : 1, state: folded }))
   return Either.right({ state: folded, events, added, failed })

@@ -167,6 +167,27 @@ export const minimumRemainderValidation = (validation: number, budget: number | 
 }
 
 /**
+ * The minibatch a proposal from `parent` reflecting on `components` may take
+ * again (`reuseMinibatch`): the last folded proposal was a rejected
+ * reflective one from the same parent, and none of these components was
+ * reflected on with its minibatch yet. Only with one proposal in flight: the
+ * last folded proposal is then the one planned just before.
+ *
+ * @internal
+ */
+export const reusable = (
+  r: Pick<Resolved<unknown, unknown, unknown>, "reuseMinibatch" | "proposalsPerStep" | "parallelProposals">,
+  state: State.GepaState,
+  parent: number,
+  components: ReadonlyArray<string>
+): State.MinibatchReuse | undefined => {
+  const reuse = state.minibatchReuse
+  if (!r.reuseMinibatch || r.proposalsPerStep !== 1 || r.parallelProposals !== 1 || reuse === undefined) return undefined
+  if (reuse.parent !== parent || components.length === 0) return undefined
+  return components.every((c) => !reuse.tried.includes(c) && c in reuse.records) ? reuse : undefined
+}
+
+/**
  * Plans the next step within `available` metric calls, or says why none
  * fits: a merge when one is due (as in GEPA, after an accepted reflective
  * proposal), otherwise `proposalsPerStep` reflective proposals drawn one
@@ -232,8 +253,7 @@ export const plan = <D, T, O>(
   for (let i = 0; i < size; i++) {
     const it = iteration + i
     const parent = sameParent ?? r.selectCandidate(current, rng)
-    const [drawn, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
-    let ids = drawn
+    let [ids, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
     const selection = r.selectComponents({
       state: { ...current, sampler },
       candidateIdx: parent,
@@ -244,6 +264,26 @@ export const plan = <D, T, O>(
     let valIds = r.policy(current, r.valIds, rng)
     const cost = (mb: number, val: number) => Ledger.stepCost(minibatchCost + factor * mb, [...validationCosts, val], keep)
     let reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
+    // the minibatch of a rejected proposal from this parent, again with a
+    // component not tried on it: the parent's evaluation of it is paid for,
+    // and its records for this component are in the state
+    const reuse = reusable(r, current, parent, selection.components)
+    let reuses: State.ReusedEvaluation | undefined
+    if (reuse !== undefined) {
+      // only the child's evaluation of the minibatch is left to pay
+      const again = Ledger.stepCost(minibatchCost + Ledger.distinct(reuse.ids), [...validationCosts, Ledger.distinct(valIds)], keep)
+      if (again <= available) {
+        ids = reuse.ids
+        // the drawn minibatch stays next in line
+        sampler = current.sampler
+        reserved = again
+        reuses = {
+          paidBy: reuse.paidBy,
+          scores: reuse.scores,
+          records: Object.fromEntries(selection.components.map((c) => [c, reuse.records[c] ?? []]))
+        }
+      }
+    }
     let remainder = false
     if (reserved > available) {
       // only the step's first proposal shrinks: later ones are simply not planned
@@ -287,6 +327,7 @@ export const plan = <D, T, O>(
       reserved: Ledger.unreservedOf(reserved, plans),
       ...(r.proposalsPerStep > 1 ? { step: iteration } : {}),
       ...(remainder ? { remainder } : {}),
+      ...(reuses === undefined ? {} : { reuses }),
       sees
     }
     minibatchCost += factor * Ledger.distinct(ids)

@@ -15,6 +15,7 @@ import { GepaEvent } from "../../Event.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as Reflection from "../../Reflection.js"
 import * as Secrets from "../../Secrets.js"
+import { stableStringify } from "../../Fingerprint.js"
 import type * as State from "../../State.js"
 import { nameOf } from "../../Telemetry.js"
 import { at, defined } from "../invariant.js"
@@ -43,6 +44,12 @@ export interface Proposed {
   readonly usage: Usage
   /** why a child was rejected, when its scores alone do not say it */
   readonly reason?: string | undefined
+  /**
+   * for a rejected proposal that paid for its parent's evaluation: the
+   * scores and the other components' records, for a next proposal that
+   * reflects on the same minibatch (`reuseMinibatch`)
+   */
+  readonly reusable?: State.ReusedEvaluation | undefined
 }
 
 // the first `max` characters, without cutting a "[redacted]" in two
@@ -155,6 +162,122 @@ const reflectTexts = <D, T, O>(
     return Either.right({ texts, skipped, unusable, usage })
   }).pipe(Spans.withSpan("gepa.reflect", { captureStackTrace: false }))
 
+/** What a proposal reflects on: the parent's scores on the minibatch and the records per component. */
+interface ParentEvaluation {
+  readonly before: ReadonlyArray<number>
+  readonly dataset: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>>
+  readonly spent: number
+  readonly failures: Failures
+  /** the records of the components the proposal does not reflect on, kept for a next one (`reuseMinibatch`) */
+  readonly others: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>> | undefined
+}
+
+const ended = (result: ProposalResult, spent: number, failures: Failures): Proposed => ({ result, spent, failures, usage: noUsage })
+
+/** Records that are JSON values, and so can be kept in the saved state. */
+const isJson = (records: ReadonlyArray<ReflectiveRecord>): boolean => {
+  try {
+    return stableStringify(JSON.parse(JSON.stringify(records) ?? "null")) === stableStringify(records)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The parent's traced evaluation of the minibatch and the records built from
+ * it; or the proposal's end (a known-perfect minibatch, every evaluation
+ * failed, the records could not be built). With `reuseMinibatch`, the
+ * records of the other components are built in the same call, so that a
+ * next proposal can reflect on this minibatch without paying for it again.
+ */
+const evaluateParent = <D, T, O>(
+  s: Session<D, T, O>,
+  plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
+  parentCandidate: Candidate.Candidate
+): Effect.Effect<
+  Either.Either<ParentEvaluation, Proposed>,
+  AdapterContractError | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>
+> =>
+  Effect.gen(function*() {
+    const { iteration, parent, ids, components } = plan
+    const kind = "reflective" as const
+    // a parent already known to be perfect on every example of the minibatch
+    // is skipped without paying for the evaluation that would show it again
+    if (s.r.skipPerfect) {
+      const known = s.known(parentCandidate, ids, iteration, plan.sees)
+      if (known !== undefined && known.length > 0 && known.every((x) => x !== undefined && x >= s.r.perfectScore)) {
+        const reason = "all minibatch scores are perfect (known from earlier evaluations)"
+        yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason }))
+        return Either.left(ended(ProposalResult.Skipped({ kind, parents: [parent], reason }), 0, noFailures))
+      }
+    }
+    const evaluated = yield* s.evaluate({
+      iteration,
+      purpose: "parent-minibatch",
+      candidate: parentCandidate,
+      ids,
+      captureTraces: true,
+      call: `evaluate(candidate ${parent}, minibatch, captureTraces)`,
+      visibleUpTo: plan.sees
+    })
+    const { spent, failures } = evaluated
+    const before = evaluated.outcomes.map((o) => o.score)
+    const ok = evaluated.outcomes.filter((o) => o.error === undefined)
+    if (ok.length === 0) {
+      const error = evaluated.outcomes[0]?.error ?? "no example evaluated"
+      const result = ProposalResult.Failed({ kind, parents: [parent], error: `every minibatch evaluation failed: ${error}`, allEvaluationsFailed: true })
+      return Either.left(ended(result, spent, failures))
+    }
+    if (s.r.skipPerfect && before.every((x) => x >= s.r.perfectScore)) {
+      yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: "all minibatch scores are perfect" }))
+      return Either.left(ended(ProposalResult.Skipped({ kind, parents: [parent], reason: "all minibatch scores are perfect" }), spent, failures))
+    }
+    const objectiveScores = ok.flatMap((o) => (o.objectiveScores === undefined ? [] : [o.objectiveScores]))
+    const batch = {
+      outputs: ok.map((o) => Option.getOrThrow(o.output)),
+      scores: ok.map((o) => o.score),
+      trajectories: ok.map((o) => Option.getOrThrow(o.trajectory)),
+      // only when every example has them
+      objectiveScores: objectiveScores.length === ok.length ? objectiveScores : undefined
+    }
+    const reusing = s.r.reuseMinibatch && s.r.proposalsPerStep === 1 && s.r.parallelProposals === 1
+    const rest = reusing ? Object.keys(parentCandidate).filter((c) => !components.includes(c)) : []
+    const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(parentCandidate, batch, [...components, ...rest]))
+    if (Either.isLeft(built)) {
+      return Either.left(
+        ended(ProposalResult.Failed({ kind, parents: [parent], error: describeError(built.left), allEvaluationsFailed: false }), spent, failures)
+      )
+    }
+    const failed = evaluated.outcomes.filter((o) => o.error !== undefined)
+    const recordsOf = (component: string): ReadonlyArray<ReflectiveRecord> | undefined => {
+      const records = built.right[component]
+      if (!Array.isArray(records)) return undefined
+      // failed examples still teach something: the reflection sees the error
+      return failed.length === 0 ? records : [
+        ...records,
+        ...failed.map((f): ReflectiveRecord => ({
+          "Example": f.id,
+          "Feedback": `The system failed on this example before producing an output: ${f.error}`
+        }))
+      ]
+    }
+    const dataset: Record<string, ReadonlyArray<ReflectiveRecord>> = {}
+    for (const component of components) {
+      const records = recordsOf(component)
+      if (records === undefined) {
+        return yield* Effect.fail(new AdapterContractError({ call: "makeReflectiveDataset", detail: `no record list for component "${component}"` }))
+      }
+      dataset[component] = records
+    }
+    // kept only when they can be saved as they are (a resumed run reads them back)
+    let others: Record<string, ReadonlyArray<ReflectiveRecord>> | undefined
+    for (const component of rest) {
+      const records = recordsOf(component)
+      if (records !== undefined && isJson(records)) (others ??= {})[component] = records
+    }
+    return Either.right({ before, dataset, spent, failures, others })
+  })
+
 /**
  * Runs a planned reflective proposal on `parent` (the parent's texts as
  * they were when it was planned; candidates never change once added).
@@ -172,78 +295,26 @@ export const reflect = <D, T, O>(
   Effect.gen(function*() {
     const { iteration, parent, ids, components } = plan
     const kind = "reflective" as const
+    // what a next proposal may reflect on, if this one is rejected
+    let reusable: State.ReusedEvaluation | undefined
     const done = (result: ProposalResult, spent: number, failures: Failures, usage: Usage = noUsage, reason?: string): Proposed => ({
       result,
       spent,
       failures,
       usage,
-      ...(reason === undefined ? {} : { reason })
+      ...(reason === undefined ? {} : { reason }),
+      ...(result._tag === "Rejected" && reusable !== undefined ? { reusable } : {})
     })
-    // a parent already known to be perfect on every example of the minibatch
-    // is skipped without paying for the evaluation that would show it again
-    if (s.r.skipPerfect) {
-      const known = s.known(parentCandidate, ids, iteration, plan.sees)
-      if (known !== undefined && known.length > 0 && known.every((x) => x !== undefined && x >= s.r.perfectScore)) {
-        const reason = "all minibatch scores are perfect (known from earlier evaluations)"
-        yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason }))
-        return done(ProposalResult.Skipped({ kind, parents: [parent], reason }), 0, noFailures)
-      }
-    }
-    const parentEval = yield* s.evaluate({
-      iteration,
-      purpose: "parent-minibatch",
-      candidate: parentCandidate,
-      ids,
-      captureTraces: true,
-      call: `evaluate(candidate ${parent}, minibatch, captureTraces)`,
-      visibleUpTo: plan.sees
-    })
-    const before = parentEval.outcomes.map((o) => o.score)
-    const ok = parentEval.outcomes.filter((o) => o.error === undefined)
-    if (ok.length === 0) {
-      const error = parentEval.outcomes[0]?.error ?? "no example evaluated"
-      return done(
-        ProposalResult.Failed({ kind, parents: [parent], error: `every minibatch evaluation failed: ${error}`, allEvaluationsFailed: true }),
-        parentEval.spent,
-        parentEval.failures
-      )
-    }
-    if (s.r.skipPerfect && before.every((x) => x >= s.r.perfectScore)) {
-      yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: "all minibatch scores are perfect" }))
-      return done(ProposalResult.Skipped({ kind, parents: [parent], reason: "all minibatch scores are perfect" }), parentEval.spent, parentEval.failures)
-    }
-    const objectiveScores = ok.flatMap((o) => (o.objectiveScores === undefined ? [] : [o.objectiveScores]))
-    const batch = {
-      outputs: ok.map((o) => Option.getOrThrow(o.output)),
-      scores: ok.map((o) => o.score),
-      trajectories: ok.map((o) => Option.getOrThrow(o.trajectory)),
-      // only when every example has them
-      objectiveScores: objectiveScores.length === ok.length ? objectiveScores : undefined
-    }
-    const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(parentCandidate, batch, components))
-    if (Either.isLeft(built)) {
-      return done(
-        ProposalResult.Failed({ kind, parents: [parent], error: describeError(built.left), allEvaluationsFailed: false }),
-        parentEval.spent,
-        parentEval.failures
-      )
-    }
-    const failures = parentEval.outcomes.filter((o) => o.error !== undefined)
-    const dataset: Record<string, ReadonlyArray<ReflectiveRecord>> = {}
-    for (const component of components) {
-      const records = built.right[component]
-      if (!Array.isArray(records)) {
-        return yield* Effect.fail(new AdapterContractError({ call: "makeReflectiveDataset", detail: `no record list for component "${component}"` }))
-      }
-      // failed examples still teach something: the reflection sees the error
-      dataset[component] = failures.length === 0 ? records : [
-        ...records,
-        ...failures.map((f): ReflectiveRecord => ({
-          "Example": f.id,
-          "Feedback": `The system failed on this example before producing an output: ${f.error}`
-        }))
-      ]
-    }
+    const reused = plan.reuses
+    // a minibatch reflected on again (`reuseMinibatch`): the parent's scores
+    // and records are the ones an earlier proposal paid for
+    const parentEval = reused === undefined
+      ? yield* evaluateParent(s, plan, parentCandidate)
+      : Either.right<ParentEvaluation>({ before: reused.scores, dataset: reused.records, spent: 0, failures: noFailures, others: undefined })
+    if (Either.isLeft(parentEval)) return parentEval.left
+    const paid = parentEval.right
+    const { before, dataset } = paid
+    if (paid.others !== undefined) reusable = { paidBy: iteration, scores: before, records: paid.others }
     yield* s.emit("ReflectiveDatasetBuilt", () =>
       GepaEvent.ReflectiveDatasetBuilt({
         iteration,
@@ -256,8 +327,8 @@ export const reflect = <D, T, O>(
     if (Either.isLeft(proposed)) {
       return done(
         ProposalResult.Failed({ kind, parents: [parent], error: proposed.left, allEvaluationsFailed: false }),
-        parentEval.spent,
-        parentEval.failures
+        paid.spent,
+        paid.failures
       )
     }
     const { texts, skipped, unusable, usage } = proposed.right
@@ -269,11 +340,11 @@ export const reflect = <D, T, O>(
     if (Candidate.equals(child, parentCandidate) && unusable.length > 0) {
       // an answer that cannot be adopted is a failed proposal, not a skip
       const error = `no usable answer from the reflection model (${unusable.join("; ")})`
-      return done(ProposalResult.Failed({ kind, parents: [parent], error, allEvaluationsFailed: false }), parentEval.spent, parentEval.failures, usage)
+      return done(ProposalResult.Failed({ kind, parents: [parent], error, allEvaluationsFailed: false }), paid.spent, paid.failures, usage)
     }
     if (Candidate.equals(child, parentCandidate)) {
       const reason = skipped.length > 0 ? `no new text adopted (${skipped.join("; ")})` : "the proposal did not change any component"
-      return done(ProposalResult.Skipped({ kind, parents: [parent], reason }), parentEval.spent, parentEval.failures, usage)
+      return done(ProposalResult.Skipped({ kind, parents: [parent], reason }), paid.spent, paid.failures, usage)
     }
     const evaluateChild = (on: ReadonlyArray<string>) =>
       s.evaluate({
@@ -309,18 +380,18 @@ export const reflect = <D, T, O>(
             scoresBefore: split.open.map((id) => at(before, ids.indexOf(id))),
             scoresAfter: partial
           }),
-          Ledger.sum([parentEval.spent, first?.spent ?? 0]),
-          first === undefined ? parentEval.failures : addFailures(parentEval.failures, first.failures),
+          Ledger.sum([paid.spent, first?.spent ?? 0]),
+          first === undefined ? paid.failures : addFailures(paid.failures, first.failures),
           usage,
           `rejected after ${split.open.length} of ${ids.length} minibatch examples: perfect scores on the other ${split.solved.length} could not beat the parent`
         )
       }
       const rest = yield* evaluateChild(split.solved)
       const after = Early.combine(ids, split, partial, rest.outcomes.map((o) => o.score))
-      const failed = addFailures(parentEval.failures, first === undefined ? rest.failures : addFailures(first.failures, rest.failures))
+      const failed = addFailures(paid.failures, first === undefined ? rest.failures : addFailures(first.failures, rest.failures))
       return done(
         s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
-        Ledger.sum([parentEval.spent, first?.spent ?? 0, rest.spent]),
+        Ledger.sum([paid.spent, first?.spent ?? 0, rest.spent]),
         failed,
         usage
       )
@@ -329,8 +400,8 @@ export const reflect = <D, T, O>(
     const after = childEval.outcomes.map((o) => o.score)
     return done(
       s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
-      Ledger.sum([parentEval.spent, childEval.spent]),
-      addFailures(parentEval.failures, childEval.failures),
+      Ledger.sum([paid.spent, childEval.spent]),
+      addFailures(paid.failures, childEval.failures),
       usage
     )
   }).pipe(

@@ -60,6 +60,8 @@ export interface Resolved<D, T, O> {
   readonly proposalSelection: "best" | "all" | { readonly topK: number }
   /** judge a child on its parent's unsolved examples first (see `early.ts`) */
   readonly earlyRejection: boolean
+  /** reflect on a rejected proposal's minibatch again with the next component (see `plan.ts`) */
+  readonly reuseMinibatch: boolean
   /** fold results in plan order (reproducible) or as they complete */
   readonly foldOrder: "plan" | "completion"
   /** which proposal settings the config gave (a resume keeps the saved ones otherwise) */
@@ -67,6 +69,7 @@ export interface Resolved<D, T, O> {
     readonly parallelProposals: boolean
     readonly proposalsPerStep: boolean
     readonly earlyRejection: boolean
+    readonly reuseMinibatch: boolean
   }
   readonly maxConcurrency: number
   /** examples per adapter call */
@@ -318,6 +321,7 @@ export const resolve = <D, T, O>(
       proposalSampling: config.proposalSampling ?? defaults.proposalSampling,
       proposalSelection: config.proposalSelection ?? defaults.proposalSelection,
       earlyRejection: config.earlyRejection ?? defaults.earlyRejection,
+      reuseMinibatch: config.reuseMinibatch ?? defaults.reuseMinibatch,
       foldOrder: config.foldOrder ?? defaults.foldOrder,
       skipPerfect: config.skipPerfectScore ?? defaults.skipPerfectScore,
       perfectScore: config.perfectScore ?? defaults.perfectScore,
@@ -347,7 +351,8 @@ export const resolve = <D, T, O>(
       given: {
         parallelProposals: config.parallelProposals !== undefined,
         proposalsPerStep: config.proposalsPerStep !== undefined,
-        earlyRejection: config.earlyRejection !== undefined
+        earlyRejection: config.earlyRejection !== undefined,
+        reuseMinibatch: config.reuseMinibatch !== undefined
       },
       maxConcurrency: config.maxConcurrency ?? defaults.maxConcurrency,
       chunkSize: config.chunkSize ?? defaults.chunkSize,
@@ -399,6 +404,7 @@ const settingsOf = <D, T, O>(
     | "proposalSampling"
     | "proposalSelection"
     | "earlyRejection"
+    | "reuseMinibatch"
     | "foldOrder"
     | "skipPerfect"
     | "perfectScore"
@@ -421,6 +427,7 @@ const settingsOf = <D, T, O>(
   proposalSampling: resolved.proposalSampling,
   proposalSelection: named(resolved.proposalSelection, defaults.proposalSelection),
   earlyRejection: String(resolved.earlyRejection),
+  reuseMinibatch: String(resolved.reuseMinibatch),
   foldOrder: resolved.foldOrder,
   skipPerfectScore: String(resolved.skipPerfect),
   perfectScore: String(resolved.perfectScore),

@@ -15,7 +15,8 @@ const isPositiveInt = (n: unknown): n is number => typeof n === "number" && Numb
 
 /**
  * The configuration a resume continues with. Runs saved by 0.2 derived the
- * pipeline depth from `maxConcurrency` and planned one proposal per step:
+ * pipeline depth from `maxConcurrency` and planned one proposal per step,
+ * and runs saved without `reuseMinibatch` drew a new minibatch for every proposal:
  * without explicit settings, such a run continues as it was planned (these
  * settings change the schedule, and so the result).
  *
@@ -31,9 +32,15 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
   const perStep = r.given.proposalsPerStep || !legacy ? r.proposalsPerStep : 1
   // 0.2 judged every child on its whole minibatch
   const early = r.given.earlyRejection || !legacy ? r.earlyRejection : false
-  if (depth === r.parallelProposals && perStep === r.proposalsPerStep && early === r.earlyRejection) return r
-  const next = { ...r, parallelProposals: depth, proposalsPerStep: perStep, earlyRejection: early }
-  const fingerprintSettings: Record<string, string> = { ...r.fingerprint.settings, parallelProposals: String(depth) }
+  // runs saved without the setting drew a new minibatch for every proposal
+  const reuse = r.given.reuseMinibatch || settings["reuseMinibatch"] !== undefined ? r.reuseMinibatch : false
+  if (depth === r.parallelProposals && perStep === r.proposalsPerStep && early === r.earlyRejection && reuse === r.reuseMinibatch) return r
+  const next = { ...r, parallelProposals: depth, proposalsPerStep: perStep, earlyRejection: early, reuseMinibatch: reuse }
+  const fingerprintSettings: Record<string, string> = {
+    ...r.fingerprint.settings,
+    parallelProposals: String(depth),
+    reuseMinibatch: String(reuse)
+  }
   if (legacy) {
     delete fingerprintSettings["proposalsPerStep"]
     delete fingerprintSettings["proposalSampling"]
