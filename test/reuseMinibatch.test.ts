@@ -10,6 +10,15 @@ import * as StopCondition from "../src/StopCondition.js"
 
 const twoComponents = { components: 2, keywordsPerComponent: 8, trainSize: 40, valSize: 12, learnPermille: 300 }
 
+/** The bench task's data, adapter and model as a run's settings. */
+const runOf = (task: ReturnType<typeof makeTask>) => ({
+  seedCandidate: task.seedCandidate,
+  trainset: task.trainset,
+  valset: task.valset,
+  adapter: task.adapter,
+  reflectionModel: task.reflectionModel
+})
+
 /** A run of the bench task with what its events say about each iteration. */
 const observed = (options: { readonly reuseMinibatch?: boolean; readonly components?: number }) =>
   Effect.gen(function*() {
@@ -23,11 +32,7 @@ const observed = (options: { readonly reuseMinibatch?: boolean; readonly compone
       if (e._tag === "EvaluationStarted" && e.purpose === "parent-minibatch") parentEvaluated.add(e.iteration)
     }
     const result = yield* Gepa.optimize({
-      seedCandidate: task.seedCandidate,
-      trainset: task.trainset,
-      valset: task.valset,
-      adapter: task.adapter,
-      reflectionModel: task.reflectionModel,
+      ...runOf(task),
       maxMetricCalls: 400,
       seed: 3,
       onEvent,
@@ -83,32 +88,14 @@ describe("reuseMinibatch", () => {
   it.effect("the same result at maxConcurrency 1 and 16", () =>
     Effect.gen(function*() {
       const task = makeTask(twoComponents)
-      const run = (maxConcurrency: number) =>
-        Gepa.optimize({
-          seedCandidate: task.seedCandidate,
-          trainset: task.trainset,
-          valset: task.valset,
-          adapter: task.adapter,
-          reflectionModel: task.reflectionModel,
-          maxMetricCalls: 300,
-          seed: 5,
-          maxConcurrency
-        })
+      const run = (maxConcurrency: number) => Gepa.optimize({ ...runOf(task), maxMetricCalls: 300, seed: 5, maxConcurrency })
       assert.deepStrictEqual(fingerprint(yield* run(1)), fingerprint(yield* run(16)))
     }))
 
   it.effect("a run stopped after any iteration and resumed from its run directory ends as the uninterrupted run (an adapter without a trace codec)", () =>
     Effect.gen(function*() {
       const task = makeTask(twoComponents)
-      const config = {
-        seedCandidate: task.seedCandidate,
-        trainset: task.trainset,
-        valset: task.valset,
-        adapter: task.adapter,
-        reflectionModel: task.reflectionModel,
-        maxMetricCalls: 200,
-        seed: 3
-      }
+      const config = { ...runOf(task), maxMetricCalls: 200, seed: 3 }
       const full = yield* Gepa.optimize(config)
       const reusedAt = full.state.trace.filter((t, i) => t.outcome === "rejected" && full.state.trace[i + 1]?.parents[0] === t.parents[0])
       assert.isAbove(reusedAt.length, 0)
