@@ -23,7 +23,7 @@ import * as State from "../../State.js"
 import * as AppendOnly from "../appendOnly.js"
 import { at, defined } from "../invariant.js"
 import * as Ledger from "../ledger.js"
-import type { Resolved } from "./resolve.js"
+import { type Resolved, reusesMinibatches } from "./resolve.js"
 import type { Wants } from "./session.js"
 
 /** @internal */
@@ -170,8 +170,7 @@ export const minimumRemainderValidation = (validation: number, budget: number | 
  * The minibatch a proposal from `parent` reflecting on `components` may take
  * again (`reuseMinibatch`): the last folded proposal was a rejected
  * reflective one from the same parent, and none of these components was
- * reflected on with its minibatch yet. Only with one proposal in flight: the
- * last folded proposal is then the one planned just before.
+ * reflected on with its minibatch yet (see `reusesMinibatches`).
  *
  * @internal
  */
@@ -182,7 +181,7 @@ export const reusable = (
   components: ReadonlyArray<string>
 ): State.MinibatchReuse | undefined => {
   const reuse = state.minibatchReuse
-  if (!r.reuseMinibatch || r.proposalsPerStep !== 1 || r.parallelProposals !== 1 || reuse === undefined) return undefined
+  if (!reusesMinibatches(r) || reuse === undefined) return undefined
   if (reuse.parent !== parent || components.length === 0) return undefined
   return components.every((c) => !reuse.tried.includes(c) && c in reuse.records) ? reuse : undefined
 }

@@ -12,16 +12,17 @@ import type { ReflectiveDataset, ReflectiveRecord } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
 import { AdapterContractError, type ModelUnrecoverable, ReflectionUnusable } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
+import { stableStringify } from "../../Fingerprint.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as Reflection from "../../Reflection.js"
 import * as Secrets from "../../Secrets.js"
-import { stableStringify } from "../../Fingerprint.js"
 import type * as State from "../../State.js"
 import { nameOf } from "../../Telemetry.js"
 import { at, defined } from "../invariant.js"
 import * as Ledger from "../ledger.js"
 import * as Spans from "../spans.js"
 import * as Early from "./early.js"
+import { reusesMinibatches } from "./resolve.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
 /** Reflection-model usage of one proposal. @internal */
@@ -240,8 +241,7 @@ const evaluateParent = <D, T, O>(
       // only when every example has them
       objectiveScores: objectiveScores.length === ok.length ? objectiveScores : undefined
     }
-    const reusing = s.r.reuseMinibatch && s.r.proposalsPerStep === 1 && s.r.parallelProposals === 1
-    const rest = reusing ? Object.keys(parentCandidate).filter((c) => !components.includes(c)) : []
+    const rest = reusesMinibatches(s.r) ? Object.keys(parentCandidate).filter((c) => !components.includes(c)) : []
     const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(parentCandidate, batch, [...components, ...rest]))
     if (Either.isLeft(built)) {
       return Either.left(

@@ -376,6 +376,16 @@ export const resolve = <D, T, O>(
     }
   })
 
+/**
+ * Whether a run reflects on a rejected proposal's minibatch again
+ * (`reuseMinibatch`): only with one proposal in flight, where the last
+ * folded proposal is the one planned just before.
+ *
+ * @internal
+ */
+export const reusesMinibatches = (r: Pick<Resolved<unknown, unknown, unknown>, "reuseMinibatch" | "proposalsPerStep" | "parallelProposals">) =>
+  r.reuseMinibatch && r.proposalsPerStep === 1 && r.parallelProposals === 1
+
 /** A setting as text: a name or plain options as they are, a function as "custom". */
 const named = (setting: unknown, fallback: string): string =>
   setting === undefined
