@@ -166,8 +166,11 @@ export interface Config<D, T = unknown, O = unknown> {
   /**
    * after a rejected proposal, let the next proposal from the same parent
    * reflect on the same minibatch, on a component not yet tried on it
-   * (default true). The parent's evaluation of that minibatch, with its
-   * traces, is already paid for: the proposal pays only for its child. A new
+   * (default true). The parent's evaluation of that minibatch is already
+   * paid for: the proposal pays only for its child. (With it on,
+   * `makeReflectiveDataset` is asked for every component at once; the
+   * parent's scores and the other components' records are kept in the saved
+   * state, so a resumed run continues as the uninterrupted one.) A new
    * minibatch is drawn after an accepted child, once every component was
    * tried on it, and for another parent; a candidate of one component never
    * reuses one. Only with one proposal in flight (`parallelProposals` and
