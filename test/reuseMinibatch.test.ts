@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option, Ref } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { makeTask } from "../bench/task.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
+import * as RunStore from "../src/RunStore.js"
 import * as StopCondition from "../src/StopCondition.js"
 
 const twoComponents = { components: 2, keywordsPerComponent: 8, trainSize: 40, valSize: 12, learnPermille: 300 }
@@ -115,4 +116,43 @@ describe("reuseMinibatch", () => {
       }
       assert.isAbove(kept, 0)
     }))
+
+  it.effect("a run saved without the setting resumes without it, unless it is given", () =>
+    Effect.gen(function*() {
+      const task = makeTask(twoComponents)
+      const ref = yield* RunStore.MemoryRef
+      const forget = Ref.update(ref, (m) => ({
+        ...m,
+        state: Option.map(m.state, (state) => {
+          const { reuseMinibatch: _, ...older } = state.fingerprint?.settings ?? {}
+          return { ...state, fingerprint: state.fingerprint === undefined ? undefined : { ...state.fingerprint, settings: older } }
+        })
+      }))
+      const reflectedAgain = (events: Array<GepaEvent>) =>
+        events.some((e, i) => e._tag === "MinibatchSampled" && events.slice(0, i).some((x) => x._tag === "MinibatchSampled" && x.ids.join() === e.ids.join()))
+      const run = (iterations: number, more: { readonly reuseMinibatch?: boolean } = {}) =>
+        Effect.gen(function*() {
+          const events: Array<GepaEvent> = []
+          const result = yield* Gepa.optimize({
+            ...runOf(task),
+            maxMetricCalls: 2000,
+            seed: 3,
+            stop: StopCondition.maxIterations(iterations),
+            onEvent: (e) => void events.push(e),
+            ...more
+          })
+          return { result, reused: reflectedAgain(events) }
+        })
+      yield* run(2)
+      yield* forget
+      const older = yield* run(20)
+      assert.strictEqual(older.result.iterations, 20)
+      assert.isFalse(older.reused)
+      assert.strictEqual(older.result.state.fingerprint?.settings["reuseMinibatch"], "false")
+      yield* forget
+      const given = yield* run(40, { reuseMinibatch: true })
+      assert.strictEqual(given.result.iterations, 40)
+      assert.isTrue(given.reused)
+      assert.strictEqual(given.result.state.fingerprint?.settings["reuseMinibatch"], "true")
+    }).pipe(Effect.provide(RunStore.layerMemory)))
 })
