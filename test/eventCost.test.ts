@@ -70,10 +70,7 @@ const runWith = (options: {
     const before = yield* counters
     built.clear()
     const result = yield* Gepa.optimize({
-      seedCandidate: { system_prompt: "Repeat the letter." },
-      trainset: UpperCase.examples,
-      adapter,
-      reflectionModel: UpperCase.reflection,
+      ...UpperCase.runOf(adapter),
       maxMetricCalls: 40,
       ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent })

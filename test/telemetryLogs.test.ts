@@ -33,10 +33,7 @@ const logsOf = (
       metric: GepaMetric.exactMatch((e) => e.a)
     })
     const result = yield* Gepa.optimize({
-      seedCandidate: { system_prompt: "Repeat the letter." },
-      trainset: UpperCase.examples,
-      adapter,
-      reflectionModel: UpperCase.reflection,
+      ...UpperCase.runOf(adapter),
       maxMetricCalls: 30,
       ...(telemetry === undefined ? {} : { telemetry }),
       ...(onEvent === undefined ? {} : { onEvent })
@@ -60,10 +57,7 @@ describe("Telemetry logs", () => {
       })
       const adapter = yield* DefaultAdapter.make<UpperCase.Example>({ model: task, input: (e) => e.q, metric: GepaMetric.exactMatch((e) => e.a) })
       const result = yield* Gepa.optimize({
-        seedCandidate: { system_prompt: "Repeat the letter." },
-        trainset: UpperCase.examples,
-        adapter,
-        reflectionModel: UpperCase.reflection,
+        ...UpperCase.runOf(adapter),
         maxMetricCalls: 30
       }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)), Logger.withMinimumLogLevel(LogLevel.Debug))
       expect(lines.length).toBeGreaterThan(0)

@@ -241,9 +241,10 @@ const foldRejected = <T, O>(
  * minibatch of a reflective proposal rejected on it, with the components
  * tried on it so far, while some component is left to try.
  */
-const reuseAfter = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState, f: Finished<T, O>): State.MinibatchReuse | undefined => {
+const reuseAfter = <T, O>(state: State.GepaState, f: Finished<T, O>): State.MinibatchReuse | undefined => {
   const plan = f.plan
-  if (!r.reuseMinibatch || plan._tag !== "Reflective" || f.result._tag !== "Rejected") return undefined
+  // (only a run that reuses minibatches plans `reuses` and leaves `reusable`)
+  if (plan._tag !== "Reflective" || f.result._tag !== "Rejected") return undefined
   // a proposal that reflected on a kept minibatch again passes on what is left of it
   const before = state.minibatchReuse
   const again = plan.reuses !== undefined && before !== undefined && before.paidBy === plan.reuses.paidBy ? before : undefined
@@ -322,7 +323,7 @@ export const fold = <D, T, O>(
   const folded: State.GepaState = {
     ...step.next,
     consecutiveFailedIterations: failed === undefined ? 0 : step.next.consecutiveFailedIterations + 1,
-    minibatchReuse: reuseAfter(r, state, f)
+    minibatchReuse: reuseAfter(state, f)
   }
   if (wants("BudgetUpdated")) events.push(GepaEvent.BudgetUpdated({ metricCalls: folded.metricCalls, budget: r.budget }))
   if (wants("IterationEnded")) events.push(GepaEvent.IterationEnded({ iteration, accepted: added === undefined ? 0 : 1, state: folded }))

@@ -279,7 +279,8 @@ export const plan = <D, T, O>(
         reuses = {
           paidBy: reuse.paidBy,
           scores: reuse.scores,
-          records: Object.fromEntries(selection.components.map((c) => [c, reuse.records[c] ?? []]))
+          // (`reusable` checked that each component has its records)
+          records: Object.fromEntries(selection.components.map((c) => [c, defined(reuse.records[c], "the kept records of a component")]))
         }
       }
     }

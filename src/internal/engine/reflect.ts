@@ -185,6 +185,21 @@ const isJson = (records: ReadonlyArray<ReflectiveRecord>): boolean => {
 }
 
 /**
+ * What a rejected proposal leaves for a next one to reflect on: the other
+ * components' records that can be saved as they are (a resumed run reads
+ * them back); `undefined` when none can.
+ */
+const reusableOf = (
+  paidBy: number,
+  scores: ReadonlyArray<number>,
+  others: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>> | undefined
+): State.ReusedEvaluation | undefined => {
+  if (others === undefined) return undefined
+  const records = Object.fromEntries(Object.entries(others).filter(([, r]) => isJson(r)))
+  return Object.keys(records).length === 0 ? undefined : { paidBy, scores, records }
+}
+
+/**
  * The parent's traced evaluation of the minibatch and the records built from
  * it; or the proposal's end (a known-perfect minibatch, every evaluation
  * failed, the records could not be built). With `reuseMinibatch`, the
@@ -269,11 +284,10 @@ const evaluateParent = <D, T, O>(
       }
       dataset[component] = records
     }
-    // kept only when they can be saved as they are (a resumed run reads them back)
     let others: Record<string, ReadonlyArray<ReflectiveRecord>> | undefined
     for (const component of rest) {
       const records = recordsOf(component)
-      if (records !== undefined && isJson(records)) (others ??= {})[component] = records
+      if (records !== undefined) (others ??= {})[component] = records
     }
     return Either.right({ before, dataset, spent, failures, others })
   })
@@ -295,16 +309,6 @@ export const reflect = <D, T, O>(
   Effect.gen(function*() {
     const { iteration, parent, ids, components } = plan
     const kind = "reflective" as const
-    // what a next proposal may reflect on, if this one is rejected
-    let reusable: State.ReusedEvaluation | undefined
-    const done = (result: ProposalResult, spent: number, failures: Failures, usage: Usage = noUsage, reason?: string): Proposed => ({
-      result,
-      spent,
-      failures,
-      usage,
-      ...(reason === undefined ? {} : { reason }),
-      ...(result._tag === "Rejected" && reusable !== undefined ? { reusable } : {})
-    })
     const reused = plan.reuses
     // a minibatch reflected on again (`reuseMinibatch`): the parent's scores
     // and records are the ones an earlier proposal paid for
@@ -314,7 +318,16 @@ export const reflect = <D, T, O>(
     if (Either.isLeft(parentEval)) return parentEval.left
     const paid = parentEval.right
     const { before, dataset } = paid
-    if (paid.others !== undefined) reusable = { paidBy: iteration, scores: before, records: paid.others }
+    const done = (result: ProposalResult, spent: number, failures: Failures, usage: Usage = noUsage, reason?: string): Proposed => {
+      // a rejected proposal leaves its evidence for the next component
+      const reusable = result._tag === "Rejected" ? reusableOf(iteration, before, paid.others) : undefined
+      return {
+        ...ended(result, spent, failures),
+        usage,
+        ...(reason === undefined ? {} : { reason }),
+        ...(reusable === undefined ? {} : { reusable })
+      }
+    }
     yield* s.emit("ReflectiveDatasetBuilt", () =>
       GepaEvent.ReflectiveDatasetBuilt({
         iteration,
