@@ -68,7 +68,14 @@ export const strategies: ReadonlyArray<Strategy> = [
   // every component rewritten by each proposal (one reflection call per component): the reference offers the same
   { label: "all components", settings: { componentSelector: "all" } },
   { label: "all components, 2 per step, best", settings: { componentSelector: "all", proposalsPerStep: 2, proposalSelection: "best" } },
-  { label: "all components, depth 2", settings: { componentSelector: "all", parallelProposals: 2 } }
+  { label: "all components, depth 2", settings: { componentSelector: "all", parallelProposals: 2 } },
+  // proposals of a step on shared minibatches: every component side by side on one parent's evidence, paid once
+  { label: "4 per step, same minibatch, best", settings: { proposalsPerStep: 4, proposalSampling: "same_minibatch" } },
+  { label: "2 per step, same minibatch, combine", settings: { proposalsPerStep: 2, proposalSampling: "same_minibatch", proposalSelection: "combine" } },
+  { label: "4 per step, same minibatch, combine", settings: { proposalsPerStep: 4, proposalSampling: "same_minibatch", proposalSelection: "combine" } },
+  { label: "6 per step, same minibatch, combine", settings: { proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "combine" } },
+  { label: "8 per step, same minibatch, combine", settings: { proposalsPerStep: 8, proposalSampling: "same_minibatch", proposalSelection: "combine" } },
+  { label: "12 per step, same minibatch, combine", settings: { proposalsPerStep: 12, proposalSampling: "same_minibatch", proposalSelection: "combine" } }
 ]
 
 interface RunOptions {

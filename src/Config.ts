@@ -139,20 +139,29 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly proposalsPerStep?: number
   /**
-   * how a step's proposals get their parents (default `"independent"`):
-   * each selects its own with the candidate selector, or `"same_parent"`:
-   * one parent, a minibatch each (with `"round_robin"` components, each
-   * rewrites the next component)
+   * how a step's proposals get their parents and minibatches (default
+   * `"independent"`): each selects its own parent with the candidate
+   * selector and draws its own minibatch; `"same_parent"`: one parent, a
+   * minibatch each; `"same_minibatch"`: one parent and one minibatch for the
+   * whole step, whose traced evaluation of the parent is paid once and read
+   * by every proposal's reflection. With `"round_robin"` components each
+   * proposal of a shared-parent step rewrites the next component, so a step
+   * of as many proposals as components tries every component side by side
+   * on the same evidence (the parallel form of `reuseMinibatch`).
    */
-  readonly proposalSampling?: "independent" | "same_parent"
+  readonly proposalSampling?: "independent" | "same_parent" | "same_minibatch"
   /**
    * which accepted children of a step are validated (default `"best"`): the
    * one that improved its minibatch most (ties: the first planned), the `topK`
-   * that improved most, or `"all"`. Children of the step that are not
-   * selected are rejected (the trace says why); identical children are
-   * validated once.
+   * that improved most, or `"all"`. `"combine"`: the one that improved most,
+   * with the changes of the step's other accepted children of the same
+   * parent to components it did not change (best first); the combination is
+   * judged against the parent on their minibatches together and validated
+   * when it passes, or the best child alone when it does not. Children of
+   * the step that are not selected are rejected (the trace says why);
+   * identical children are validated once.
    */
-  readonly proposalSelection?: "best" | "all" | { readonly topK: number }
+  readonly proposalSelection?: "best" | "all" | "combine" | { readonly topK: number }
   /**
    * judge a child first on the minibatch examples its parent did not solve
    * perfectly, and reject it without paying for the others when even perfect

@@ -147,7 +147,13 @@ export const PendingProposal = Schema.Union(
      * records for its components, from the evaluation an earlier proposal
      * paid for
      */
-    reuses: Schema.optional(ReusedEvaluation)
+    reuses: Schema.optional(ReusedEvaluation),
+    /**
+     * the proposal of its step whose traced evaluation of the parent on
+     * `ids` it reflects on (`proposalSampling: "same_minibatch"`; since
+     * 0.3): its own iteration when it pays for that evaluation
+     */
+    shares: Schema.optional(Schema.Number)
   }),
   Schema.TaggedStruct("Merge", {
     iteration: Schema.Number,

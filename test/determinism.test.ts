@@ -74,7 +74,9 @@ describe("concurrency is an execution resource", () => {
         { proposalsPerStep: 3, proposalSelection: { topK: 2 } },
         { proposalsPerStep: 3, proposalSelection: "all", proposalSampling: "same_parent" },
         { proposalsPerStep: 2, parallelProposals: 2 },
-        { proposalsPerStep: 1, parallelProposals: 3 }
+        { proposalsPerStep: 1, parallelProposals: 3 },
+        { proposalsPerStep: 4, proposalSampling: "same_minibatch", proposalSelection: "combine" },
+        { proposalsPerStep: 4, proposalSampling: "same_minibatch", proposalSelection: "combine", parallelProposals: 2 }
       ]
       for (const settings of strategies) {
         const a = outcome(yield* runAt(2, 11, settings))

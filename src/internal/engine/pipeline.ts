@@ -18,9 +18,11 @@ import { Effect, Exit, FiberSet, Queue, type Scope } from "effect"
 import type { OptimizeError } from "../../Errors.js"
 import type { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
+import { at } from "../invariant.js"
 import * as Propose from "./propose.js"
 import * as Rebase from "./rebase.js"
-import type { Proposed } from "./reflect.js"
+import { stepEvidence } from "./evidence.js"
+import type { Proposed } from "./proposed.js"
 import type { Resolved } from "./resolve.js"
 import type { Session } from "./session.js"
 import * as Step from "./step.js"
@@ -90,42 +92,69 @@ export const make = <D, T, O>(
         )
       ))
     }
+    /**
+     * the evidence shared by proposals of a `"same_minibatch"` step, by the
+     * iteration that pays for it, until the step is judged: evaluated once,
+     * by whichever proposal asks first
+     */
+    const evidence = new Map<number, ReturnType<typeof stepEvidence<D, T, O>>>()
+    const evidenceOf = (plan: State.PendingProposal) =>
+      Effect.suspend(() => {
+        const key = plan._tag === "Reflective" ? plan.shares : undefined
+        if (plan._tag !== "Reflective" || key === undefined) return Effect.succeed(undefined)
+        const known = evidence.get(key)
+        if (known !== undefined) return Effect.succeed(known)
+        return Effect.tap(
+          Effect.cached(stepEvidence(s, plan, at(progress.state.candidates, plan.parent))),
+          (memo) => Effect.sync(() => evidence.set(key, memo))
+        )
+      })
     const launch = (plan: State.PendingProposal) =>
-      forkReporting(
-        plan.iteration,
-        Propose.propose(s, plan, progress.state.candidates),
-        (p) => ({ stage: "proposed" as const, plan, p })
-      )
-    const startValidation = (plan: State.PendingProposal, p: Proposed) => {
-      const state = progress.state
-      const decision = plan._tag === "Reflective" && r.parallelProposals > 1
-        ? Rebase.decide(state, plan.base, plan.parent, (p.result as Extract<ProposalResult, { _tag: "Accepted" }>).candidate)
-        : undefined
-      const rebase = decision === undefined ? undefined : { ...decision, ontoCandidate: state.candidates[decision.onto]! }
+      Effect.flatMap(evidenceOf(plan), (shared) =>
+        forkReporting(
+          plan.iteration,
+          Propose.propose(s, plan, progress.state.candidates, shared),
+          (p) => ({ stage: "proposed" as const, plan, p })
+        ))
+    const startValidation = (plan: State.PendingProposal, p: Proposed, combination?: Step.Combination) => {
       validating.add(plan.iteration)
       // in plan order every earlier step is folded when a step validates: their results are final
       const visibleUpTo = plan.sees === undefined ? undefined : r.foldOrder === "plan" ? Step.stepOf(plan) - 1 : plan.sees
-      return forkReporting(
-        plan.iteration,
-        Propose.validate(s, plan, p, rebase, visibleUpTo),
-        (f) => ({ stage: "finished" as const, f })
-      )
+      const validate = (p: Proposed) =>
+        Effect.suspend(() => {
+          // the rebase is decided on the child as it will be validated (combined or not)
+          const state = progress.state
+          const decision = plan._tag === "Reflective" && r.parallelProposals > 1
+            ? Rebase.decide(state, plan.base, plan.parent, (p.result as Extract<ProposalResult, { _tag: "Accepted" }>).candidate)
+            : undefined
+          const rebase = decision === undefined ? undefined : { ...decision, ontoCandidate: state.candidates[decision.onto]! }
+          return Propose.validate(s, plan, p, rebase, visibleUpTo)
+        })
+      const stage: Effect.Effect<Propose.Finished<T, O>, OptimizeError> = combination === undefined
+        ? validate(p)
+        : Effect.flatMap(Propose.combine(s, plan, p, combination.parts, visibleUpTo), ({ passed, ...combined }) =>
+          Effect.map(validate(combined), (f) => ({ ...f, combined: { from: combination.from, passed } })))
+      return forkReporting(plan.iteration, stage, (f) => ({ stage: "finished" as const, f }))
     }
     /**
      * A step of several proposals, once all of them are judged: its selection
      * rule picks the children to validate; the others are ready at once.
      */
     const selectStep = (step: number): Effect.Effect<boolean> => {
-      const members = progress.state.pending.filter((p) => p._tag === "Reflective" && p.step === step)
+      const members = progress.state.pending.filter((p) =>
+        p._tag === "Reflective" && p.step === step
+      )
       if (members.some((m) => !proposed.has(m.iteration))) return Effect.succeed(false)
       const results = members.map((plan) => ({ plan, p: proposed.get(plan.iteration)! }))
       for (const m of members) proposed.delete(m.iteration)
+      // every proposal of the step read its evidence
+      for (const m of members) if (m._tag === "Reflective" && m.shares === m.iteration) evidence.delete(m.iteration)
       selected.add(step)
-      const chosen = Step.select<T, O>(results, r.proposalSelection)
+      const { combination, verdicts } = Step.select<T, O>(results, r.proposalSelection)
       return Effect.as(
         Effect.forEach(results, ({ plan, p }) => {
-          const verdict = chosen.get(plan.iteration)
-          if (verdict === undefined) return startValidation(plan, p)
+          const verdict = verdicts.get(plan.iteration)
+          if (verdict === undefined) return startValidation(plan, p, combination?.into === plan.iteration ? combination : undefined)
           finished.set(plan.iteration, verdict)
           return Effect.void
         }, { discard: true }),
@@ -187,6 +216,14 @@ export const make = <D, T, O>(
       else {
         validating.delete(iteration)
         finished.set(iteration, message.f)
+        // the parts of a combination that did not pass were not selected, rather than combined
+        const combined = message.f.combined
+        if (combined !== undefined && !combined.passed) {
+          for (const part of combined.from) {
+            const f = finished.get(part)
+            if (f !== undefined) finished.set(part, { ...f, unselected: Step.combinedReason(iteration, false) })
+          }
+        }
       }
       return true
     })
@@ -211,6 +248,8 @@ export const make = <D, T, O>(
       interruptAll: Effect.zipRight(
         Effect.sync(() => {
           waiting.length = 0
+          // relaunched plans evaluate their evidence again
+          evidence.clear()
         }),
         FiberSet.clear(fibers)
       )

@@ -145,7 +145,7 @@ const budgetOf = (r: { readonly budget: number | undefined }): string => (r.budg
 
 /** How many children of a step of `size` proposals may be validated. @internal */
 export const validationsOf = (selection: Resolved<unknown, unknown, unknown>["proposalSelection"], size: number): number =>
-  selection === "all" ? size : selection === "best" ? 1 : Math.min(size, selection.topK)
+  selection === "all" ? size : selection === "best" || selection === "combine" ? 1 : Math.min(size, selection.topK)
 
 /**
  * The fewest validation examples a child validated on the budget's
@@ -191,7 +191,10 @@ export const reusable = (
  * fits: a merge when one is due (as in GEPA, after an accepted reflective
  * proposal), otherwise `proposalsPerStep` reflective proposals drawn one
  * after the other from the same state (`"independent"`: each selects its own
- * parent; `"same_parent"`: one parent, several minibatches). Every proposal
+ * parent; `"same_parent"`: one parent, several minibatches;
+ * `"same_minibatch"`: one parent, and one minibatch per round of
+ * components, whose traced evaluation of the parent only the round's first
+ * proposal reserves and pays for). Every proposal
  * of a step gets its own iteration number; they share `step`.
  *
  * The step reserves its worst case: every proposal's minibatches, and the
@@ -248,20 +251,39 @@ export const plan = <D, T, O>(
   let minibatchCost = 0
   const validationCosts: Array<number> = []
   let exhausted: Planned | undefined
-  const sameParent = r.proposalSampling === "same_parent" ? r.selectCandidate(current, rng) : undefined
+  const sameParent = r.proposalSampling === "independent" ? undefined : r.selectCandidate(current, rng)
+  // "same_minibatch": the proposals of a step reflect on one minibatch, whose
+  // traced evaluation of the parent the first of them pays for, until a
+  // component would be tried on it a second time
+  let group: { readonly leader: State.PendingProposal & { readonly _tag: "Reflective" }; readonly tried: Set<string> } | undefined
   for (let i = 0; i < size; i++) {
     const it = iteration + i
     const parent = sameParent ?? r.selectCandidate(current, rng)
-    let [ids, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
-    const selection = r.selectComponents({
-      state: { ...current, sampler },
-      candidateIdx: parent,
-      candidate: at(current.candidates, parent),
-      iteration: it,
-      rng
-    })
+    const select = (sampler: BatchSampler.SamplerState) =>
+      r.selectComponents({ state: { ...current, sampler }, candidateIdx: parent, candidate: at(current.candidates, parent), iteration: it, rng })
+    let ids: ReadonlyArray<string>
+    let sampler: BatchSampler.SamplerState
+    let selection: ReturnType<typeof select>
+    let leader: (State.PendingProposal & { readonly _tag: "Reflective" }) | undefined
+    if (r.proposalSampling === "same_minibatch") {
+      // components first: whether they were tried on the group's minibatch decides whether a new one is drawn
+      selection = select(current.sampler)
+      leader = group !== undefined && selection.components.every((c) => !group!.tried.has(c)) ? group.leader : undefined
+      ;[ids, sampler] = leader === undefined
+        ? BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
+        : [leader.ids, current.sampler]
+    } else {
+      ;[ids, sampler] = BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
+      selection = select(sampler)
+    }
+    // what each minibatch example costs this proposal: its parent's and its
+    // child's evaluation, and their replay on a rebase when pipelined; a
+    // proposal sharing its group's minibatch pays no parent evaluation. With
+    // "combine", each example of the step's minibatches may also be paid once
+    // more, for the combined child's judgment.
+    const perExample = (leader === undefined ? factor : factor - 1) + (leader === undefined && r.proposalSelection === "combine" ? 1 : 0)
     let valIds = r.policy(current, r.valIds, rng)
-    const cost = (mb: number, val: number) => Ledger.stepCost(minibatchCost + factor * mb, [...validationCosts, val], keep)
+    const cost = (mb: number, val: number) => Ledger.stepCost(minibatchCost + perExample * mb, [...validationCosts, val], keep)
     let reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
     // the minibatch of a rejected proposal from this parent, again with a
     // component not tried on it: the parent's evaluation of it is paid for,
@@ -290,21 +312,21 @@ export const plan = <D, T, O>(
       if (i > 0) break
       const left = available - minibatchCost
       const fullVal = Ledger.distinct(valIds)
-      const minVal = minimumRemainderValidation(fullVal, r.budget, factor)
-      const mb = Math.min(Ledger.distinct(ids), Math.floor((left - Math.min(fullVal, minVal)) / factor))
+      const minVal = minimumRemainderValidation(fullVal, r.budget, perExample)
+      const mb = Math.min(Ledger.distinct(ids), Math.floor((left - Math.min(fullVal, minVal)) / perExample))
       if (mb < 1) {
-        const needed = factor + minVal
+        const needed = perExample + minVal
         exhausted = {
           _tag: "Exhausted",
           needed,
           available,
           reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${needed} ` +
-            `(${factor} for the smallest minibatches, ${minVal} to validate an accepted child on a sample)`
+            `(${perExample} for the smallest minibatches, ${minVal} to validate an accepted child on a sample)`
         }
         break
       }
       if (mb < Ledger.distinct(ids)) ids = [...new Set(ids)].slice(0, mb)
-      const val = Math.min(fullVal, left - factor * mb)
+      const val = Math.min(fullVal, left - perExample * mb)
       if (val < fullVal) {
         const chosen = new Set(rng.sample([...new Set(valIds)], val))
         valIds = r.valIds.filter((id) => chosen.has(id))
@@ -328,9 +350,14 @@ export const plan = <D, T, O>(
       ...(r.proposalsPerStep > 1 ? { step: iteration } : {}),
       ...(remainder ? { remainder } : {}),
       ...(reuses === undefined ? {} : { reuses }),
+      ...(r.proposalSampling === "same_minibatch" && r.proposalsPerStep > 1 ? { shares: leader?.iteration ?? it } : {}),
       sees
     }
-    minibatchCost += factor * Ledger.distinct(ids)
+    if (planned.shares !== undefined) {
+      if (leader === undefined) group = { leader: planned, tried: new Set(selection.components) }
+      else for (const c of selection.components) group?.tried.add(c)
+    }
+    minibatchCost += perExample * Ledger.distinct(ids)
     validationCosts.push(Ledger.distinct(valIds))
     current = { ...current, iteration: it, sampler, nextComponent, pending: [...current.pending, planned] }
     committedRng = rng.snapshot()

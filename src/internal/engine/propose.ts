@@ -18,12 +18,13 @@ import { Effect } from "effect"
 import type * as Candidate from "../../Candidate.js"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
-import { at } from "../invariant.js"
+import { at, defined } from "../invariant.js"
 import * as Ledger from "../ledger.js"
 import { merge } from "./merge.js"
 import { validationIds } from "./plan.js"
 import type { Rebase } from "./rebase.js"
-import { type Proposed, reflect } from "./reflect.js"
+import type { Proposed } from "./proposed.js"
+import { reflect } from "./reflect.js"
 import { addFailures, type Evaluated, type Session } from "./session.js"
 
 /** A proposal ready to fold. @internal */
@@ -37,14 +38,78 @@ export interface Finished<T, O> extends Proposed {
   readonly supersededBy?: number | undefined
   /** why an accepted child of a step was not validated (see `step.ts`) */
   readonly unselected?: string | undefined
+  /** the parts of a combination this child was offered (`"combine"`), and whether it passed */
+  readonly combined?: { readonly from: ReadonlyArray<number>; readonly passed: boolean } | undefined
 }
 
-/** Stage 1. @internal */
+/**
+ * Stage 1. `shared`: the evidence of the step, for a proposal of a
+ * `"same_minibatch"` step (`reflect.ts`, `stepEvidence`).
+ *
+ * @internal
+ */
 export const propose = <D, T, O>(
   s: Session<D, T, O>,
   plan: State.PendingProposal,
-  candidates: ReadonlyArray<Candidate.Candidate>
-) => plan._tag === "Reflective" ? reflect(s, plan, at(candidates, plan.parent)) : merge(s, plan)
+  candidates: ReadonlyArray<Candidate.Candidate>,
+  shared?: Parameters<typeof reflect<D, T, O>>[3]
+) => plan._tag === "Reflective" ? reflect(s, plan, at(candidates, plan.parent), shared) : merge(s, plan)
+
+/**
+ * Stage 2 of a step's selected child under `"combine"` (`step.ts`,
+ * `select`): the
+ * child with the changes of the step's other accepted children of the same
+ * parent, judged against the parent on all their minibatches together, as
+ * any child is judged on its own. The combination replaces the child when
+ * it passes; otherwise the child goes on alone.
+ *
+ * @internal
+ */
+export const combine = <D, T, O>(
+  s: Session<D, T, O>,
+  plan: State.PendingProposal,
+  proposed: Proposed,
+  /** the accepted children whose changes it takes, in that order */
+  parts: ReadonlyArray<Extract<ProposalResult, { readonly _tag: "Accepted" }>>,
+  visibleUpTo: number | undefined
+): Effect.Effect<Proposed & { readonly passed: boolean }, Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>> =>
+  Effect.gen(function*() {
+    const best = proposed.result
+    if (best._tag !== "Accepted") return { ...proposed, passed: false }
+    const candidate: Record<string, string> = { ...best.candidate }
+    // the parent's score on each example of the minibatches, as its children were judged against it
+    const before = new Map<string, number>()
+    for (const part of [best, ...parts]) {
+      for (const c of part.components) candidate[c] = defined(part.candidate[c], "a changed component of a combined child")
+      part.subsampleIds.forEach((id, i) => {
+        if (!before.has(id)) before.set(id, at(part.scoresBefore, i))
+      })
+    }
+    const ids = [...before.keys()]
+    const evaluated = yield* s.evaluate({
+      iteration: plan.iteration,
+      purpose: "child-minibatch",
+      candidate,
+      ids,
+      captureTraces: false,
+      call: `evaluate(combined child of candidate ${best.parents[0]}, minibatches)`,
+      visibleUpTo
+    })
+    const scoresBefore = ids.map((id) => defined(before.get(id), "the parent's score on a combined minibatch"))
+    const scoresAfter = evaluated.outcomes.map((o) => o.score)
+    const spent = Ledger.sum([proposed.spent, evaluated.spent])
+    const failures = addFailures(proposed.failures, evaluated.failures)
+    if (!s.r.accept(scoresBefore, scoresAfter)) return { ...proposed, spent, failures, passed: false }
+    const result = ProposalResult.Accepted({
+      ...best,
+      candidate,
+      components: Object.keys(candidate).filter((c) => [best, ...parts].some((p) => p.components.includes(c))),
+      subsampleIds: ids,
+      scoresBefore,
+      scoresAfter
+    })
+    return { ...proposed, result, spent, failures, passed: true }
+  })
 
 /**
  * Stage 2, for an accepted child: optionally the rebase judgment, then the

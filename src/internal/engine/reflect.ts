@@ -7,12 +7,11 @@
  *
  * @internal
  */
-import { Effect, Either, Option } from "effect"
-import type { ReflectiveDataset, ReflectiveRecord } from "../../Adapter.js"
+import { Effect, Either } from "effect"
+import type { ReflectiveDataset } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
 import { AdapterContractError, type ModelUnrecoverable, ReflectionUnusable } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
-import { stableStringify } from "../../Fingerprint.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as Reflection from "../../Reflection.js"
 import * as Secrets from "../../Secrets.js"
@@ -22,36 +21,9 @@ import { at, defined } from "../invariant.js"
 import * as Ledger from "../ledger.js"
 import * as Spans from "../spans.js"
 import * as Early from "./early.js"
-import { reusesMinibatches } from "./resolve.js"
+import { evaluateParent, memberView, type ParentEvaluation, reusableOf, type StepEvidence } from "./evidence.js"
+import { describeError, ended, noUsage, type Proposed, type Usage } from "./proposed.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
-
-/** Reflection-model usage of one proposal. @internal */
-export interface Usage {
-  readonly calls: number
-  readonly inputTokens: number
-  readonly outputTokens: number
-  readonly cost: number
-}
-
-/** @internal */
-export const noUsage: Usage = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 }
-
-/** What a proposer hands back to the loop. @internal */
-export interface Proposed {
-  readonly result: ProposalResult
-  /** metric calls spent on minibatches or the merge subsample */
-  readonly spent: number
-  readonly failures: Failures
-  readonly usage: Usage
-  /** why a child was rejected, when its scores alone do not say it */
-  readonly reason?: string | undefined
-  /**
-   * for a rejected proposal that paid for its parent's evaluation: the
-   * scores and the other components' records, for a next proposal that
-   * reflects on the same minibatch (`reuseMinibatch`)
-   */
-  readonly reusable?: State.ReusedEvaluation | undefined
-}
 
 // the first `max` characters, without cutting a "[redacted]" in two
 const startOf = (text: string, max: number): string => {
@@ -60,9 +32,6 @@ const startOf = (text: string, max: number): string => {
   const cut = open >= 0 && open + 10 > max ? open + 10 : max
   return cut >= text.length ? text : `${text.slice(0, cut)}…`
 }
-
-// a proposer's error may quote a key: scrubbed like every text of the run
-const describeError = (e: unknown): string => Secrets.scrub(e instanceof Error ? e.message : String(e))
 
 /** The new texts of a proposal's components, with what reflection skipped or could not use and what it cost. */
 interface NewTexts {
@@ -163,145 +132,19 @@ const reflectTexts = <D, T, O>(
     return Either.right({ texts, skipped, unusable, usage })
   }).pipe(Spans.withSpan("gepa.reflect", { captureStackTrace: false }))
 
-/** What a proposal reflects on: the parent's scores on the minibatch and the records per component. */
-interface ParentEvaluation {
-  readonly before: ReadonlyArray<number>
-  readonly dataset: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>>
-  readonly spent: number
-  readonly failures: Failures
-  /** the records of the components the proposal does not reflect on, kept for a next one (`reuseMinibatch`) */
-  readonly others: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>> | undefined
-}
-
-const ended = (result: ProposalResult, spent: number, failures: Failures): Proposed => ({ result, spent, failures, usage: noUsage })
-
-/** Records that are JSON values, and so can be kept in the saved state. */
-const isJson = (records: ReadonlyArray<ReflectiveRecord>): boolean => {
-  try {
-    return stableStringify(JSON.parse(JSON.stringify(records) ?? "null")) === stableStringify(records)
-  } catch {
-    return false
-  }
-}
-
-/**
- * What a rejected proposal leaves for a next one to reflect on: the other
- * components' records that can be saved as they are (a resumed run reads
- * them back); `undefined` when none can.
- */
-const reusableOf = (
-  paidBy: number,
-  scores: ReadonlyArray<number>,
-  others: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>> | undefined
-): State.ReusedEvaluation | undefined => {
-  if (others === undefined) return undefined
-  const records = Object.fromEntries(Object.entries(others).filter(([, r]) => isJson(r)))
-  return Object.keys(records).length === 0 ? undefined : { paidBy, scores, records }
-}
-
-/**
- * The parent's traced evaluation of the minibatch and the records built from
- * it; or the proposal's end (a known-perfect minibatch, every evaluation
- * failed, the records could not be built). With `reuseMinibatch`, the
- * records of the other components are built in the same call, so that a
- * next proposal can reflect on this minibatch without paying for it again.
- */
-const evaluateParent = <D, T, O>(
-  s: Session<D, T, O>,
-  plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
-  parentCandidate: Candidate.Candidate
-): Effect.Effect<
-  Either.Either<ParentEvaluation, Proposed>,
-  AdapterContractError | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>
-> =>
-  Effect.gen(function*() {
-    const { iteration, parent, ids, components } = plan
-    const kind = "reflective" as const
-    // a parent already known to be perfect on every example of the minibatch
-    // is skipped without paying for the evaluation that would show it again
-    if (s.r.skipPerfect) {
-      const known = s.known(parentCandidate, ids, iteration, plan.sees)
-      if (known !== undefined && known.length > 0 && known.every((x) => x !== undefined && x >= s.r.perfectScore)) {
-        const reason = "all minibatch scores are perfect (known from earlier evaluations)"
-        yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason }))
-        return Either.left(ended(ProposalResult.Skipped({ kind, parents: [parent], reason }), 0, noFailures))
-      }
-    }
-    const evaluated = yield* s.evaluate({
-      iteration,
-      purpose: "parent-minibatch",
-      candidate: parentCandidate,
-      ids,
-      captureTraces: true,
-      call: `evaluate(candidate ${parent}, minibatch, captureTraces)`,
-      visibleUpTo: plan.sees
-    })
-    const { spent, failures } = evaluated
-    const before = evaluated.outcomes.map((o) => o.score)
-    const ok = evaluated.outcomes.filter((o) => o.error === undefined)
-    if (ok.length === 0) {
-      const error = evaluated.outcomes[0]?.error ?? "no example evaluated"
-      const result = ProposalResult.Failed({ kind, parents: [parent], error: `every minibatch evaluation failed: ${error}`, allEvaluationsFailed: true })
-      return Either.left(ended(result, spent, failures))
-    }
-    if (s.r.skipPerfect && before.every((x) => x >= s.r.perfectScore)) {
-      yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: "all minibatch scores are perfect" }))
-      return Either.left(ended(ProposalResult.Skipped({ kind, parents: [parent], reason: "all minibatch scores are perfect" }), spent, failures))
-    }
-    const objectiveScores = ok.flatMap((o) => (o.objectiveScores === undefined ? [] : [o.objectiveScores]))
-    const batch = {
-      outputs: ok.map((o) => Option.getOrThrow(o.output)),
-      scores: ok.map((o) => o.score),
-      trajectories: ok.map((o) => Option.getOrThrow(o.trajectory)),
-      // only when every example has them
-      objectiveScores: objectiveScores.length === ok.length ? objectiveScores : undefined
-    }
-    const rest = reusesMinibatches(s.r) ? Object.keys(parentCandidate).filter((c) => !components.includes(c)) : []
-    const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(parentCandidate, batch, [...components, ...rest]))
-    if (Either.isLeft(built)) {
-      return Either.left(
-        ended(ProposalResult.Failed({ kind, parents: [parent], error: describeError(built.left), allEvaluationsFailed: false }), spent, failures)
-      )
-    }
-    const failed = evaluated.outcomes.filter((o) => o.error !== undefined)
-    const recordsOf = (component: string): ReadonlyArray<ReflectiveRecord> | undefined => {
-      const records = built.right[component]
-      if (!Array.isArray(records)) return undefined
-      // failed examples still teach something: the reflection sees the error
-      return failed.length === 0 ? records : [
-        ...records,
-        ...failed.map((f): ReflectiveRecord => ({
-          "Example": f.id,
-          "Feedback": `The system failed on this example before producing an output: ${f.error}`
-        }))
-      ]
-    }
-    const dataset: Record<string, ReadonlyArray<ReflectiveRecord>> = {}
-    for (const component of components) {
-      const records = recordsOf(component)
-      if (records === undefined) {
-        return yield* Effect.fail(new AdapterContractError({ call: "makeReflectiveDataset", detail: `no record list for component "${component}"` }))
-      }
-      dataset[component] = records
-    }
-    let others: Record<string, ReadonlyArray<ReflectiveRecord>> | undefined
-    for (const component of rest) {
-      const records = recordsOf(component)
-      if (records !== undefined) (others ??= {})[component] = records
-    }
-    return Either.right({ before, dataset, spent, failures, others })
-  })
-
 /**
  * Runs a planned reflective proposal on `parent` (the parent's texts as
  * they were when it was planned; candidates never change once added).
+ * `shared`: the evidence it shares, for a proposal of a `"same_minibatch"`
+ * step (see `stepEvidence`).
  *
  * @internal
  */
 export const reflect = <D, T, O>(
   s: Session<D, T, O>,
   plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
-  parentCandidate: Candidate.Candidate
+  parentCandidate: Candidate.Candidate,
+  shared?: Effect.Effect<StepEvidence, AdapterContractError | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>>
 ): Effect.Effect<
   Proposed,
   AdapterContractError | ModelUnrecoverable | ReflectionUnusable | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>
@@ -312,9 +155,11 @@ export const reflect = <D, T, O>(
     const reused = plan.reuses
     // a minibatch reflected on again (`reuseMinibatch`): the parent's scores
     // and records are the ones an earlier proposal paid for
-    const parentEval = reused === undefined
-      ? yield* evaluateParent(s, plan, parentCandidate)
-      : Either.right<ParentEvaluation>({ before: reused.scores, dataset: reused.records, spent: 0, failures: noFailures, others: undefined })
+    const parentEval = reused !== undefined
+      ? Either.right<ParentEvaluation>({ before: reused.scores, dataset: reused.records, spent: 0, failures: noFailures, others: undefined })
+      : shared !== undefined
+      ? yield* Effect.flatMap(shared, (evidence) => memberView(plan, evidence))
+      : yield* evaluateParent(s, plan, parentCandidate)
     if (Either.isLeft(parentEval)) return parentEval.left
     const paid = parentEval.right
     const { before, dataset } = paid

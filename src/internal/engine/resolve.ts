@@ -55,9 +55,9 @@ export interface Resolved<D, T, O> {
   /** reflective proposals planned together as one step */
   readonly proposalsPerStep: number
   /** how a step picks its parents */
-  readonly proposalSampling: "independent" | "same_parent"
+  readonly proposalSampling: "independent" | "same_parent" | "same_minibatch"
   /** which accepted children of a step are validated */
-  readonly proposalSelection: "best" | "all" | { readonly topK: number }
+  readonly proposalSelection: "best" | "all" | "combine" | { readonly topK: number }
   /** judge a child on its parent's unsolved examples first (see `early.ts`) */
   readonly earlyRejection: boolean
   /** reflect on a rejected proposal's minibatch again with the next component (see `plan.ts`) */
@@ -145,16 +145,17 @@ const checkSettings = <D, T, O>(config: Config<D, T, O>): Effect.Effect<void, Co
     yield* optionalPositiveInt(config.parallelProposals, "parallelProposals")
     yield* optionalPositiveInt(config.proposalsPerStep, "proposalsPerStep")
     yield* check(
-      config.proposalSampling === undefined || config.proposalSampling === "independent" || config.proposalSampling === "same_parent",
+      config.proposalSampling === undefined || config.proposalSampling === "independent" || config.proposalSampling === "same_parent" ||
+        config.proposalSampling === "same_minibatch",
       "proposalSampling",
-      `expected "independent" or "same_parent", got ${String(config.proposalSampling)}`
+      `expected "independent", "same_parent" or "same_minibatch", got ${String(config.proposalSampling)}`
     )
     const selection = config.proposalSelection
     yield* check(
-      selection === undefined || selection === "best" || selection === "all" ||
+      selection === undefined || selection === "best" || selection === "all" || selection === "combine" ||
         (typeof selection === "object" && selection !== null && isPositiveInt(selection.topK)),
       "proposalSelection",
-      `expected "best", "all" or { topK: a positive integer }, got ${
+      `expected "best", "all", "combine" or { topK: a positive integer }, got ${
         typeof selection === "object" ? Fingerprint.stableStringify(selection) : String(selection)
       }`
     )

@@ -1,0 +1,202 @@
+/**
+ * The evidence a reflective proposal reads: its parent's traced evaluation
+ * of the minibatch and the records built from it per component. It is paid
+ * once and read by several proposals when a rejected proposal leaves it for
+ * the next component (`reuseMinibatch`) or when the proposals of a
+ * `"same_minibatch"` step share it.
+ *
+ * @internal
+ */
+import { Effect, Either, Option } from "effect"
+import type { ReflectiveRecord } from "../../Adapter.js"
+import type * as Candidate from "../../Candidate.js"
+import { AdapterContractError } from "../../Errors.js"
+import { GepaEvent } from "../../Event.js"
+import { stableStringify } from "../../Fingerprint.js"
+import { ProposalResult } from "../../Proposal.js"
+import type * as State from "../../State.js"
+import { describeError, ended, type Proposed } from "./proposed.js"
+import { reusesMinibatches } from "./resolve.js"
+import { type Failures, noFailures, type Session } from "./session.js"
+
+/** What a proposal reflects on: the parent's scores on the minibatch and the records per component. @internal */
+export interface ParentEvaluation {
+  readonly before: ReadonlyArray<number>
+  readonly dataset: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>>
+  readonly spent: number
+  readonly failures: Failures
+  /** the records of the components the proposal does not reflect on, kept for a next one (`reuseMinibatch`) */
+  readonly others: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>> | undefined
+}
+
+/** Records that are JSON values, and so can be kept in the saved state. */
+const isJson = (records: ReadonlyArray<ReflectiveRecord>): boolean => {
+  try {
+    return stableStringify(JSON.parse(JSON.stringify(records) ?? "null")) === stableStringify(records)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * What a rejected proposal leaves for a next one to reflect on: the other
+ * components' records that can be saved as they are (a resumed run reads
+ * them back); `undefined` when none can.
+ *
+ * @internal
+ */
+export const reusableOf = (
+  paidBy: number,
+  scores: ReadonlyArray<number>,
+  others: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>> | undefined
+): State.ReusedEvaluation | undefined => {
+  if (others === undefined) return undefined
+  const records = Object.fromEntries(Object.entries(others).filter(([, r]) => isJson(r)))
+  return Object.keys(records).length === 0 ? undefined : { paidBy, scores, records }
+}
+
+/**
+ * The parent's traced evaluation of the minibatch and the records built from
+ * it; or the proposal's end (a known-perfect minibatch, every evaluation
+ * failed, the records could not be built). With `reuseMinibatch`, the
+ * records of the other components are built in the same call, so that a
+ * next proposal can reflect on this minibatch without paying for it again.
+ *
+ * @internal
+ */
+export const evaluateParent = <D, T, O>(
+  s: Session<D, T, O>,
+  plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
+  parentCandidate: Candidate.Candidate
+): Effect.Effect<
+  Either.Either<ParentEvaluation, Proposed>,
+  AdapterContractError | Effect.Effect.Error<ReturnType<Session<D, T, O>["evaluate"]>>
+> =>
+  Effect.gen(function*() {
+    const { iteration, parent, ids, components } = plan
+    const kind = "reflective" as const
+    // a parent already known to be perfect on every example of the minibatch
+    // is skipped without paying for the evaluation that would show it again
+    if (s.r.skipPerfect) {
+      const known = s.known(parentCandidate, ids, iteration, plan.sees)
+      if (known !== undefined && known.length > 0 && known.every((x) => x !== undefined && x >= s.r.perfectScore)) {
+        const reason = "all minibatch scores are perfect (known from earlier evaluations)"
+        yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason }))
+        return Either.left(ended(ProposalResult.Skipped({ kind, parents: [parent], reason }), 0, noFailures))
+      }
+    }
+    const evaluated = yield* s.evaluate({
+      iteration,
+      purpose: "parent-minibatch",
+      candidate: parentCandidate,
+      ids,
+      captureTraces: true,
+      call: `evaluate(candidate ${parent}, minibatch, captureTraces)`,
+      visibleUpTo: plan.sees
+    })
+    const { spent, failures } = evaluated
+    const before = evaluated.outcomes.map((o) => o.score)
+    const ok = evaluated.outcomes.filter((o) => o.error === undefined)
+    if (ok.length === 0) {
+      const error = evaluated.outcomes[0]?.error ?? "no example evaluated"
+      const result = ProposalResult.Failed({ kind, parents: [parent], error: `every minibatch evaluation failed: ${error}`, allEvaluationsFailed: true })
+      return Either.left(ended(result, spent, failures))
+    }
+    if (s.r.skipPerfect && before.every((x) => x >= s.r.perfectScore)) {
+      yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: "all minibatch scores are perfect" }))
+      return Either.left(ended(ProposalResult.Skipped({ kind, parents: [parent], reason: "all minibatch scores are perfect" }), spent, failures))
+    }
+    const objectiveScores = ok.flatMap((o) => (o.objectiveScores === undefined ? [] : [o.objectiveScores]))
+    const batch = {
+      outputs: ok.map((o) => Option.getOrThrow(o.output)),
+      scores: ok.map((o) => o.score),
+      trajectories: ok.map((o) => Option.getOrThrow(o.trajectory)),
+      // only when every example has them
+      objectiveScores: objectiveScores.length === ok.length ? objectiveScores : undefined
+    }
+    const rest = reusesMinibatches(s.r) || plan.shares !== undefined
+      ? Object.keys(parentCandidate).filter((c) => !components.includes(c))
+      : []
+    const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(parentCandidate, batch, [...components, ...rest]))
+    if (Either.isLeft(built)) {
+      return Either.left(
+        ended(ProposalResult.Failed({ kind, parents: [parent], error: describeError(built.left), allEvaluationsFailed: false }), spent, failures)
+      )
+    }
+    const failed = evaluated.outcomes.filter((o) => o.error !== undefined)
+    const recordsOf = (component: string): ReadonlyArray<ReflectiveRecord> | undefined => {
+      const records = built.right[component]
+      if (!Array.isArray(records)) return undefined
+      // failed examples still teach something: the reflection sees the error
+      return failed.length === 0 ? records : [
+        ...records,
+        ...failed.map((f): ReflectiveRecord => ({
+          "Example": f.id,
+          "Feedback": `The system failed on this example before producing an output: ${f.error}`
+        }))
+      ]
+    }
+    const dataset: Record<string, ReadonlyArray<ReflectiveRecord>> = {}
+    for (const component of components) {
+      const records = recordsOf(component)
+      if (records === undefined) {
+        return yield* Effect.fail(new AdapterContractError({ call: "makeReflectiveDataset", detail: `no record list for component "${component}"` }))
+      }
+      dataset[component] = records
+    }
+    let others: Record<string, ReadonlyArray<ReflectiveRecord>> | undefined
+    for (const component of rest) {
+      const records = recordsOf(component)
+      if (records !== undefined) (others ??= {})[component] = records
+    }
+    return Either.right({ before, dataset, spent, failures, others })
+  })
+
+/** The evidence proposals of a `"same_minibatch"` step share, or how each of them ends. @internal */
+export type StepEvidence = Either.Either<ParentEvaluation, Proposed>
+
+/**
+ * The parent's traced evaluation of a minibatch shared by proposals of a
+ * `"same_minibatch"` step, with the records of every component: run once
+ * (the pipeline shares it between the proposals), always as the proposal
+ * that pays for it (`shares`), whichever asks first, so that its events,
+ * its cache entries and what it is charged do not depend on timing.
+ *
+ * @internal
+ */
+export const stepEvidence = <D, T, O>(
+  s: Session<D, T, O>,
+  plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
+  parentCandidate: Candidate.Candidate
+) => evaluateParent(s, { ...plan, iteration: plan.shares ?? plan.iteration, components: [] }, parentCandidate)
+
+/**
+ * One proposal's view of the shared evidence: the records of its own
+ * components, and the calls and failures only for the proposal charged
+ * with them.
+ *
+ * @internal
+ */
+export const memberView = (
+  plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
+  evidence: StepEvidence
+): Effect.Effect<StepEvidence, AdapterContractError> => {
+  const pays = plan.shares === undefined || plan.shares === plan.iteration
+  if (Either.isLeft(evidence)) return Effect.succeed(pays ? evidence : Either.left(ended(evidence.left.result, 0, noFailures)))
+  const all = evidence.right.others ?? {}
+  const dataset: Record<string, ReadonlyArray<ReflectiveRecord>> = {}
+  for (const component of plan.components) {
+    const records = all[component]
+    if (records === undefined) {
+      return Effect.fail(new AdapterContractError({ call: "makeReflectiveDataset", detail: `no record list for component "${component}"` }))
+    }
+    dataset[component] = records
+  }
+  return Effect.succeed(Either.right({
+    before: evidence.right.before,
+    dataset,
+    spent: pays ? evidence.right.spent : 0,
+    failures: pays ? evidence.right.failures : noFailures,
+    others: undefined
+  }))
+}
