@@ -4,21 +4,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { makeTask } from "../bench/task.js"
+import { fingerprint, runOf, twoComponents } from "./fixtures/keywordTask.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
 import * as RunStore from "../src/RunStore.js"
 import * as StopCondition from "../src/StopCondition.js"
-
-const twoComponents = { components: 2, keywordsPerComponent: 8, trainSize: 40, valSize: 12, learnPermille: 300 }
-
-/** The bench task's data, adapter and model as a run's settings. */
-const runOf = (task: ReturnType<typeof makeTask>) => ({
-  seedCandidate: task.seedCandidate,
-  trainset: task.trainset,
-  valset: task.valset,
-  adapter: task.adapter,
-  reflectionModel: task.reflectionModel
-})
 
 /** A run of the bench task with what its events say about each iteration. */
 const observed = (options: { readonly reuseMinibatch?: boolean; readonly components?: number }) =>
@@ -59,12 +49,6 @@ const observed = (options: { readonly reuseMinibatch?: boolean; readonly compone
     }
     return { result, reused }
   })
-
-// compared with deep equality: a state read back from a run directory orders its keys its own way
-const fingerprint = (r: Gepa.OptimizeResult<unknown>) =>
-  JSON.parse(
-    JSON.stringify({ candidates: r.candidates, valScores: r.valScores, parents: r.parents, metricCalls: r.totalMetricCalls, trace: r.state.trace })
-  ) as unknown
 
 describe("reuseMinibatch", () => {
   it.effect("a rejected proposal's minibatch serves the next proposal from the same parent, on the other component, without paying for the parent again", () =>

@@ -5,32 +5,17 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { makeTask } from "../bench/task.js"
+import { fingerprint, runOf, twoComponents } from "./fixtures/keywordTask.js"
 import * as Adapter from "../src/Adapter.js"
 import type { GepaEvent } from "../src/Event.js"
+import * as FaultInjection from "../src/FaultInjection.js"
 import * as Gepa from "../src/Gepa.js"
 import * as State from "../src/State.js"
 import * as StopCondition from "../src/StopCondition.js"
 
-const twoComponents = { components: 2, keywordsPerComponent: 8, trainSize: 40, valSize: 12, learnPermille: 300 }
-
-/** The bench task's data, adapter and model as a run's settings. */
-const runOf = (task: ReturnType<typeof makeTask>) => ({
-  seedCandidate: task.seedCandidate,
-  trainset: task.trainset,
-  valset: task.valset,
-  adapter: task.adapter,
-  reflectionModel: task.reflectionModel
-})
-
 type AdapterOf = Adapter.Adapter<unknown, unknown, string>
 
 const sharing = { proposalsPerStep: 4, proposalSampling: "same_minibatch" } as const
-
-// compared with deep equality: a state read back from a run directory orders its keys its own way
-const fingerprint = (r: Gepa.OptimizeResult<unknown>) =>
-  JSON.parse(
-    JSON.stringify({ candidates: r.candidates, valScores: r.valScores, parents: r.parents, metricCalls: r.totalMetricCalls, trace: r.state.trace })
-  ) as unknown
 
 describe("proposalSampling: same_minibatch", () => {
   it.effect("the proposals of a step share one parent and one minibatch per round of components, and the parent is evaluated once for them", () =>
@@ -170,6 +155,49 @@ describe("proposalSampling: same_minibatch", () => {
       ),
     60_000
   )
+
+  it.live("a pause in the middle of a step, while its proposals reflect on their shared evidence, resumes as the uninterrupted run", () =>
+    Effect.gen(function*() {
+      const task = makeTask(twoComponents)
+      // calls that take time, so that the step is in flight when the stop file is seen
+      const adapter = FaultInjection.adapter(task.adapter, { latency: "3 millis" }).adapter
+      const reflectionModel = FaultInjection.languageModel(task.reflectionModel, { latency: "5 millis" }).model
+      // ends on its iteration count, not its budget: the calls the pause cut short are charged as lost work;
+      // two steps in flight: a stop file is seen between folds, and a pause interrupts what is in flight then
+      const config = {
+        ...runOf(task),
+        adapter,
+        reflectionModel,
+        ...sharing,
+        proposalSelection: "combine" as const,
+        parallelProposals: 2,
+        maxMetricCalls: 2000,
+        stop: StopCondition.maxIterations(16),
+        seed: 3
+      }
+      const full = yield* Gepa.optimize(config)
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-same-minibatch-pause-"))
+      try {
+        const onEvent = (e: GepaEvent) => {
+          // the evidence of the second step's first round is in, and its proposals are reflecting
+          if (e._tag === "EvaluationEnded" && e.purpose === "parent-minibatch" && e.iteration === 5) fs.writeFileSync(path.join(dir, "gepa.stop"), "")
+        }
+        const paused = yield* Gepa.optimize({ ...config, runDir: dir, onEvent })
+        assert.include(paused.stopReason, "stop file")
+        assert.isAbove(paused.state.pending.length, 0)
+        const resumed = yield* Gepa.optimize({ ...config, runDir: dir })
+        const { candidates, parents, valScores } = JSON.parse(JSON.stringify(resumed)) as Gepa.OptimizeResult<unknown>
+        const expected = JSON.parse(JSON.stringify(full)) as Gepa.OptimizeResult<unknown>
+        assert.deepStrictEqual({ candidates, parents, valScores }, {
+          candidates: expected.candidates,
+          parents: expected.parents,
+          valScores: expected.valScores
+        })
+        assert.strictEqual(resumed.iterations, full.iterations)
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }))
 
   it.effect("a run stopped after any step and resumed from its run directory ends as the uninterrupted run", () =>
     Effect.gen(function*() {
