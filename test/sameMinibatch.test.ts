@@ -111,6 +111,26 @@ describe("proposalSampling: same_minibatch", () => {
       assert.strictEqual(result.bestScore, 1)
     }))
 
+  it.effect("records missing for one component of a shared minibatch stop the run with one line naming the call and the component", () =>
+    Effect.gen(function*() {
+      const task = makeTask(twoComponents)
+      const adapter = task.adapter as unknown as AdapterOf
+      const names = Object.keys(task.seedCandidate)
+      // records for every component but the last
+      const missing: AdapterOf = {
+        ...adapter,
+        makeReflectiveDataset: (candidate, batch, components) =>
+          Effect.map(adapter.makeReflectiveDataset(candidate, batch, components), (d) => {
+            const { [names.at(-1)!]: _, ...rest } = d
+            return rest
+          })
+      }
+      const error = yield* Effect.flip(Gepa.optimize({ ...runOf(task), adapter: missing, ...sharing, maxMetricCalls: 300, seed: 3 }))
+      assert.strictEqual(error._tag, "AdapterContractError")
+      assert.include(error.message, "makeReflectiveDataset")
+      assert.include(error.message, names.at(-1)!)
+    }))
+
   it.live("the same result at maxConcurrency 1 and 16, with one step or two in flight", () =>
     Effect.gen(function*() {
       const task = makeTask(twoComponents)

@@ -43,8 +43,8 @@ export interface Finished<T, O> extends Proposed {
 }
 
 /**
- * Stage 1. `shared`: the evidence of the step, for a proposal of a
- * `"same_minibatch"` step (`reflect.ts`, `stepEvidence`).
+ * Stage 1. `shared`: the evidence a proposal of a `"same_minibatch"` step
+ * shares with the others of its round (`evidence.ts`, `stepEvidence`).
  *
  * @internal
  */
@@ -57,11 +57,11 @@ export const propose = <D, T, O>(
 
 /**
  * Stage 2 of a step's selected child under `"combine"` (`step.ts`,
- * `select`): the
- * child with the changes of the step's other accepted children of the same
- * parent, judged against the parent on all their minibatches together, as
- * any child is judged on its own. The combination replaces the child when
- * it passes; otherwise the child goes on alone.
+ * `select`), before its validation: the child with the changes of the
+ * step's other accepted children of the same parent, judged against the
+ * parent on all their minibatches together, as any child is judged on its
+ * own. The combination replaces the child when it passes; otherwise the
+ * child goes on alone.
  *
  * @internal
  */

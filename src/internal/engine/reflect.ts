@@ -1,6 +1,7 @@
 /**
- * The reflective proposer: evaluate the parent on its minibatch with traces,
- * build the reflective dataset, ask for new texts (the reflection model, a
+ * The reflective proposer: evaluate the parent on its minibatch with traces
+ * and build the reflective dataset (or read the evidence another proposal
+ * paid for: `evidence.ts`), ask for new texts (the reflection model, a
  * custom proposer, or the adapter's own `proposeNewTexts`), evaluate the
  * child on the same minibatch and judge it. It owns these steps and returns
  * a `ProposalResult` with what it spent; it never touches the run's state.
