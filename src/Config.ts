@@ -142,12 +142,13 @@ export interface Config<D, T = unknown, O = unknown> {
    * how a step's proposals get their parents and minibatches (default
    * `"independent"`): each selects its own parent with the candidate
    * selector and draws its own minibatch; `"same_parent"`: one parent, a
-   * minibatch each; `"same_minibatch"`: one parent and one minibatch for the
-   * whole step, whose traced evaluation of the parent is paid once and read
-   * by every proposal's reflection. With `"round_robin"` components each
-   * proposal of a shared-parent step rewrites the next component, so a step
-   * of as many proposals as components tries every component side by side
-   * on the same evidence (the parallel form of `reuseMinibatch`).
+   * minibatch each; `"same_minibatch"`: one parent, and one minibatch per
+   * round of components (a new one when a component would come round
+   * again), whose traced evaluation of the parent is paid once and read by
+   * the reflection of every proposal of the round. With `"round_robin"`
+   * components each proposal of a shared-parent step rewrites the next
+   * component, so a round tries every component side by side on the same
+   * evidence (the parallel form of `reuseMinibatch`).
    */
   readonly proposalSampling?: "independent" | "same_parent" | "same_minibatch"
   /**
