@@ -55,6 +55,23 @@ export const reusableOf = (
   return Object.keys(records).length === 0 ? undefined : { paidBy, scores, records }
 }
 
+/** The records of each of `components`, or the contract error naming the first the adapter gave no list for. */
+const datasetOf = (
+  components: ReadonlyArray<string>,
+  recordsOf: (component: string) => ReadonlyArray<ReflectiveRecord> | undefined
+): Effect.Effect<Record<string, ReadonlyArray<ReflectiveRecord>>, AdapterContractError> =>
+  Effect.suspend(() => {
+    const dataset: Record<string, ReadonlyArray<ReflectiveRecord>> = {}
+    for (const component of components) {
+      const records = recordsOf(component)
+      if (records === undefined) {
+        return Effect.fail(new AdapterContractError({ call: "makeReflectiveDataset", detail: `no record list for component "${component}"` }))
+      }
+      dataset[component] = records
+    }
+    return Effect.succeed(dataset)
+  })
+
 /**
  * The parent's traced evaluation of the minibatch and the records built from
  * it; or the proposal's end (a known-perfect minibatch, every evaluation
@@ -136,14 +153,7 @@ export const evaluateParent = <D, T, O>(
         }))
       ]
     }
-    const dataset: Record<string, ReadonlyArray<ReflectiveRecord>> = {}
-    for (const component of components) {
-      const records = recordsOf(component)
-      if (records === undefined) {
-        return yield* Effect.fail(new AdapterContractError({ call: "makeReflectiveDataset", detail: `no record list for component "${component}"` }))
-      }
-      dataset[component] = records
-    }
+    const dataset = yield* datasetOf(components, recordsOf)
     let others: Record<string, ReadonlyArray<ReflectiveRecord>> | undefined
     for (const component of rest) {
       const records = recordsOf(component)
@@ -183,20 +193,14 @@ export const memberView = (
 ): Effect.Effect<StepEvidence, AdapterContractError> => {
   const pays = plan.shares === undefined || plan.shares === plan.iteration
   if (Either.isLeft(evidence)) return Effect.succeed(pays ? evidence : Either.left(ended(evidence.left.result, 0, noFailures)))
-  const all = evidence.right.others ?? {}
-  const dataset: Record<string, ReadonlyArray<ReflectiveRecord>> = {}
-  for (const component of plan.components) {
-    const records = all[component]
-    if (records === undefined) {
-      return Effect.fail(new AdapterContractError({ call: "makeReflectiveDataset", detail: `no record list for component "${component}"` }))
-    }
-    dataset[component] = records
-  }
-  return Effect.succeed(Either.right({
-    before: evidence.right.before,
-    dataset,
-    spent: pays ? evidence.right.spent : 0,
-    failures: pays ? evidence.right.failures : noFailures,
-    others: undefined
-  }))
+  const paid = evidence.right
+  const all = paid.others ?? {}
+  return Effect.map(datasetOf(plan.components, (c) => all[c]), (dataset) =>
+    Either.right({
+      before: paid.before,
+      dataset,
+      spent: pays ? paid.spent : 0,
+      failures: pays ? paid.failures : noFailures,
+      others: undefined
+    }))
 }

@@ -100,8 +100,8 @@ export const make = <D, T, O>(
     const evidence = new Map<number, ReturnType<typeof stepEvidence<D, T, O>>>()
     const evidenceOf = (plan: State.PendingProposal) =>
       Effect.suspend(() => {
-        const key = plan._tag === "Reflective" ? plan.shares : undefined
-        if (plan._tag !== "Reflective" || key === undefined) return Effect.succeed(undefined)
+        if (plan._tag !== "Reflective" || plan.shares === undefined) return Effect.succeed(undefined)
+        const key = plan.shares
         const known = evidence.get(key)
         if (known !== undefined) return Effect.succeed(known)
         return Effect.tap(

@@ -59,8 +59,8 @@ export const propose = <D, T, O>(
  * Stage 2 of a step's selected child under `"combine"` (`step.ts`,
  * `select`), before its validation: the child with the changes of the
  * step's other accepted children of the same parent, judged against the
- * parent on all their minibatches together, as any child is judged on its
- * own. The combination replaces the child when it passes; otherwise the
+ * parent on all their minibatches together, just as each child was judged
+ * on its own. The combination replaces the child when it passes; otherwise the
  * child goes on alone.
  *
  * @internal
@@ -77,10 +77,14 @@ export const combine = <D, T, O>(
     const best = proposed.result
     if (best._tag !== "Accepted") return { ...proposed, passed: false }
     const candidate: Record<string, string> = { ...best.candidate }
+    const changed = new Set<string>()
     // the parent's score on each example of the minibatches, as its children were judged against it
     const before = new Map<string, number>()
     for (const part of [best, ...parts]) {
-      for (const c of part.components) candidate[c] = defined(part.candidate[c], "a changed component of a combined child")
+      for (const c of part.components) {
+        candidate[c] = defined(part.candidate[c], "a changed component of a combined child")
+        changed.add(c)
+      }
       part.subsampleIds.forEach((id, i) => {
         if (!before.has(id)) before.set(id, at(part.scoresBefore, i))
       })
@@ -103,7 +107,7 @@ export const combine = <D, T, O>(
     const result = ProposalResult.Accepted({
       ...best,
       candidate,
-      components: Object.keys(candidate).filter((c) => [best, ...parts].some((p) => p.components.includes(c))),
+      components: Object.keys(candidate).filter((c) => changed.has(c)),
       subsampleIds: ids,
       scoresBefore,
       scoresAfter
