@@ -7,6 +7,8 @@
 export * as Acceptance from "./Acceptance.js"
 /** @since 0.1.0 */
 export * as Adapter from "./Adapter.js"
+/** @since 0.3.0 */
+export * as AiSdkLanguageModel from "./AiSdkLanguageModel.js"
 /** @since 0.1.0 */
 export * as BatchSampler from "./BatchSampler.js"
 /** @since 0.1.0 */
