@@ -44,6 +44,8 @@ export * as Fingerprint from "./Fingerprint.js"
 /** @since 0.1.0 */
 export * as Frontier from "./Frontier.js"
 /** @since 0.3.0 */
+export * as FunctionAdapter from "./FunctionAdapter.js"
+/** @since 0.3.0 */
 export * as Genealogy from "./Genealogy.js"
 /** @since 0.1.0 */
 export * as Gepa from "./Gepa.js"

@@ -185,6 +185,17 @@ const serverCode = (data: unknown, body: unknown): string | undefined => {
   return undefined
 }
 
+/** An HTTP status a proxy put inside an error body sent with HTTP 200. */
+const embeddedStatus = (body: unknown): number | undefined => {
+  const source = errorObjectOf(body)
+  for (const key of ["status", "code"] as const) {
+    const raw = source?.[key]
+    const n = typeof raw === "string" && /^\d{3}$/.test(raw) ? Number(raw) : raw
+    if (typeof n === "number" && Number.isInteger(n) && n >= 400 && n <= 599) return n
+  }
+  return undefined
+}
+
 // a connection that breaks while the body is read: undici says "terminated"
 const RESET_CODES: ReadonlySet<string> = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "ETIMEDOUT", "ECONNABORTED"])
 
@@ -257,8 +268,24 @@ export const classify = (ctx: Context, cause: unknown, nowMillis: number): Attem
     const status = field(cause, "statusCode")
     if (typeof status === "number") {
       const after = Option.getOrUndefined(parseRetryAfter(headerOf(field(cause, "responseHeaders")), nowMillis))
-      const code = serverCode(field(cause, "data"), field(cause, "responseBody"))
-      return fromStatus(ctx, status, detailOf(message), endpoint, code, after)
+      const body = field(cause, "responseBody")
+      const code = serverCode(field(cause, "data"), body)
+      if (status >= 400) return fromStatus(ctx, status, detailOf(message), endpoint, code, after)
+      // an answer the SDK could not read ("Invalid JSON response"): an
+      // error a proxy sent with HTTP 200 is read as the status it carries
+      const embedded = embeddedStatus(body)
+      const serverMessage = field(errorObjectOf(body), "message")
+      if (embedded !== undefined) {
+        return fromStatus(ctx, embedded, detailOf(typeof serverMessage === "string" ? serverMessage : message), endpoint, code, after)
+      }
+      return {
+        error: new LlmResponseError({
+          model,
+          ...(endpoint === undefined ? {} : { endpoint }),
+          detail: detailOf(typeof serverMessage === "string" ? `${message}; the server says: ${serverMessage}` : message)
+        }),
+        retryable: false
+      }
     }
     // no status: the request never got an answer (refused, reset, DNS)
     const code = systemCodeOf(field(cause, "cause"))
