@@ -8,7 +8,7 @@
  */
 import { createOpenAI } from "@ai-sdk/openai"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Cause, type Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Redacted } from "effect"
 import * as path from "node:path"
 import * as AiSdkLanguageModel from "../src/AiSdkLanguageModel.js"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
@@ -67,7 +67,7 @@ const serve = (server: FakeServer.FakeOpenAi, key: string) => {
   })
 }
 
-const models = (server: FakeServer.FakeOpenAi, key: string, timeout: string = "10 seconds") => {
+const models = (server: FakeServer.FakeOpenAi, key: string, timeout: Duration.DurationInput = "10 seconds") => {
   const openai = createOpenAI({ baseURL: server.baseURL, apiKey: key })
   const options = { retryBaseDelay: "1 millis", timeout, secrets: [Redacted.make(key)] } as const
   return Layer.merge(
