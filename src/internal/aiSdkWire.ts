@@ -133,18 +133,29 @@ export const toCompletion = (
       retryable: false
     })
   }
-  const typed = result as SpecGenerateResult
-  const text = typed.content.flatMap((part) => (part.type === "text" && typeof part.text === "string" ? [part.text] : [])).join("")
-  const usage = usageOf(typed.usage)
-  const responseModel = typed.response?.modelId
+  // read field by field: a provider outside the specification must not crash the call
+  const text = content.flatMap((part) => {
+    const t = field(part, "text")
+    return field(part, "type") === "text" && typeof t === "string" ? [t] : []
+  }).join("")
+  const usage = usageOf({
+    inputTokens: tokensOf(field(field(result, "usage"), "inputTokens")),
+    outputTokens: tokensOf(field(field(result, "usage"), "outputTokens"))
+  })
+  const responseModel = field(field(result, "response"), "modelId")
   return Effect.succeed({
     text: ctx.scrub(text),
-    finishReason: finishReasonOf(typed.finishReason),
+    finishReason: finishReasonOf(typeof finish === "string" ? finish : { unified: String(field(finish, "unified")) }),
     usage,
     cost: costOf(usage, price),
     model: ctx.scrub(typeof responseModel === "string" && responseModel !== "" ? responseModel : ctx.model)
   })
 }
+
+/** A token count as the specification gives it (`{ total }`, or a number), else nothing. */
+const tokensOf = (
+  value: unknown
+): SpecTokens => (typeof value === "number" ? value : { total: typeof field(value, "total") === "number" ? Number(field(value, "total")) : undefined })
 
 /**
  * The error a `generateText` call threw, seen through the AI SDK's own
