@@ -296,6 +296,22 @@ describe("AiSdkLanguageModel with @ai-sdk/openai on the loopback server", () => 
       Secrets.unsafeClear()
     }))
 
+  it.scopedLive("a body the SDK cannot read is LlmResponseError, not retried; an error sent with HTTP 200 is read as its status and retried", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeServer.make
+      server.enqueue(
+        { status: 200, headers: { "content-type": "application/json" }, body: "{not json" },
+        { status: 200, body: { error: { message: "upstream overloaded", status: 503 } } },
+        FakeServer.ok("recovered")
+      )
+      const model = yield* AiSdkLanguageModel.make(openaiFor(server).chat("gpt-test"), { retryBaseDelay: "1 millis" })
+      const error = failureOf(yield* Effect.exit(model.complete("q")))
+      expect(error._tag).toBe("LlmResponseError")
+      expect(server.requests).toHaveLength(1)
+      expect((yield* model.complete("q")).text).toBe("recovered")
+      expect(server.requests).toHaveLength(3)
+    }))
+
   it.scopedLive("interrupting the caller closes the in-flight request: the server sees the socket close", () =>
     Effect.gen(function*() {
       const server = yield* FakeServer.make
