@@ -35,7 +35,7 @@
  *
  * @since 0.3.0
  */
-import { Cause, Effect, Layer, Option } from "effect"
+import { Cause, Effect, Layer, Option, Redacted } from "effect"
 import type { Adapter, AdapterService, ReflectiveRecord } from "./Adapter.js"
 import { tag as adapterTag } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
@@ -84,6 +84,13 @@ export interface Options<D, O, E = never> {
    * `model` of the failed request's body, else "app"
    */
   readonly model?: string | undefined
+  /**
+   * secrets the app uses (a key it passes in code), scrubbed from every
+   * failure message; the key variables of the known providers
+   * (`Secrets.knownKeyVariables`, read from the ambient `ConfigProvider`)
+   * are registered without it
+   */
+  readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
 }
 
 /**
@@ -142,6 +149,14 @@ export const make = <D, O, E = never>(options: Options<D, O, E>): Effect.Effect<
     if (!Array.isArray(components) || components.some((c) => typeof c !== "string" || c === "")) {
       return yield* new ConfigError({ field: "components", detail: "must be a list of component names" })
     }
+    const secrets = options.secrets ?? []
+    if (!Array.isArray(secrets) || secrets.some((v) => !Redacted.isRedacted(v))) {
+      return yield* new ConfigError({ field: "secrets", detail: "must be a list of Redacted values" })
+    }
+    // the app's provider reads its key from the environment: a server
+    // echoing it in an error must not carry it into the run's records
+    yield* Secrets.registerVariables(Secrets.knownKeyVariables)
+    yield* Secrets.register(...secrets)
     const { metric, run } = options
 
     const runOne = (example: D, texts: Candidate): Effect.Effect<Trajectory<D, O>, ModelUnrecoverable> =>

@@ -99,8 +99,8 @@ describe("FunctionAdapter", () => {
     Effect.gen(function*() {
       Secrets.unsafeClear()
       const key = "sk-app-Zq81Xy72Wv63Ut54"
-      yield* Secrets.register(Redacted.make(key))
       const adapter = yield* FunctionAdapter.make({
+        secrets: [Redacted.make(key)],
         run: async (example: Example) => {
           if (example.city === "Nowhere") throw new Error(`upstream said no to ${key}`)
           return example.city
