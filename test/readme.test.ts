@@ -4,15 +4,17 @@
  * `src/` by tsconfig.json's paths, as an app would import it); an example
  * marked `<!-- file: examples/x.ts -->` is that file, word for word (its
  * opening doc comment aside), so what the page shows is what CI compiles and
- * runs; and the demo summary docs/concepts.md quotes is what `npm start`
- * prints.
+ * runs; the config file docs/cli.md shows is one `gepa optimize` starts a
+ * run with, without a warning; and the demo summary docs/concepts.md quotes is what
+ * `npm start` prints. test/quickstart.test.ts runs the README's quick starts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { runDemo, summarize } from "../examples/demo/run.js"
+import { parseConfig, resolveSettings } from "../src/cli/settings.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
 const root = path.resolve(import.meta.dirname, "..")
@@ -140,6 +142,19 @@ describe("README and docs/", () => {
         expect((await check()).get(nameOf(snippet))).toEqual([])
       }, 300_000)
     }
+  })
+
+  it("docs/cli.md's complete gepa.json is a config file gepa optimize starts a run with, without a warning", () => {
+    const config = blocks("docs/cli.md").filter((b) => b.lang === "json" && b.code.startsWith("{\n  \"train\""))
+    expect(config).toHaveLength(1)
+    // the seed prompt file it names, where it names it (relative to the config file)
+    const dir = makeTmpDir("gepa-config-")
+    fs.mkdirSync(path.join(dir, "prompts"))
+    fs.writeFileSync(path.join(dir, "prompts", "seed.txt"), "Answer the question.\n")
+    const parsed = Either.getOrThrow(parseConfig(config[0]!.code, path.join(dir, "gepa.json")))
+    expect(parsed.warnings).toEqual([])
+    const settings = resolveSettings(parsed.input, {}, { cwd: dir })
+    expect(Either.isRight(settings) ? "accepted" : settings.left.message).toBe("accepted")
   })
 
   it.effect("docs/concepts.md quotes the summary the demo prints (every line but the time, which it leaves out)", () =>
