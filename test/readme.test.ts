@@ -113,6 +113,23 @@ const typecheck = async (): Promise<ReadonlyMap<string, ReadonlyArray<string>>> 
   }
 }
 
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")
+
+/** The anchors of a page's headings (outside code blocks). */
+const anchorsOf = (page: string): ReadonlySet<string> => {
+  const text = fs.readFileSync(path.join(root, page), "utf8").replace(/^```[\s\S]*?^```$/gm, "")
+  return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!)))
+}
+
+/** Every relative link of a page (outside code), as `page:line: target`. */
+const linksOf = (page: string): ReadonlyArray<{ readonly where: string; readonly target: string }> =>
+  fs.readFileSync(path.join(root, page), "utf8").replace(/^```[\s\S]*?^```$/gm, (block) => block.replace(/[^\n]/g, ""))
+    .split("\n").flatMap((line, i) =>
+      [...line.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => ({ where: `${page}:${i + 1}`, target: m[1]! }))
+        .filter((l) => !/^[a-z]+:/.test(l.target))
+    )
+
 /** A file of examples/ as a page shows it: without its opening doc comment. */
 const shown = (file: string) => fs.readFileSync(path.join(root, file), "utf8").replace(/^\/\*\*[\s\S]*?\*\/\n/, "").trimEnd()
 
@@ -123,6 +140,20 @@ describe("README and docs/", () => {
       "examples/quickstart.ts",
       "examples/quickstart-anything.ts"
     ])
+  })
+
+  it("every relative link leads to a file of the repository, and every anchor to a heading", () => {
+    const broken: Array<string> = []
+    for (const page of pages) {
+      for (const { target, where } of linksOf(page)) {
+        const [file, anchor] = target.split("#") as [string, string | undefined]
+        const resolved = file === "" ? page : path.relative(root, path.resolve(root, path.dirname(page), file))
+        if (!fs.existsSync(path.join(root, resolved))) broken.push(`${where}: ${target}: no ${resolved}`)
+        else if (anchor !== undefined && !anchorsOf(resolved).has(anchor)) broken.push(`${where}: ${target}: no heading #${anchor} in ${resolved}`)
+      }
+    }
+    expect(broken).toEqual([])
+    expect(linksOf("docs/README.md").length).toBeGreaterThanOrEqual(10)
   })
 
   describe("an example marked with its file is that file", () => {
