@@ -6,7 +6,8 @@
  * (`OPENAI_BASE_URL`). The task model routes a ticket only once its system
  * prompt names the queues; the reflection model writes such a prompt (or the
  * anchored pattern) when asked. The block's `gepa watch` line, which serves
- * until Ctrl-C, is left out.
+ * until Ctrl-C, is left out. The offline examples the docs name run too,
+ * and print the figures the docs quote.
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -115,4 +116,27 @@ describe("the README's quick starts", () => {
       expect(r.stdout.split(routingPrompt).length).toBeGreaterThanOrEqual(3) // the run's best, and gepa show's
       expect(fs.existsSync(path.join(dir, ".gepa-runs", "tickets", "report.html"))).toBe(true)
     }), 180_000)
+
+  it.effect(
+    "the offline examples the docs name run, and examples/anything.ts prints the figures docs/optimize-anything.md quotes",
+    () =>
+      Effect.gen(function*() {
+        const [library, tracing, anything] = yield* Effect.all(
+          ["examples/library.ts", "examples/tracing.ts", "examples/anything.ts"].map((file) => run(process.execPath, ["--import", "tsx", file], root, {})),
+          { concurrency: 2 }
+        )
+        for (const r of [library!, tracing!, anything!]) expect(r.status, r.stderr).toBe(0)
+        expect(library!.stdout).toContain("seed 0 -> best 1: Repeat the user's text in capital letters.")
+        expect(tracing!.stdout).toMatch(/^gepa\.metric_calls \{\} \d+$/m)
+        expect(tracing!.stdout).toContain("best score 1:")
+        const page = fs.readFileSync(path.join(root, "docs", "optimize-anything.md"), "utf8")
+        const quoted = /goes from ([\d.]+) to ([\d.]+) on the validation set in (\d+) metric calls \(test set ([\d.]+) to ([\d.]+)/.exec(page)
+        expect(quoted).not.toBeNull()
+        const [, seed, best, calls, testSeed, testBest] = quoted!
+        expect(anything!.stdout).toContain(`validation:    seed ${seed} -> best ${best} `)
+        expect(anything!.stdout).toContain(`, ${calls} metric calls)`)
+        expect(anything!.stdout).toContain(`test set:      seed ${testSeed} -> best ${testBest} `)
+      }),
+    180_000
+  )
 })
