@@ -4,6 +4,27 @@
  * can hold resources such as a signal handler or a start time) and then
  * checked before every iteration.
  *
+ * @example
+ * ```ts
+ * import { StopCondition } from "effect-gepa"
+ *
+ * // whichever comes first: 30 minutes, a perfect validation score, or `touch gepa.stop`
+ * const stop = StopCondition.any(
+ *   StopCondition.timeout("30 minutes"),
+ *   StopCondition.perfectScore(),
+ *   StopCondition.stopFile("gepa.stop")
+ * )
+ *
+ * // a condition of your own: at least 10 candidates and a best score of 0.9
+ * const goodEnough = StopCondition.fromPredicate(
+ *   "goodEnough",
+ *   (s) => s.state.candidates.length >= 10 && s.bestScore >= 0.9,
+ *   (s) => `found ${s.state.candidates.length} candidates, the best at ${s.bestScore}`
+ * )
+ *
+ * // passed as `stop: [stop, goodEnough]`, the run stops when either holds
+ * ```
+ *
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Option, Ref, type Scope } from "effect"
