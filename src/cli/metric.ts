@@ -10,6 +10,8 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+// node:fs, not FileSystem: only to tell a missing metric module from one
+// that fails to load, just before import() loads it
 import * as fs from "node:fs"
 import { importUserModule } from "../internal/userModule.js"
 import * as Metric from "../Metric.js"
