@@ -42,7 +42,7 @@ node_bin() {
   fi
   local dir=".ci/node-$major"
   if [ ! -x "$dir/node_modules/node/bin/node" ]; then
-    npm install --prefix "$dir" --no-save --no-package-lock --no-audit --no-fund "node@$major" >&2
+    npm install --prefix "$dir" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "node@$major" >&2
   fi
   [ -x "$dir/node_modules/node/bin/node" ] || { echo "node@$major gave no binary at $dir/node_modules/node/bin/node" >&2; exit 1; }
   echo "$PWD/$dir/node_modules/node/bin"
@@ -62,7 +62,9 @@ match_addon() {
     [ -n "$headers" ] || { echo "no Node $major headers to rebuild better-sqlite3 with" >&2; exit 1; }
     local nodedir started=$SECONDS
     nodedir="$PWD/$(dirname "$(dirname "$headers")")"
-    (cd node_modules/better-sqlite3 && PATH="$bin:$PATH" node "$node_gyp" rebuild --release --nodedir="$nodedir" > /dev/null)
+    local log=".ci/node-$major/better-sqlite3-build.log"
+    (cd node_modules/better-sqlite3 && PATH="$bin:$PATH" node "$node_gyp" rebuild --release --nodedir="$nodedir") > "$log" 2>&1 ||
+      { tail -n 40 "$log" >&2; echo "better-sqlite3 could not be rebuilt for Node $major (log: $log)" >&2; exit 1; }
     echo "better-sqlite3 rebuilt for Node $major (ABI $abi) in $((SECONDS - started)) s" >&2
     cp "$addon" "$cache"
   fi

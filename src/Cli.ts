@@ -9,6 +9,7 @@
 export { CliInputError, ExitCode } from "./cli/errors.js"
 export { type Example, loadExamples, parseExamples, parseRecords } from "./cli/data.js"
 export { importModule, loadMetric } from "./cli/metric.js"
+export { type ComponentsContext, type ComponentsMetric, type ComponentsScore, type LoadedComponentsMetric, loadComponentsMetric } from "./cli/components.js"
 export { type ModelFactory, type ModelFactoryOptions, openAiModel, requestTimeout } from "./cli/models.js"
 export { builtInMetrics, changeableOnResume, defaults, environmentVariables } from "./cli/constants.js"
 export { describeRun, readRun, readSavedSettings, renderReport, type SavedRun } from "./cli/saved.js"
@@ -26,6 +27,7 @@ export {
   resolveSettings,
   resumeConflict,
   Settings,
+  seedTexts,
   settingsJson
 } from "./cli/settings.js"
 export { optimizeSettings } from "./cli/commands.js"
