@@ -63,7 +63,7 @@ match_addon() {
     local nodedir started=$SECONDS
     nodedir="$PWD/$(dirname "$(dirname "$headers")")"
     local log=".ci/node-$major/better-sqlite3-build.log"
-    (cd node_modules/better-sqlite3 && PATH="$bin:$PATH" node "$node_gyp" rebuild --release --nodedir="$nodedir") > "$log" 2>&1 ||
+    (cd node_modules/better-sqlite3 && PATH="$bin:$PATH" node "$node_gyp" rebuild --release --jobs max --nodedir="$nodedir") > "$log" 2>&1 ||
       { tail -n 40 "$log" >&2; echo "better-sqlite3 could not be rebuilt for Node $major (log: $log)" >&2; exit 1; }
     echo "better-sqlite3 rebuilt for Node $major (ABI $abi) in $((SECONDS - started)) s" >&2
     cp "$addon" "$cache"
