@@ -360,7 +360,7 @@ export const resolveSettings = (
       return yield* Either.left(inputError(
         `${flags.merge === true ? "--merge" : `"merge": true`}: merges combine the components of two candidates, and ` +
           `gepa optimize evolves one (${raw.component ?? defaults.component}), so a merge would only copy a parent; ` +
-          `use gepa anything or the library with several components`
+          `name several texts under "components" in the config file to merge them`
       ))
     }
     yield* requireBudget(raw)
