@@ -60,6 +60,47 @@ export {
 } from "./cli/data.js"
 export {
   /**
+   * What a components metric module's `metric` receives besides the example
+   * and the texts: `generate`, one call of the run's task model, and the
+   * abort signal of the evaluation.
+   *
+   * @since 0.3.0
+   * @category metrics
+   */
+  type ComponentsContext,
+  /**
+   * The `metric` export of a module for a run of several components: runs the
+   * program on one example with every component's text and scores it.
+   *
+   * @since 0.3.0
+   * @category metrics
+   */
+  type ComponentsMetric,
+  /**
+   * What a components metric returns: a number, or a score with feedback and
+   * the output the reflection model reads.
+   *
+   * @since 0.3.0
+   * @category metrics
+   */
+  type ComponentsScore,
+  /**
+   * A components metric module once imported and checked.
+   *
+   * @since 0.3.0
+   * @category metrics
+   */
+  type LoadedComponentsMetric,
+  /**
+   * Imports a components metric module and checks its `metric` export.
+   *
+   * @since 0.3.0
+   * @category metrics
+   */
+  loadComponentsMetric
+} from "./cli/components.js"
+export {
+  /**
    * Imports a metric module (see the module docs for the file kinds).
    *
    * @since 0.2.0
@@ -344,6 +385,13 @@ export {
    * @category schemas
    */
   Settings,
+  /**
+   * The seed candidate of a run's settings: its components, or its one prompt.
+   *
+   * @since 0.3.0
+   * @category parsing
+   */
+  seedTexts,
   /**
    * The text of `config.json` for `settings`.
    *
