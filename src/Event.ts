@@ -47,7 +47,18 @@ export type GepaEvent = Data.TaggedEnum<{
    * earlier answers could not be used
    */
   SeedGenerated: { readonly attempts: number; readonly rejected: ReadonlyArray<string>; readonly candidate: Candidate }
-  OptimizationStarted: { readonly resumed: boolean; readonly trainSize: number; readonly valSize: number; readonly budget: number | undefined }
+  /**
+   * `strategy`: the step's proposal strategy the run goes on with, in one
+   * line (`Config.formatStrategy`), given or the default for the candidate's
+   * shape (since 0.3)
+   */
+  OptimizationStarted: {
+    readonly resumed: boolean
+    readonly trainSize: number
+    readonly valSize: number
+    readonly budget: number | undefined
+    readonly strategy?: string
+  }
   OptimizationEnded: { readonly result: GepaResult }
   IterationStarted: { readonly iteration: number; readonly metricCalls: number }
   IterationEnded: { readonly iteration: number; readonly accepted: number; readonly state: GepaState }
