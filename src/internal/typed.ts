@@ -12,6 +12,7 @@ import type { Candidate } from "../Candidate.js"
 import * as CandidateSchema from "../CandidateSchema.js"
 import type { TextProposer } from "../ComponentProposer.js"
 import { ConfigError } from "../Errors.js"
+import type { GepaEvent, StructuredEvent } from "../Event.js"
 import * as State from "../State.js"
 
 /** The typed fields of a structured run's configuration. @internal */
@@ -44,7 +45,7 @@ export interface TextFields<D, T, O> {
   readonly adapter: Adapter<D, T, O>
   readonly componentProposers: Readonly<Record<string, TextProposer>>
   readonly componentSchemas: Readonly<Record<string, string>>
-  readonly validateComponent: (component: string, stored: string) => string | undefined
+  readonly readComponent: (component: string, text: string) => Either.Either<string, string>
 }
 
 /**
@@ -75,7 +76,10 @@ export const toTextFields = <A, D, T, O>(config: TypedFields<A, D, T, O>): Eithe
     adapter: toAdapter(shape, config.adapter),
     componentProposers: proposers,
     componentSchemas: shape.describe(),
-    validateComponent: (component, stored) => Either.match(shape.decodeComponent(component, stored), { onLeft: (e) => e.reason, onRight: () => undefined })
+    // the canonical stored form: a structured value written with another
+    // layout or key order is stored (and cached) as the seed's values are
+    readComponent: (component, text) =>
+      Either.mapLeft(Either.flatMap(shape.decodeComponent(component, text), (v) => shape.encodeComponent(component, v)), (e) => e.reason)
   })
 }
 
@@ -95,4 +99,44 @@ export const decodeResult = <A, Res extends { readonly candidates: ReadonlyArray
   const best = decoded[result.bestIndex]
   if (best === undefined) return Either.left(new ConfigError({ field: "candidateSchema", detail: "no best candidate" }))
   return Either.right({ ...result, bestCandidate: best, candidates: decoded, versions: State.versionsOf(result.state) })
+}
+
+/**
+ * The decoder of a typed run's events: decodes the candidates an event
+ * carries. Candidates are added to the pool and never changed, so each is
+ * decoded once, by index, however many `IterationEnded` events show it.
+ *
+ * @internal
+ */
+export const eventDecoder = <A>(shape: CandidateSchema.CandidateSchema<A>) => {
+  const pool: Array<A> = []
+  const one = (candidate: Candidate, where: string): Either.Either<A, ConfigError> =>
+    Either.mapLeft(shape.decode(candidate), (e) => new ConfigError({ field: `candidateSchema.${e.component}`, detail: `${where}: ${e.reason}` }))
+  const decodePool = (candidates: ReadonlyArray<Candidate>): Either.Either<ReadonlyArray<A>, ConfigError> => {
+    for (let i = pool.length; i < candidates.length; i++) {
+      const candidate = candidates[i]
+      if (candidate === undefined) break
+      const a = one(candidate, `candidate ${i}`)
+      if (Either.isLeft(a)) return Either.left(a.left)
+      pool.push(a.right)
+    }
+    return Either.right(pool.slice(0, candidates.length))
+  }
+  return (event: GepaEvent): Either.Either<StructuredEvent<A>, ConfigError> => {
+    switch (event._tag) {
+      case "SeedGenerated":
+        return Either.map(one(event.candidate, "the generated seed"), (candidate) => ({ ...event, candidate }))
+      case "CandidateAccepted":
+        return Either.map(one(event.components, `candidate ${event.candidate}`), (components) => ({ ...event, components }))
+      case "IterationEnded":
+        return Either.map(decodePool(event.state.candidates), (candidates) => ({ ...event, candidates }))
+      case "OptimizationEnded":
+        return Either.map(
+          decodeResult(shape, { ...event.result, state: event.state }),
+          ({ state: _state, ...result }) => ({ ...event, result })
+        )
+      default:
+        return Either.right(event)
+    }
+  }
 }
