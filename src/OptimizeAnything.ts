@@ -42,7 +42,9 @@ import type {
   OptimizeAnythingError,
   Result,
   SeededConfig,
-  SeedlessConfig
+  SeedlessConfig,
+  StructuredConfig,
+  StructuredResult
 } from "./internal/optimizeAnything/types.js"
 import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
 import type { Proposer } from "./Proposal.js"
@@ -73,7 +75,8 @@ export type {
  * (`Evaluator`, `CandidateOf`), the configuration (`Config`, `SeededConfig`,
  * `SeedlessConfig`, `ConfigBase`, `EngineOptions`, `SideInfoLimits`), the
  * result (`Result`, `Mode`, `SeedGeneration`, `TestScore`, `TestResult`) and
- * the errors (`OptimizeAnythingError`).
+ * the errors (`OptimizeAnythingError`); a typed artifact's configuration and
+ * result (`StructuredConfig`, `StructuredResult`, since 0.3.0).
  *
  * @since 0.2.0
  * @category models
@@ -88,12 +91,14 @@ export type {
   ConfigBase,
   SeededConfig,
   SeedlessConfig,
+  StructuredConfig,
   Config,
   Mode,
   SeedGeneration,
   TestScore,
   TestResult,
   Result,
+  StructuredResult,
   OptimizeAnythingError
 } from "./internal/optimizeAnything/types.js"
 
@@ -137,6 +142,15 @@ export { SeedGenerationFailed }
  * @since 0.2.0
  * @category running
  */
+export function optimizeAnything<A, D = unknown, E = never, R = never>(
+  config: StructuredConfig<A, D, E, R> & { readonly reflectionModel: LanguageModel }
+): Effect.Effect<StructuredResult<A>, OptimizeAnythingError, R>
+export function optimizeAnything<A, D = unknown, E = never, R = never>(
+  config: StructuredConfig<A, D, E, R> & { readonly proposer: Proposer }
+): Effect.Effect<StructuredResult<A>, OptimizeAnythingError, R>
+export function optimizeAnything<A, D = unknown, E = never, R = never>(
+  config: StructuredConfig<A, D, E, R>
+): Effect.Effect<StructuredResult<A>, OptimizeAnythingError, R | ReflectionModel>
 export function optimizeAnything<S extends string | Candidate = string, D = unknown, E = never, R = never>(
   config: SeededConfig<S, D, E, R> & { readonly reflectionModel: LanguageModel }
 ): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R>
@@ -158,11 +172,12 @@ export function optimizeAnything<S extends string | Candidate = string, D = unkn
   config: Config<S, D, E, R>
 ): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
 export function optimizeAnything<S extends string | Candidate, D, E, R>(
-  config: Config<S, D, E, R>
-): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel> {
+  config: Config<S, D, E, R> | StructuredConfig<unknown, D, E, R>
+): Effect.Effect<Result<CandidateOf<S>> | StructuredResult<unknown>, OptimizeAnythingError, R | ReflectionModel> {
   // the run reads the configuration untyped (every value as unknown); its
-  // result has the candidate's shape the seed has, and needs what the evaluator needs
-  return internal.run(config) as Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
+  // result has the candidate's shape the seed (or the schema) has, and needs
+  // what the evaluator needs
+  return internal.run(config) as Effect.Effect<Result<CandidateOf<S>> | StructuredResult<unknown>, OptimizeAnythingError, R | ReflectionModel>
 }
 
 /**
@@ -172,9 +187,17 @@ export function optimizeAnything<S extends string | Candidate, D, E, R>(
  * @since 0.2.0
  * @category running
  */
-export const optimizeAnythingPromise = <S extends string | Candidate = string, D = unknown, E = never>(
+export function optimizeAnythingPromise<A, D = unknown, E = never>(
+  config: StructuredConfig<A, D, E, never> & { readonly reflectionModel: LanguageModel }
+): Promise<StructuredResult<A>>
+export function optimizeAnythingPromise<S extends string | Candidate = string, D = unknown, E = never>(
   config: Config<S, D, E, never> & { readonly reflectionModel: LanguageModel }
-): Promise<Result<CandidateOf<S>>> => internal.runPromise(internal.run(config) as Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError>)
+): Promise<Result<CandidateOf<S>>>
+export function optimizeAnythingPromise<S extends string | Candidate, D, E>(
+  config: (Config<S, D, E, never> | StructuredConfig<unknown, D, E, never>) & { readonly reflectionModel: LanguageModel }
+): Promise<Result<CandidateOf<S>> | StructuredResult<unknown>> {
+  return internal.runPromise(internal.run(config) as Effect.Effect<Result<CandidateOf<S>> | StructuredResult<unknown>, OptimizeAnythingError>)
+}
 
 /**
  * An evaluator from a plain function returning a score (or `{ score,

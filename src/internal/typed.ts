@@ -25,7 +25,8 @@ export interface TypedFields<A, D, T, O> {
 
 // a stored candidate the engine produced always decodes: it was encoded from
 // a checked value, and a run saved with another schema is refused on resume
-const decodeOrDie = <A>(shape: CandidateSchema.CandidateSchema<A>, candidate: Candidate): Effect.Effect<A> =>
+/** @internal */
+export const decodeOrDie = <A>(shape: CandidateSchema.CandidateSchema<A>, candidate: Candidate): Effect.Effect<A> =>
   Either.match(shape.decode(candidate), { onLeft: (e) => Effect.die(e), onRight: Effect.succeed })
 
 /** The engine adapter of a typed one. @internal */
@@ -39,41 +40,48 @@ export const toAdapter = <A, D, T, O>(
   ...(typed.traceCodec === undefined ? {} : { traceCodec: typed.traceCodec })
 })
 
-/** The text fields that replace the typed ones. @internal */
-export interface TextFields<D, T, O> {
+/** The text fields that replace the typed ones, but for the adapter. @internal */
+export interface SchemaFields {
   readonly seedCandidate: Candidate
-  readonly adapter: Adapter<D, T, O>
   readonly componentProposers: Readonly<Record<string, TextProposer>>
   readonly componentSchemas: Readonly<Record<string, string>>
   readonly readComponent: (component: string, text: string) => Either.Either<string, string>
 }
 
+/** The text fields that replace the typed ones. @internal */
+export interface TextFields<D, T, O> extends SchemaFields {
+  readonly adapter: Adapter<D, T, O>
+}
+
 /**
- * The text fields of a typed configuration: the encoded and checked seed,
- * the decoding adapter, the checking proposers and the schemas' descriptions.
+ * The text fields of a typed seed and proposers: the encoded and checked
+ * seed, the checking proposers, the schemas' descriptions and the reader of
+ * proposed and saved components.
  *
  * @internal
  */
-export const toTextFields = <A, D, T, O>(config: TypedFields<A, D, T, O>): Either.Either<TextFields<D, T, O>, ConfigError> => {
-  const shape = config.candidateSchema
-  const seed = shape.encode(config.seedCandidate)
+export const schemaFields = <A>(
+  shape: CandidateSchema.CandidateSchema<A>,
+  seedCandidate: A,
+  componentProposers: CandidateSchema.Proposers<A> | undefined
+): Either.Either<SchemaFields, ConfigError> => {
+  const seed = shape.encode(seedCandidate)
   if (Either.isLeft(seed)) {
     return Either.left(new ConfigError({ field: `seedCandidate.${seed.left.component}`, detail: seed.left.reason }))
   }
-  const given: Readonly<Record<string, unknown>> = config.componentProposers ?? {}
+  const given: Readonly<Record<string, unknown>> = componentProposers ?? {}
   const unknownName = Object.keys(given).find((name) => given[name] !== undefined && !shape.names.includes(name))
   if (unknownName !== undefined) {
     return Either.left(new ConfigError({ field: `componentProposers.${unknownName}`, detail: "not a component of the candidate schema" }))
   }
   const proposers: Record<string, TextProposer> = {}
-  const typed: CandidateSchema.Proposers<A> = config.componentProposers ?? {}
+  const typed: CandidateSchema.Proposers<A> = componentProposers ?? {}
   for (const key of Object.keys(typed) as Array<keyof A & string>) {
     const proposer = typed[key]
     if (proposer !== undefined) proposers[key] = CandidateSchema.textProposer(shape, key, proposer)
   }
   return Either.right({
     seedCandidate: seed.right,
-    adapter: toAdapter(shape, config.adapter),
     componentProposers: proposers,
     componentSchemas: shape.describe(),
     // the canonical stored form: a structured value written with another
@@ -82,6 +90,18 @@ export const toTextFields = <A, D, T, O>(config: TypedFields<A, D, T, O>): Eithe
       Either.mapLeft(Either.flatMap(shape.decodeComponent(component, text), (v) => shape.encodeComponent(component, v)), (e) => e.reason)
   })
 }
+
+/**
+ * The text fields of a typed configuration: `schemaFields` and the decoding
+ * adapter.
+ *
+ * @internal
+ */
+export const toTextFields = <A, D, T, O>(config: TypedFields<A, D, T, O>): Either.Either<TextFields<D, T, O>, ConfigError> =>
+  Either.map(
+    schemaFields(config.candidateSchema, config.seedCandidate, config.componentProposers),
+    (fields) => ({ ...fields, adapter: toAdapter(config.candidateSchema, config.adapter) })
+  )
 
 /** Decodes a text run's result with the schema. @internal */
 export const decodeResult = <A, Res extends { readonly candidates: ReadonlyArray<Candidate>; readonly bestIndex: number; readonly state: State.GepaState }>(
@@ -140,3 +160,33 @@ export const eventDecoder = <A>(shape: CandidateSchema.CandidateSchema<A>) => {
     }
   }
 }
+
+/**
+ * The structured components a run recorded (`schema.NAME` settings of its
+ * fingerprint, written by a typed run), or `undefined` when the state
+ * records no schema (a text run, or one saved before 0.3).
+ *
+ * @internal
+ */
+export const structuredNames = (state: Pick<State.GepaState, "fingerprint"> | undefined): ReadonlySet<string> | undefined => {
+  const settings = state?.fingerprint?.settings
+  if (settings === undefined) return undefined
+  const out = new Set<string>()
+  let typed = false
+  for (const [key, description] of Object.entries(settings)) {
+    if (!key.startsWith("schema.")) continue
+    typed = true
+    if (description.startsWith("structured")) out.add(key.slice("schema.".length))
+  }
+  return typed ? out : undefined
+}
+
+/**
+ * A stored component as people read it: a structured component (as the run
+ * recorded it, or by its look when the run recorded no schema) as indented
+ * JSON, a text one as is.
+ *
+ * @internal
+ */
+export const readable = (structured: ReadonlySet<string> | undefined, name: string, stored: string): string =>
+  structured === undefined || structured.has(name) ? CandidateSchema.format(stored) : stored
