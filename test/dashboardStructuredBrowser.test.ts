@@ -33,14 +33,17 @@ describe.skipIf(skip)("dashboard of a typed run in the browser", () => {
       const events = yield* Stream.runCollect(Gepa.stream({
         candidateSchema: Task.shape,
         seedCandidate: Task.seedCandidate,
-        adapter: CandidateSchema.fromExample(Task.shape, (example: Task.Example, c) => Effect.succeed({ output: c.settings.threshold, score: Task.score(c, example) })),
+        adapter: CandidateSchema.fromExample(Task.shape, (example: Task.Example, c) =>
+          Effect.succeed({ output: c.settings.threshold, score: Task.score(c, example) })),
         trainset: Task.dataset,
         reflectionModel: Task.reflectionModel(),
         maxMetricCalls: 40,
         minibatchSize: 2,
         merge: false
       }))
-      const end = Chunk.toReadonlyArray(events).find((e) => e._tag === "OptimizationEnded")
+      const end = Chunk.toReadonlyArray(events).find((e) =>
+        e._tag === "OptimizationEnded"
+      )
       if (end?._tag !== "OptimizationEnded") throw new Error("no OptimizationEnded event")
       const { result } = end
       // a candidate whose settings changed against its one parent
@@ -72,7 +75,7 @@ describe.skipIf(skip)("dashboard of a typed run in the browser", () => {
       // indented JSON, one key a line (the stored form is one canonical line)
       expect(text).toContain(`settings\n`)
       expect(text).toContain(`{\n  "labels": [\n    ${JSON.stringify(parent.settings.labels[0])}`)
-      expect(text).toMatch(/\n  "threshold": \d+\n\}/)
+      expect(text).toMatch(/\n {2}"threshold": \d+\n\}/)
       const removed = yield* Effect.promise(() => page.locator("#detail-body del").allTextContents())
       expect(removed).toContain(String(parent.settings.threshold))
       expect(text).toContain(mine.prompt)

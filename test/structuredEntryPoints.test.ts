@@ -130,7 +130,9 @@ describe("optimizeAnything over a typed artifact", () => {
       expect(result.bestCandidate.settings.threshold).toBeGreaterThan(0)
       expect(result.bestCandidate.prompt).toContain("precise")
       expect(result.candidates.length).toBe(result.versions.length)
-      expect(result.bestComponents["settings"]).toBe(JSON.stringify({ labels: result.bestCandidate.settings.labels, threshold: result.bestCandidate.settings.threshold }))
+      expect(result.bestComponents["settings"]).toBe(
+        JSON.stringify({ labels: result.bestCandidate.settings.labels, threshold: result.bestCandidate.settings.threshold })
+      )
       expect(result.test?.best.score).toBeGreaterThan(0.5)
       expect(result.mode).toBe("multi-task")
     }), 60_000)
@@ -168,7 +170,10 @@ describe("optimizeAnything over a typed artifact", () => {
       const runDir = path.join(tmpDir("gepa-typed-show-"), "run")
       const result = yield* OptimizeAnything.optimizeAnything(anythingConfig({ runDir, maxMetricCalls: 30 }))
       const out = Saved.describeRun(yield* Saved.readRun(runDir), runDir)
-      expect(out).toContain("--- settings (JSON) ---\n" + JSON.stringify({ labels: result.bestCandidate.settings.labels, threshold: result.bestCandidate.settings.threshold }, null, 2))
+      expect(out).toContain(
+        "--- settings (JSON) ---\n" +
+          JSON.stringify({ labels: result.bestCandidate.settings.labels, threshold: result.bestCandidate.settings.threshold }, null, 2)
+      )
       expect(out).toContain(`--- prompt ---\n${result.bestCandidate.prompt}`)
     }), 60_000)
 })

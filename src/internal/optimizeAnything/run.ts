@@ -364,8 +364,7 @@ export const run = (
     const textMode = checked.seedless || typeof seedCandidate === "string"
     // a typed run's evaluator receives the decoded candidate: every stored
     // candidate decodes, as each text was read through its schema when written
-    const view = (c: Candidate): unknown =>
-      shape !== undefined ? Either.getOrThrowWith(shape.decode(c), (e) => e) : textMode ? c[TEXT] ?? "" : c
+    const view = (c: Candidate): unknown => shape !== undefined ? Either.getOrThrowWith(shape.decode(c), (e) => e) : textMode ? c[TEXT] ?? "" : c
 
     let malformed: string | undefined
     const context = yield* Effect.context<never>()
