@@ -61,7 +61,7 @@ export interface StructuredConfig<A, D, T = unknown, O = unknown>
   extends Omit<Config<D, T, O>, "seedCandidate" | "adapter" | "componentProposers" | "componentSchemas" | "readComponent">
 {
   readonly candidateSchema: CandidateSchema.CandidateSchema<A>
-  readonly seedCandidate: A
+  readonly seedCandidate: NoInfer<A>
   readonly adapter: CandidateSchema.TypedAdapter<A, D, T, O>
   readonly componentProposers?: CandidateSchema.Proposers<A>
 }

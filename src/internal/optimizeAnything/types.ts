@@ -205,7 +205,7 @@ export interface StructuredConfig<A, D, E = never, R = never>
   extends Omit<ConfigBase<Candidate, D, E, R>, "evaluator" | "componentProposers" | "componentSchemas" | "readComponent" | "seedAttempts">
 {
   readonly candidateSchema: CandidateSchema.CandidateSchema<A>
-  readonly seedCandidate: A
+  readonly seedCandidate: NoInfer<A>
   /** scores a decoded candidate */
   readonly evaluator: Evaluator<NoInfer<A>, D, E, R>
   readonly componentProposers?: CandidateSchema.Proposers<A>
