@@ -6,7 +6,7 @@
  *
  * @since 0.3.0
  */
-import type { Duration, Effect, Schedule, Scope } from "effect"
+import type { Duration, Effect, Either, Schedule, Scope } from "effect"
 import type * as Acceptance from "./Acceptance.js"
 import type { Adapter } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
@@ -76,10 +76,13 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly componentSchemas?: Readonly<Record<string, string>>
   /**
-   * checks a saved component on resume: why its stored text is not a value
-   * of the component, or `undefined` (since 0.3.0; set by `CandidateSchema`)
+   * reads a component's text: its stored form (a structured component's
+   * canonical JSON), or why it is not a value of the component. Checks every
+   * saved component on resume and every text a reflection or a custom
+   * proposer writes, which is then stored in that form (since 0.3.0; set by
+   * `CandidateSchema`)
    */
-  readonly validateComponent?: (component: string, stored: string) => string | undefined
+  readonly readComponent?: (component: string, text: string) => Either.Either<string, string>
   /** the strict metric-call budget: examples evaluated, never exceeded */
   readonly maxMetricCalls?: number
   /** stop conditions; the run stops when any of them holds */

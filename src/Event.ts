@@ -9,7 +9,7 @@
 import { Data } from "effect"
 import type { ReflectiveRecord } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
-import type { GepaResult } from "./Result.js"
+import type { GepaResult, StructuredGepaResult } from "./Result.js"
 import type { GepaState } from "./State.js"
 
 /**
@@ -59,7 +59,11 @@ export type GepaEvent = Data.TaggedEnum<{
     readonly budget: number | undefined
     readonly strategy?: string
   }
-  OptimizationEnded: { readonly result: GepaResult }
+  /**
+   * the run's result, and (since 0.3.0) the state it was built from, as
+   * `IterationEnded` carries it
+   */
+  OptimizationEnded: { readonly result: GepaResult; readonly state: GepaState }
   IterationStarted: { readonly iteration: number; readonly metricCalls: number }
   IterationEnded: { readonly iteration: number; readonly accepted: number; readonly state: GepaState }
   CandidateSelected: { readonly iteration: number; readonly candidate: number; readonly score: number }
@@ -132,3 +136,24 @@ export type GepaEvent = Data.TaggedEnum<{
  * @category constructors
  */
 export const GepaEvent = Data.taggedEnum<GepaEvent>()
+
+type Tagged<Tag extends GepaEvent["_tag"]> = Extract<GepaEvent, { readonly _tag: Tag }>
+
+/**
+ * The events of a run over typed candidates (`Gepa.stream` with a
+ * `candidateSchema`): as `GepaEvent`, with decoded candidates `A` where an
+ * event carries candidates. `CandidateAccepted.components` and
+ * `SeedGenerated.candidate` are decoded, `IterationEnded` adds the decoded
+ * pool (`candidates`, by index, beside the stored `state`), and
+ * `OptimizationEnded.result` is the decoded result with each component's
+ * versions.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type StructuredEvent<A> =
+  | Exclude<GepaEvent, { readonly _tag: "SeedGenerated" | "CandidateAccepted" | "IterationEnded" | "OptimizationEnded" }>
+  | (Omit<Tagged<"SeedGenerated">, "candidate"> & { readonly candidate: A })
+  | (Omit<Tagged<"CandidateAccepted">, "components"> & { readonly components: A })
+  | (Tagged<"IterationEnded"> & { readonly candidates: ReadonlyArray<A> })
+  | (Omit<Tagged<"OptimizationEnded">, "result"> & { readonly result: StructuredGepaResult<A> })

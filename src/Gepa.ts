@@ -9,12 +9,12 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, type Stream } from "effect"
+import { Effect, Either, Stream } from "effect"
 import type { Adapter, AdapterService, ProposingAdapter } from "./Adapter.js"
 import type * as CandidateSchema from "./CandidateSchema.js"
 import type { Config } from "./Config.js"
 import type { OptimizeError } from "./Errors.js"
-import type { GepaEvent } from "./Event.js"
+import type { GepaEvent, StructuredEvent } from "./Event.js"
 import * as engine from "./internal/engine/optimize.js"
 import * as Typed from "./internal/typed.js"
 import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
@@ -72,13 +72,23 @@ export type {
  * @category models
  */
 export interface StructuredConfig<A, D, T = unknown, O = unknown>
-  extends Omit<Config<D, T, O>, "seedCandidate" | "adapter" | "componentProposers" | "componentSchemas" | "validateComponent">
+  extends Omit<Config<D, T, O>, "seedCandidate" | "adapter" | "componentProposers" | "componentSchemas" | "readComponent">
 {
   readonly candidateSchema: CandidateSchema.CandidateSchema<A>
-  readonly seedCandidate: A
+  readonly seedCandidate: NoInfer<A>
   readonly adapter: CandidateSchema.TypedAdapter<A, D, T, O>
   readonly componentProposers?: CandidateSchema.Proposers<A>
 }
+
+/**
+ * The events of `stream` over typed candidates, and the result their
+ * `OptimizationEnded` carries (declared in `Event` and `Result`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type { StructuredEvent } from "./Event.js"
+export type { StructuredGepaResult } from "./Result.js"
 
 /**
  * The result of a run over typed candidates: decoded candidates, and each
@@ -136,6 +146,9 @@ export function optimize<A, D, T, O>(
   config: StructuredConfig<A, D, T, O> & { readonly reflectionModel: LanguageModel }
 ): Effect.Effect<StructuredResult<A, O>, OptimizeError>
 export function optimize<A, D, T, O>(
+  config: StructuredConfig<A, D, T, O> & { readonly proposer: Proposer }
+): Effect.Effect<StructuredResult<A, O>, OptimizeError>
+export function optimize<A, D, T, O>(
   config: StructuredConfig<A, D, T, O>
 ): Effect.Effect<StructuredResult<A, O>, OptimizeError, ReflectionModel>
 export function optimize<D, T, O>(
@@ -188,6 +201,15 @@ const optimizeStructured = <D, T, O>(config: StructuredConfig<unknown, D, T, O>)
  * @since 0.1.0
  * @category running
  */
+export function stream<A, D, T, O>(
+  config: StructuredConfig<A, D, T, O> & { readonly reflectionModel: LanguageModel }
+): Stream.Stream<StructuredEvent<A>, OptimizeError>
+export function stream<A, D, T, O>(
+  config: StructuredConfig<A, D, T, O> & { readonly proposer: Proposer }
+): Stream.Stream<StructuredEvent<A>, OptimizeError>
+export function stream<A, D, T, O>(
+  config: StructuredConfig<A, D, T, O>
+): Stream.Stream<StructuredEvent<A>, OptimizeError, ReflectionModel>
 export function stream<D, T, O>(
   config: Config<D, T, O> & { readonly adapter: ProposingAdapter<D, T, O> }
 ): Stream.Stream<GepaEvent, OptimizeError>
@@ -210,10 +232,28 @@ export function stream<D, T = unknown, O = unknown>(
   config: Config<D, T, O>
 ): Stream.Stream<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel>
 export function stream<D, T, O>(
-  config: Config<D, T, O>
-): Stream.Stream<GepaEvent, OptimizeError, AdapterService<D, T, O> | ReflectionModel> {
+  config: Config<D, T, O> | StructuredConfig<unknown, D, T, O>
+): Stream.Stream<GepaEvent | StructuredEvent<unknown>, OptimizeError, AdapterService<D, T, O> | ReflectionModel> {
+  if ("candidateSchema" in config) return streamStructured(config)
   return engine.stream(config)
 }
+
+// the typed stream: the text engine's events with their candidates decoded
+const streamStructured = <D, T, O>(config: StructuredConfig<unknown, D, T, O>) =>
+  Stream.unwrap(Effect.suspend(() => {
+    const { candidateSchema, ...rest } = config
+    return Either.match(Typed.toTextFields(config), {
+      onLeft: (e) => Effect.fail(e),
+      onRight: (fields) => {
+        const decode = Typed.eventDecoder(candidateSchema)
+        return Effect.succeed(
+          engine.stream<D, T, O>({ ...rest, ...fields }).pipe(
+            Stream.mapEffect((event) => Either.match(decode(event), { onLeft: Effect.fail, onRight: Effect.succeed }))
+          )
+        )
+      }
+    })
+  }))
 
 /**
  * `optimize` for Promise-based callers: resolves with the result, or rejects

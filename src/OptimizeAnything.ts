@@ -42,7 +42,9 @@ import type {
   OptimizeAnythingError,
   Result,
   SeededConfig,
-  SeedlessConfig
+  SeedlessConfig,
+  StructuredConfig,
+  StructuredResult
 } from "./internal/optimizeAnything/types.js"
 import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
 import type { Proposer } from "./Proposal.js"
@@ -148,6 +150,15 @@ export type {
    */
   SeedlessConfig,
   /**
+   * The configuration of a typed artifact: `candidateSchema` (one Schema per
+   * component) and a decoded `seedCandidate`; the evaluator receives decoded
+   * candidates.
+   *
+   * @since 0.3.0
+   * @category models
+   */
+  StructuredConfig,
+  /**
    * The configuration of `optimizeAnything`: the engine options of
    * `Gepa.optimize` plus the evaluator, the data, and the seed or the
    * objective. A configuration with neither a `seedCandidate` nor an
@@ -199,6 +210,14 @@ export type {
    */
   Result,
   /**
+   * The result of a typed artifact's run: decoded candidates, with each
+   * component's `versions`.
+   *
+   * @since 0.3.0
+   * @category models
+   */
+  StructuredResult,
+  /**
    * Every way `optimizeAnything` can fail.
    *
    * @since 0.2.0
@@ -249,6 +268,15 @@ export {
  * @since 0.2.0
  * @category running
  */
+export function optimizeAnything<A, D = unknown, E = never, R = never>(
+  config: StructuredConfig<A, D, E, R> & { readonly reflectionModel: LanguageModel }
+): Effect.Effect<StructuredResult<A>, OptimizeAnythingError, R>
+export function optimizeAnything<A, D = unknown, E = never, R = never>(
+  config: StructuredConfig<A, D, E, R> & { readonly proposer: Proposer }
+): Effect.Effect<StructuredResult<A>, OptimizeAnythingError, R>
+export function optimizeAnything<A, D = unknown, E = never, R = never>(
+  config: StructuredConfig<A, D, E, R>
+): Effect.Effect<StructuredResult<A>, OptimizeAnythingError, R | ReflectionModel>
 export function optimizeAnything<S extends string | Candidate = string, D = unknown, E = never, R = never>(
   config: SeededConfig<S, D, E, R> & { readonly reflectionModel: LanguageModel }
 ): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R>
@@ -270,11 +298,12 @@ export function optimizeAnything<S extends string | Candidate = string, D = unkn
   config: Config<S, D, E, R>
 ): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
 export function optimizeAnything<S extends string | Candidate, D, E, R>(
-  config: Config<S, D, E, R>
-): Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel> {
+  config: Config<S, D, E, R> | StructuredConfig<unknown, D, E, R>
+): Effect.Effect<Result<CandidateOf<S>> | StructuredResult<unknown>, OptimizeAnythingError, R | ReflectionModel> {
   // the run reads the configuration untyped (every value as unknown); its
-  // result has the candidate's shape the seed has, and needs what the evaluator needs
-  return internal.run(config) as Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError, R | ReflectionModel>
+  // result has the candidate's shape the seed (or the schema) has, and needs
+  // what the evaluator needs
+  return internal.run(config) as Effect.Effect<Result<CandidateOf<S>> | StructuredResult<unknown>, OptimizeAnythingError, R | ReflectionModel>
 }
 
 /**
@@ -284,9 +313,17 @@ export function optimizeAnything<S extends string | Candidate, D, E, R>(
  * @since 0.2.0
  * @category running
  */
-export const optimizeAnythingPromise = <S extends string | Candidate = string, D = unknown, E = never>(
+export function optimizeAnythingPromise<A, D = unknown, E = never>(
+  config: StructuredConfig<A, D, E, never> & { readonly reflectionModel: LanguageModel }
+): Promise<StructuredResult<A>>
+export function optimizeAnythingPromise<S extends string | Candidate = string, D = unknown, E = never>(
   config: Config<S, D, E, never> & { readonly reflectionModel: LanguageModel }
-): Promise<Result<CandidateOf<S>>> => internal.runPromise(internal.run(config) as Effect.Effect<Result<CandidateOf<S>>, OptimizeAnythingError>)
+): Promise<Result<CandidateOf<S>>>
+export function optimizeAnythingPromise<S extends string | Candidate, D, E>(
+  config: (Config<S, D, E, never> | StructuredConfig<unknown, D, E, never>) & { readonly reflectionModel: LanguageModel }
+): Promise<Result<CandidateOf<S>> | StructuredResult<unknown>> {
+  return internal.runPromise(internal.run(config) as Effect.Effect<Result<CandidateOf<S>> | StructuredResult<unknown>, OptimizeAnythingError>)
+}
 
 /**
  * An evaluator from a plain function returning a score (or `{ score,

@@ -6,6 +6,7 @@
  */
 import { Schema } from "effect"
 import { Candidate } from "./Candidate.js"
+import type * as CandidateSchema from "./CandidateSchema.js"
 import { ObjectiveScores } from "./EvaluationBatch.js"
 import { at } from "./internal/invariant.js"
 import * as State from "./State.js"
@@ -174,6 +175,16 @@ export const lineage = (result: Pick<GepaResult, "parents">, candidate: number):
  * @since 0.1.0
  * @category models
  */
+/**
+ * A `GepaResult` over typed candidates (the `OptimizationEnded` event of a
+ * typed `Gepa.stream`): decoded candidates, and each component's version
+ * and origin per candidate.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type StructuredGepaResult<A> = Omit<GepaResult, "bestCandidate" | "candidates"> & CandidateSchema.ResultFields<A>
+
 export interface OptimizeResult<O> extends GepaResult {
   readonly state: State.GepaState
   /** per validation example: the candidate with the best score on it, and its output */

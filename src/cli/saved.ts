@@ -12,6 +12,7 @@ import * as Report from "../Report.js"
 import * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import type * as State from "../State.js"
+import * as Typed from "../internal/typed.js"
 import { CliInputError, fromEither, inputError } from "./errors.js"
 import { parseSettingsJson, type Settings } from "./settings.js"
 
@@ -144,9 +145,11 @@ export const describeRun = (run: SavedRun, runDir: string): string => {
   }
   lines.push("")
   lines.push(`Best candidate (#${r.bestIndex})`)
+  // a typed run's structured components as indented JSON, one block each
+  const structured = Typed.structuredNames(run.state) ?? new Set<string>()
   for (const [name, text] of Object.entries(r.bestCandidate)) {
-    lines.push(`--- ${name} ---`)
-    lines.push(text)
+    lines.push(`--- ${name}${structured.has(name) ? " (JSON)" : ""} ---`)
+    lines.push(Typed.readable(structured, name, text))
   }
   return lines.join("\n")
 }

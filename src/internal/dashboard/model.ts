@@ -16,6 +16,7 @@
  */
 import { Array as Arr } from "effect"
 import * as CandidateSchema from "../../CandidateSchema.js"
+import * as Typed from "../typed.js"
 import type { GepaEvent } from "../../Event.js"
 import * as Pareto from "../../Pareto.js"
 import * as State from "../../State.js"
@@ -419,9 +420,11 @@ export const make = (now: () => number = Date.now): Model => {
 
   // a structured component (canonical JSON, see CandidateSchema) is shown
   // indented, so the page's line diff shows what changed rather than one long line
+  // (the kinds a typed run recorded in its state decide; without them, the look)
   const readable = (components: Readonly<Record<string, string>>): Record<string, string> => {
+    const kinds = Typed.structuredNames(seenState)
     const out: Record<string, string> = {}
-    for (const [name, text] of Object.entries(components)) out[name] = CandidateSchema.format(text)
+    for (const [name, text] of Object.entries(components)) out[name] = Typed.readable(kinds, name, text)
     return out
   }
   // per structured component, its changes path by path against a parent
@@ -429,10 +432,12 @@ export const make = (now: () => number = Date.now): Model => {
     before: Readonly<Record<string, string>>,
     after: Readonly<Record<string, string>>
   ): Record<string, ReadonlyArray<string>> => {
+    const kinds = Typed.structuredNames(seenState)
     const out: Record<string, ReadonlyArray<string>> = {}
     for (const [name, text] of Object.entries(after)) {
       const was = before[name]
-      if (was === undefined || was === text || CandidateSchema.format(was) === was || CandidateSchema.format(text) === text) continue
+      if (was === undefined || was === text || (kinds !== undefined && !kinds.has(name))) continue
+      if (kinds === undefined && (CandidateSchema.format(was) === was || CandidateSchema.format(text) === text)) continue
       out[name] = CandidateSchema.diff(was, text)
     }
     return out

@@ -339,7 +339,7 @@ const finish = <D, T, O>(
     const final = Ledger.settle(state, (yield* unaccounted).owed)
     yield* store.finish(final, reason, by)
     const result = Result.fromState(final, reason, by)
-    yield* s.emit("OptimizationEnded", () => GepaEvent.OptimizationEnded({ result }))
+    yield* s.emit("OptimizationEnded", () => GepaEvent.OptimizationEnded({ result, state: final }))
     const outputs: Record<string, { candidate: number; output: O }> = {}
     for (const [id, b] of best) outputs[id] = { candidate: b.candidate, output: b.output }
     return { ...result, state, bestOutputs: outputs }

@@ -44,7 +44,8 @@ interface NewTexts {
 
 // components with a proposer of their own are changed by it; the rest by
 // reflection (or the custom proposer). A value failing its component's
-// schema rejects the proposal with a `ComponentRejected` event.
+// schema, whoever wrote it, rejects the proposal with a `ComponentRejected`
+// event.
 const proposeTexts = <D, T, O>(
   s: Session<D, T, O>,
   parent: Candidate.Candidate,
@@ -72,7 +73,21 @@ const proposeTexts = <D, T, O>(
     }
     if (rest.length === 0) return Either.right({ texts, skipped: [], unusable: [], usage: noUsage })
     const others = yield* reflectTexts(s, parent, dataset, rest)
-    return Either.map(others, (o) => ({ ...o, texts: { ...texts, ...o.texts } }))
+    if (Either.isLeft(others)) return others
+    // a typed run reads what the model (or a custom proposer) wrote through
+    // the component's schema: a value it rejects never reaches the adapter
+    const read = s.r.readComponent
+    const written: Record<string, string> = {}
+    for (const [component, text] of Object.entries(others.right.texts)) {
+      const stored = read === undefined ? Either.right(text) : read(component, text)
+      if (Either.isLeft(stored)) {
+        const reason = Secrets.scrub(stored.left)
+        yield* s.emit("ComponentRejected", () => GepaEvent.ComponentRejected({ ...at, component, reason }))
+        return Either.left(`component "${component}": ${reason}`)
+      }
+      written[component] = stored.right
+    }
+    return Either.right({ ...others.right, texts: { ...texts, ...written } })
   })
 
 const reflectTexts = <D, T, O>(

@@ -7,7 +7,7 @@
  * @internal
  */
 import type * as ComponentProposer from "../../ComponentProposer.js"
-import { Duration, Effect, Option, type Schedule, type Scope } from "effect"
+import { Duration, Effect, type Either, Option, type Schedule, type Scope } from "effect"
 import * as Acceptance from "../../Acceptance.js"
 import { type Adapter, type AdapterService, tag as adapterTag } from "../../Adapter.js"
 import type { Candidate } from "../../Candidate.js"
@@ -33,8 +33,8 @@ export interface Resolved<D, T, O> {
   readonly seedCandidate: Candidate
   /** per component, its own proposer instead of reflection (see `Config.componentProposers`) */
   readonly componentProposers: Readonly<Record<string, ComponentProposer.TextProposer>>
-  /** checks a saved component on resume (see `Config.validateComponent`) */
-  readonly validateComponent: ((component: string, stored: string) => string | undefined) | undefined
+  /** reads a saved or proposed component (see `Config.readComponent`) */
+  readonly readComponent: ((component: string, text: string) => Either.Either<string, string>) | undefined
   /** seed of every random choice */
   readonly seed: number
   readonly frontierType: FrontierType
@@ -342,7 +342,7 @@ export const resolve = <D, T, O>(
       ...settings,
       seedCandidate: config.seedCandidate,
       componentProposers: config.componentProposers ?? {},
-      validateComponent: config.validateComponent,
+      readComponent: config.readComponent,
       adapter,
       reflectionModel,
       proposer,

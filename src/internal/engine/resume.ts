@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { ResumeConflict } from "../../Errors.js"
 import * as Fingerprint from "../../Fingerprint.js"
 import type * as State from "../../State.js"
@@ -107,12 +107,12 @@ export const checkResume = (
     }
   }
   // a typed run reads every saved component back through its schema
-  const validate = r.validateComponent
-  if (validate !== undefined) {
+  const read = r.readComponent
+  if (read !== undefined) {
     for (const [i, candidate] of state.candidates.entries()) {
       for (const name of state.componentNames) {
-        const problem = validate(name, candidate[name] ?? "")
-        if (problem !== undefined) return conflict(`candidates[${i}].${name}`, problem, "a value its schema accepts")
+        const problem = read(name, candidate[name] ?? "")
+        if (Either.isLeft(problem)) return conflict(`candidates[${i}].${name}`, problem.left, "a value its schema accepts")
       }
     }
   }

@@ -7,8 +7,9 @@
  * @internal
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- the run reads the user's configuration untyped (every value as unknown); the public optimizeAnything keeps the types */
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
 import type { Candidate } from "../../Candidate.js"
+import type * as CandidateSchema from "../../CandidateSchema.js"
 import { type Config as EngineConfig, defaults } from "../../Config.js"
 import * as DataLoader from "../../DataLoader.js"
 import { AdapterContractError, ConfigError, type PersistenceError, ResumeConflict } from "../../Errors.js"
@@ -22,6 +23,7 @@ import * as RunDir from "../../RunDir.js"
 import { none as noStore, type RunStore, RunStoreService } from "../../RunStore.js"
 import * as Engine from "../engine/optimize.js"
 import * as Ledger from "../ledger.js"
+import * as Typed from "../typed.js"
 import * as Adapter from "./adapter.js"
 import * as Seed from "./seed.js"
 import { defaultLimits, type EvaluationRecord, type Limits } from "./sideInfo.js"
@@ -303,11 +305,40 @@ const testPass = (
     }
   })
 
+/**
+ * A typed configuration as a text one: the encoded seed, the text
+ * proposers, the schemas and the component reader in place of the typed
+ * fields; the schema, to decode candidates, beside it.
+ */
+const untype = (
+  config: OA.Config<any, any, any, any> | OA.StructuredConfig<any, any, any, any>
+): Effect.Effect<{ readonly text: OA.Config<any, any, any, any>; readonly shape: CandidateSchema.CandidateSchema<unknown> | undefined }, ConfigError> =>
+  Effect.gen(function*() {
+    if (!("candidateSchema" in config)) return { text: config, shape: undefined }
+    const { candidateSchema: shape, ...rest } = config
+    yield* check(
+      typeof shape === "object" && shape !== null && typeof shape.encode === "function",
+      "candidateSchema",
+      "must be a candidate schema (CandidateSchema.make)"
+    )
+    yield* check(
+      rest.seedCandidate !== undefined,
+      "seedCandidate",
+      "is required with a candidateSchema: a typed run starts from a typed seed"
+    )
+    const fields = yield* Either.match(Typed.schemaFields(shape, rest.seedCandidate, rest.componentProposers), {
+      onLeft: Effect.fail,
+      onRight: Effect.succeed
+    })
+    return { text: { ...rest, ...fields }, shape }
+  })
+
 /** @internal */
 export const run = (
-  config: OA.Config<any, any, any, any>
-): Effect.Effect<OA.Result<unknown>, OA.OptimizeAnythingError, unknown> =>
+  given: OA.Config<any, any, any, any> | OA.StructuredConfig<any, any, any, any>
+): Effect.Effect<OA.Result<unknown> | OA.StructuredResult<unknown>, OA.OptimizeAnythingError, unknown> =>
   Effect.gen(function*() {
+    const { shape, text: config } = yield* untype(given)
     const {
       background: _background,
       captureLogs,
@@ -331,7 +362,9 @@ export const run = (
     const checked = yield* checkConfig(config)
     const { mode, model } = checked
     const textMode = checked.seedless || typeof seedCandidate === "string"
-    const view = (c: Candidate): unknown => (textMode ? c[TEXT] ?? "" : c)
+    // a typed run's evaluator receives the decoded candidate: every stored
+    // candidate decodes, as each text was read through its schema when written
+    const view = (c: Candidate): unknown => shape !== undefined ? Either.getOrThrowWith(shape.decode(c), (e) => e) : textMode ? c[TEXT] ?? "" : c
 
     let malformed: string | undefined
     const context = yield* Effect.context<never>()
@@ -405,13 +438,15 @@ export const run = (
       }
     }
 
+    const common = { bestComponents: result.bestCandidate, mode, seedGeneration, test }
+    if (shape !== undefined) {
+      const decoded = yield* Either.match(Typed.decodeResult(shape, result), { onLeft: Effect.fail, onRight: Effect.succeed })
+      return { ...decoded, ...common, seedCandidate: decoded.candidates[0] ?? decoded.bestCandidate }
+    }
     return {
       ...result,
+      ...common,
       bestCandidate: view(result.bestCandidate),
-      bestComponents: result.bestCandidate,
-      seedCandidate: view(result.candidates[0] ?? seed),
-      mode,
-      seedGeneration,
-      test
+      seedCandidate: view(result.candidates[0] ?? seed)
     }
   }).pipe(Effect.scoped, Effect.withSpan("gepa.optimizeAnything"))

@@ -8,6 +8,7 @@
  */
 import type { Effect } from "effect"
 import type { Candidate } from "../../Candidate.js"
+import type * as CandidateSchema from "../../CandidateSchema.js"
 import type { Config as EngineConfig } from "../../Config.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
 import type { OptimizeError, PersistenceError } from "../../Errors.js"
@@ -188,6 +189,29 @@ export type Config<S extends string | Candidate, D, E = never, R = never> =
   | SeedlessConfig<S, D, E, R>
 
 /**
+ * A run over a typed artifact (since 0.3.0): `candidateSchema` gives its
+ * components (see `CandidateSchema.make`), e.g. a JSON configuration as a
+ * `Schema.Struct`, or a code file with its prompt as two components. The
+ * seed is a typed value, the evaluator receives the decoded candidate, and
+ * `componentProposers` may give components a proposer of their own; the
+ * others are rewritten by reflection, and what the model writes for a
+ * structured component is read through its schema (a value the schema
+ * rejects rejects the proposal). A typed run needs its seed.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface StructuredConfig<A, D, E = never, R = never>
+  extends Omit<ConfigBase<Candidate, D, E, R>, "evaluator" | "componentProposers" | "componentSchemas" | "readComponent" | "seedAttempts">
+{
+  readonly candidateSchema: CandidateSchema.CandidateSchema<A>
+  readonly seedCandidate: NoInfer<A>
+  /** scores a decoded candidate */
+  readonly evaluator: Evaluator<NoInfer<A>, D, E, R>
+  readonly componentProposers?: CandidateSchema.Proposers<A>
+}
+
+/**
  * The mode a run is in, from the data given.
  *
  * @since 0.2.0
@@ -261,6 +285,16 @@ export interface Result<C> extends Omit<OptimizeResult<EvaluationRecord>, "bestC
   /** set when a test set was given */
   readonly test: TestResult | undefined
 }
+
+/**
+ * The result of a typed run (`StructuredConfig`): the best candidate, the
+ * seed and every candidate decoded, with each component's version and origin
+ * per candidate; `bestComponents` keeps the stored texts.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface StructuredResult<A> extends Omit<Result<A>, "candidates">, CandidateSchema.ResultFields<A> {}
 
 /**
  * Every way `optimizeAnything` can fail.
