@@ -196,6 +196,10 @@ const open = <O>(
     const currentGeneration = () => generation
 
     const events = yield* Disk.openAppend(disk, file(FILES.events))
+    const heldEvents = holdEvents()
+    let finished = false
+    // runs before the log's own close: what a resume would not rebuild stays out of it
+    yield* Effect.addFinalizer(() => events.post(heldEvents.atClose(finished)))
     const candidates = yield* openCandidates(disk, file(FILES.candidates))
     const journal = yield* openJournal(disk, root)
     const owed = makeOwed()
@@ -268,17 +272,21 @@ const open = <O>(
         // disk first, with the reservations of the calls made since the last
         // save; the flushes run side by side (off the event loop), so a save
         // waits about one flush for them, not one per file
-        // the events since the last save go out in one write (not awaited: the event log is diagnostic)
-        yield* events.flush
         yield* sideLogs.flush
+        // the events this state holds: written after its journal line, so that a reader of the
+        // event log never sees a candidate the saved state (and so a resumed run) does not have
+        const ready = heldEvents.take()
         const flushes: Array<Effect.Effect<void, PersistenceError>> = []
         if (cacheDirty.value && Option.isSome(cacheLog)) flushes.push(cacheLog.value.sync)
         cacheDirty.value = false
         if (reservations.takeDirty()) flushes.push(reservationFile.sync)
         if (yield* candidates.append(state)) flushes.push(candidates.sync)
-        yield* Effect.all(flushes, { concurrency: "unbounded", discard: true })
-        yield* journal.save(state, generation + 1, state.candidates.length)
+        yield* Effect.all(flushes, { concurrency: "unbounded", discard: true }).pipe(Effect.onError(() => heldEvents.putBack(ready)))
+        yield* journal.save(state, generation + 1, state.candidates.length).pipe(Effect.onError(() => heldEvents.putBack(ready)))
         generation++
+        // the events since the last save go out in one write (the event log is diagnostic)
+        yield* events.post(ready.text)
+        yield* events.flush
         yield* reservations.markSaved(generation)
         yield* best.writeIfChanged(state)
         forgetFolded(index, state)
@@ -292,6 +300,7 @@ const open = <O>(
           yield* Disk.writeAtomic(disk, root, FILES.bestOutputs, JSON.stringify(bestOutputs(state, index), null, 2) + "\n")
         }
         yield* Disk.syncDir(disk, root)
+        finished = true
       })
 
     return {
@@ -301,7 +310,7 @@ const open = <O>(
       save,
       cache,
       // the event log is diagnostic: written with the next save (or every 64 kB), and a full disk does not fail the run here
-      onEvent: (event: GepaEvent) => Effect.suspend(() => events.post(JSON.stringify({ ts: stampNow(), ...(eventLine(event) as object) }) + "\n")),
+      onEvent: (event: GepaEvent) => Effect.sync(() => heldEvents.add(event._tag, JSON.stringify({ ts: stampNow(), ...(eventLine(event) as object) }) + "\n")),
       appendLog: sideLogs.append,
       stopRequested: stopFile(disk, root),
       finish,
@@ -309,6 +318,48 @@ const open = <O>(
       unaccounted: Effect.sync(() => ({ lost: reservations.lostAtLoad(), owed: owed.byIteration() }))
     }
   })
+
+/** Events that tell what a fold changed: candidates, scores, the state after an iteration. */
+const stateEvents: ReadonlySet<GepaEvent["_tag"]> = new Set<GepaEvent["_tag"]>([
+  "ValsetEvaluated",
+  "CandidateAccepted",
+  "CandidateRejected",
+  "MergeAccepted",
+  "ProposalEnded",
+  "IterationEnded"
+])
+
+/**
+ * The event lines posted since the last save, held until the save's journal
+ * line is written. At the close of a run that did not finish (interrupted,
+ * or failed), the lines before the first event of a fold the saved state
+ * lacks still go out; the rest never do, as if the process had been killed.
+ */
+const holdEvents = () => {
+  let held = ""
+  // where the first line describing an unsaved fold starts (-1: none held)
+  let unsavedFrom = -1
+  return {
+    add: (tag: GepaEvent["_tag"], line: string) => {
+      if (unsavedFrom < 0 && stateEvents.has(tag)) unsavedFrom = held.length
+      held += line
+    },
+    /** every line held, for the save that holds what they describe */
+    take: (): { readonly text: string; readonly unsavedFrom: number } => {
+      const out = { text: held, unsavedFrom }
+      held = ""
+      unsavedFrom = -1
+      return out
+    },
+    /** a save that failed: its lines are held again, before the ones posted since */
+    putBack: (taken: { readonly text: string; readonly unsavedFrom: number }) =>
+      Effect.sync(() => {
+        unsavedFrom = taken.unsavedFrom >= 0 ? taken.unsavedFrom : unsavedFrom < 0 ? -1 : taken.text.length + unsavedFrom
+        held = taken.text + held
+      }),
+    atClose: (finished: boolean): string => finished || unsavedFrom < 0 ? held : held.slice(0, unsavedFrom)
+  }
+}
 
 /** The directory's file system (see `make`) for the utilities below; `orDie` for those that cannot fail. */
 const onDisk = <A, E>(dir: string, f: (disk: Disk.Disk, root: string) => Effect.Effect<A, E>): Effect.Effect<A, E | PersistenceError> =>

@@ -235,9 +235,36 @@ describe("RunDir", () => {
       fs.writeFileSync(file, text.slice(0, text.length / 2))
       const store = yield* RunDir.make<string>(dir)
       const loaded = Option.getOrThrow(yield* store.load)
-      expect(loaded).toEqual(state)
+      // the previous snapshot's journal leads up to the damaged one: the last save is not lost
+      expect(loaded).toEqual({ ...state, iteration: state.iteration + 1 })
       expect(fs.readdirSync(dir).some((f) => f.startsWith("gepa_state.corrupt-"))).toBe(true)
       expect(fs.existsSync(file)).toBe(false)
+    }))
+
+  it.effect("a corrupt snapshot falls back at most one save (maxIterations 6), and the resumed run ends as the uninterrupted one", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* counted
+      const config = { ...baseConfig(adapter), maxMetricCalls: 400, stop: StopCondition.maxIterations(6) }
+      const whole = yield* Gepa.optimize(config)
+      const dir = tmpDir()
+      const saves: Array<number> = []
+      yield* Gepa.optimize({
+        ...config,
+        runDir: dir,
+        onEvent: (e) => Effect.sync(() => e._tag === "StateSaved" && saves.push(e.iteration))
+      })
+      expect(saves.at(-1)).toBe(6)
+      const file = path.join(dir, RunDir.FILES.state)
+      const text = fs.readFileSync(file, "utf8")
+      fs.writeFileSync(file, text.slice(0, text.length / 2))
+      const loaded = Option.getOrThrow(yield* RunDir.readState(dir).pipe(Effect.either, Effect.map(Either.getOrThrow)))
+      // at most one save back: the previous save's iteration, or the last one's
+      expect(loaded.iteration).toBeGreaterThanOrEqual(saves.at(-2)!)
+      expect(loaded.iteration).toBe(6)
+      fs.rmSync(path.join(dir, RunDir.FILES.result))
+      const resumed = yield* Gepa.optimize({ ...config, runDir: dir })
+      expect(resumed.iterations).toBe(6)
+      expect(comparable(resumed)).toEqual(comparable(whole))
     }))
 
   it.scoped("both state files corrupt: PersistenceError naming the file", () =>

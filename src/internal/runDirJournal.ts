@@ -4,8 +4,9 @@
  * replay the journal on the snapshot, saves append one line of changes, and
  * a new snapshot is written when the journal would outgrow the current one.
  * The previous snapshot and its journal stay as the fallback: together they
- * lead up to the current snapshot, and the current journal continues from
- * there.
+ * lead up to the current snapshot (the journal gets the new snapshot's own
+ * line before it is set aside), and the current journal continues from
+ * there, so a fallback resumes at the last save.
  *
  * @internal
  */
@@ -142,6 +143,12 @@ export const openJournal = (disk: Disk, root: string) =>
         const text = JSON.stringify(line) + "\n"
         const bytes = byteLength(text)
         if (last === undefined || due || !previousOk || Journal.shouldSnapshot(snapshotBytes, journalBytes, bytes)) {
+          if (currentOk && !due) {
+            // the journal becomes the previous one: with this generation's line it leads from the
+            // previous snapshot up to the new one, so a fallback loses no save
+            yield* Effect.mapError(handle.append(text), asSave(journalFile))
+            yield* handle.sync
+          }
           yield* Effect.mapError(snapshot(state, g, count), asSave(file(FILES.state)))
         } else {
           yield* Effect.mapError(handle.append(text), asSave(journalFile))

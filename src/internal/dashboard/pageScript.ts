@@ -112,7 +112,7 @@ export const script = String.raw`
   function renderHeader() {
     var r = S.run; var st = $("status");
     var status = !connected && (!r || (r.status !== "finished" && r.status !== "stopped")) ? "disconnected" : r ? r.status : "connecting";
-    st.textContent = status + (S.mode === "watch" ? " (watching folder)" : "");
+    st.textContent = status + (r && (status === "stopped" || status === "finished") && r.stopReason ? ": " + r.stopReason : "") + (S.mode === "watch" ? " (watching folder)" : "");
     st.className = "pill " + status;
     if (!r) return;
     $("calls").textContent = String(r.metricCalls);

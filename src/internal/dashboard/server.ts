@@ -14,7 +14,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Queue, Schedule, type Scope, Stream } from "effect"
+import { Effect, Option, Queue, Schedule, type Scope, Stream } from "effect"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import type { Model } from "./model.js"
@@ -60,22 +60,31 @@ export interface Served {
  */
 export interface ClientBuffer {
   readonly offer: (frame: string) => void
-  /** the next frame; a snapshot (built then) after an overflow */
-  readonly take: (snapshot: () => string) => Effect.Effect<string>
+  /** the next frame; a snapshot (built then) after an overflow; `None` once ended and everything was taken */
+  readonly take: (snapshot: () => string) => Effect.Effect<string, Option.Option<never>>
   readonly stale: () => boolean
+  /** no more frames: the stream ends once it has taken what is buffered */
+  readonly end: () => void
   readonly close: Effect.Effect<void>
 }
+
+// the end of a stream, in the queue after its last frame (never a frame: frames start with "data:")
+const END = ""
 
 export const makeClientBuffer = (capacity: number, onResync: () => void = () => {}): Effect.Effect<ClientBuffer> =>
   Effect.map(Queue.bounded<string>(capacity), (queue) => {
     let stale = false
+    let ended = false
     return {
       offer: (frame) => {
         if (!stale && !queue.unsafeOffer(frame)) stale = true
       },
       take: (snapshot) =>
-        Effect.suspend(() => {
-          if (!stale) return Queue.take(queue)
+        Effect.suspend((): Effect.Effect<string, Option.Option<never>> => {
+          if (!stale) {
+            if (ended && queue.unsafeSize().pipe(Option.getOrElse(() => 0)) === 0) return Effect.fail(Option.none())
+            return Effect.flatMap(Queue.take(queue), (frame) => frame === END ? Effect.fail(Option.none()) : Effect.succeed(frame))
+          }
           return Effect.map(Queue.takeAll(queue), () => {
             stale = false
             onResync()
@@ -84,6 +93,11 @@ export const makeClientBuffer = (capacity: number, onResync: () => void = () => 
           })
         }),
       stale: () => stale,
+      end: () => {
+        ended = true
+        // wakes a take waiting on an empty queue (a full one has frames to take first)
+        queue.unsafeOffer(END)
+      },
       close: Queue.shutdown(queue)
     }
   })
@@ -143,7 +157,7 @@ export const serve = (source: Source, options: ServeOptions): Effect.Effect<Serv
       const body = Stream.concat(
         Stream.succeed(snapshotFrame()),
         Stream.merge(
-          Stream.repeatEffect(client.take(snapshotFrame)),
+          Stream.repeatEffectOption(client.take(snapshotFrame)),
           // a comment now and then keeps proxies and idle timeouts away
           Stream.repeatEffect(Effect.as(Effect.sleep("15 seconds"), ": keep-alive\n\n")),
           { haltStrategy: "left" }
@@ -206,9 +220,18 @@ export const serve = (source: Source, options: ServeOptions): Effect.Effect<Serv
 
     const node = http.createServer()
     const server = yield* NodeHttpServer.make(() => node, { host: options.host, port: options.port })
-    // runs before the server's own finalizer (which waits for open connections)
+    // runs before the server's own finalizer (which waits for open connections): the last view
+    // of the run goes to every stream, each stream ends cleanly once it has sent it (a page that
+    // was told the run stopped says so), and only then are the connections closed
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
+        yield* step
+        for (const client of clients) client.end()
+        yield* Effect.sync(() => clients.size).pipe(
+          Effect.repeat({ until: (n) => n === 0, schedule: Schedule.spaced("10 millis") }),
+          Effect.timeout("2 seconds"),
+          Effect.ignore
+        )
         for (const client of clients) yield* client.close
         clients.clear()
         yield* Effect.sync(() => node.closeAllConnections())

@@ -41,7 +41,7 @@ import * as Pipeline from "./pipeline.js"
 import * as Plan from "./plan.js"
 import * as Propose from "./propose.js"
 import { type Resolved, resolve } from "./resolve.js"
-import { adoptSaved, checkResume } from "./resume.js"
+import { adoptSaved, checkResume, fitPending } from "./resume.js"
 import * as Session from "./session.js"
 import * as Step from "./step.js"
 
@@ -127,7 +127,7 @@ export const run = <D, T, O>(
 
 /** The run's first state: the saved one on resume, else the seed scored on the validation set. */
 const start = <D, T, O>(
-  { best, r, s, save, unaccounted }: Run<D, T, O>,
+  { best, emitAll, r, s, save, unaccounted }: Run<D, T, O>,
   loaded: Option.Option<State.GepaState>
 ): Effect.Effect<State.GepaState, OptimizeError> =>
   Effect.gen(function*() {
@@ -145,10 +145,13 @@ const start = <D, T, O>(
       lost === 0 ? Effect.void : s.emit("LostWorkCharged", () => GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls }))
     if (Option.isSome(loaded)) {
       yield* checkResume(loaded.value, r as unknown as Resolved<unknown, unknown, unknown>)
-      const state = Ledger.chargeLost({ ...loaded.value, fingerprint: r.fingerprint }, lost)
+      const charged = Ledger.chargeLost({ ...loaded.value, fingerprint: r.fingerprint }, lost)
       yield* started(true)
-      yield* chargeLost(state)
-      return state
+      yield* chargeLost(charged)
+      // the lost calls run again with the plans they belonged to: the budget must still hold them
+      const fitted = fitPending(r, charged, (yield* unaccounted).owed)
+      yield* emitAll(fitted.events)
+      return fitted.state
     }
     yield* started(false)
     const seedEval = yield* s.evaluate({

@@ -7,8 +7,12 @@
  */
 import { Effect, Either } from "effect"
 import { ResumeConflict } from "../../Errors.js"
+import { GepaEvent } from "../../Event.js"
 import * as Fingerprint from "../../Fingerprint.js"
+import { Rng } from "../../Rng.js"
 import type * as State from "../../State.js"
+import * as Ledger from "../ledger.js"
+import { minimumRemainderValidation, validationIds } from "./plan.js"
 import type { Resolved } from "./resolve.js"
 
 const isPositiveInt = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0
@@ -132,4 +136,82 @@ export const checkResume = (
     return conflict("trainset", `contains example id "${unknownTrain}"`, `${r.trainIds.length} examples without that id`)
   }
   return Effect.void
+}
+
+/** What `fitPending` left of the saved plans. @internal */
+export interface Fitted {
+  readonly state: State.GepaState
+  /** a plan shrunk or dropped: the `ProposalEnded` of each dropped one */
+  readonly events: ReadonlyArray<GepaEvent>
+}
+
+/**
+ * The saved plans a resumed run may launch. Calls a crashed process started
+ * and never stored are charged as lost work; the plans they belonged to run
+ * again in full, and pay for them a second time. When what is spent, lost and
+ * reserved is more than the budget, the last plans give back the difference
+ * before anything starts, as the end of a run does: the last plan's child is
+ * validated on a smaller sample when that is enough, otherwise the last plans
+ * are dropped (each recorded as a skipped proposal), so that the adapter never
+ * runs more calls than the budget.
+ *
+ * @internal
+ */
+export const fitPending = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState, owed: Ledger.Owed): Fitted => {
+  let over = -Ledger.available(Ledger.balance(r.budget, state, owed))
+  if (!(over > 0)) return { state, events: [] }
+  const pending = [...state.pending]
+  const trace = [...state.trace]
+  const events: Array<GepaEvent> = []
+  const reason = (lost: number) =>
+    `dropped on resume: the budget of ${r.budget} metric calls cannot hold it after ${lost} calls lost with the interrupted process`
+  while (over > 0 && pending.length > 0) {
+    const last = pending[pending.length - 1]!
+    const shrunk = shrinkValidation(r, state, last, pending, over)
+    if (shrunk !== undefined) {
+      over -= last.reserved - shrunk.reserved
+      pending[pending.length - 1] = shrunk
+      break
+    }
+    pending.pop()
+    over -= last.reserved
+    const parents = last._tag === "Reflective" ? [last.parent] : [last.id1, last.id2]
+    trace.push({
+      iteration: last.iteration,
+      kind: last._tag === "Reflective" ? "reflective" : "merge",
+      parents,
+      outcome: "skipped",
+      reason: reason(state.lostMetricCalls),
+      metricCalls: state.metricCalls
+    })
+    events.push(GepaEvent.ProposalEnded({ iteration: last.iteration, parent: parents[0]!, outcome: "skipped", reason: reason(state.lostMetricCalls) }))
+  }
+  // the trace stays in plan order
+  trace.sort((a, b) => a.iteration - b.iteration)
+  return { state: { ...state, pending, trace }, events }
+}
+
+/**
+ * The last plan with its child validated on a smaller sample, giving back
+ * `over` calls, when it is a reflective plan alone in what is left of its step
+ * that reserves its own validation, and the sample keeps at least what the
+ * end of a run would validate on.
+ */
+const shrinkValidation = <D, T, O>(
+  r: Resolved<D, T, O>,
+  state: State.GepaState,
+  last: State.PendingProposal,
+  pending: ReadonlyArray<State.PendingProposal>,
+  over: number
+): State.PendingProposal | undefined => {
+  if (last._tag !== "Reflective" || last.reuses !== undefined || (last.shares !== undefined && last.shares !== last.iteration)) return undefined
+  if (last.step !== undefined && pending.some((p) => p !== last && p._tag === "Reflective" && p.step === last.step)) return undefined
+  const valIds = validationIds(r, last)
+  const full = Ledger.distinct(valIds)
+  const factor = r.parallelProposals > 1 ? 4 : 2
+  const val = full - over
+  if (val < Math.max(1, minimumRemainderValidation(full, r.budget, factor)) || last.reserved - over < val) return undefined
+  // drawn from the saved state's generator without advancing it: the same on every resume
+  const chosen = new Set(Rng.fromState(state.rng).sample([...new Set(valIds)], val))
+  return { ...last, valIds: r.valIds.filter((id) => chosen.has(id)), remainder: true, reserved: last.reserved - over }
 }
