@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's install lines, as a newcomer runs them: packs the tarball,
 # makes a fresh app (npm init), and runs each `npm install` line of the
-# README's "Installing the package" block exactly as written, with the one
+# README's "Install" block exactly as written, with the one
 # word `effect-gepa` pointing at the tarball. Checks what the README says
 # about each step:
 #   after the library line: `npx gepa --version` prints package.json's
@@ -20,7 +20,7 @@ fail() { echo "readme-install: $*" >&2; exit 1; }
 
 lines="$(node -e '
   const text = require("fs").readFileSync(process.argv[1], "utf8")
-  const at = text.indexOf("### Installing the package")
+  const at = text.indexOf("\n## Install\n")
   const block = /```sh\n([\s\S]*?)```/.exec(text.slice(at))
   if (at < 0 || block === null) { console.error("no install block in the README"); process.exit(1) }
   for (const line of block[1].split("\n")) if (line.trim() !== "") console.log(line.replace(/\s+#.*$/, ""))

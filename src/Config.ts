@@ -236,7 +236,7 @@ export interface Config<D, T = unknown, O = unknown> {
 /**
  * The default of every option of `Config` that has one: the single table the
  * engine resolves a configuration against, and that the option tables of the
- * README are checked against (test/configDefaults.test.ts). Options without
+ * docs (docs/configuration.md, docs/cli.md) are checked against (test/configDefaults.test.ts). Options without
  * an entry are required or have no default (`maxMetricCalls`, `stop`,
  * `valset`: the trainset, `adapter` and `reflectionModel`: the context).
  *

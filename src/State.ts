@@ -445,7 +445,7 @@ export const scoreOf = (state: GepaState) => (program: number): number =>
  * (a child that ties its parent improved on training examples the validation
  * set does not show); it is also the one parent selection keeps among
  * identical programs (`Pareto.removalOrder`). The reference keeps the oldest
- * (changed in 0.3.0; README "The best among equals is the newest").
+ * (changed in 0.3.0; docs/performance.md, "The best among equals is the newest").
  *
  * @since 0.1.0
  * @category getters

@@ -699,7 +699,7 @@ describe("gepa optimize against an OpenAI-compatible server", () => {
         path.join(dir, "val.jsonl"),
         ["iota", "kappa", "lambda", "mu"].map((w) => JSON.stringify({ input: w, expected: w.toUpperCase() })).join("\n")
       )
-      // the README's metric.ts, in a folder whose package is CommonJS
+      // docs/cli.md's metric.ts, in a folder whose package is CommonJS
       fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "commonjs" }))
       fs.writeFileSync(path.join(dir, "compare.ts"), `export const same = (a: string, b: string): boolean => a === b\n`)
       fs.writeFileSync(

@@ -1,7 +1,8 @@
 /**
  * The defaults are written once, in `Config.defaults`: the engine resolves
  * against it, the CLI's defaults for the same settings are read from it, and
- * the option tables of the README are checked against it here.
+ * the option tables of docs/configuration.md and docs/cli.md are checked
+ * against it here.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -9,13 +10,14 @@ import * as path from "node:path"
 import * as Cli from "../src/Cli.js"
 import * as Config from "../src/Config.js"
 
-const readme = fs.readFileSync(path.resolve(import.meta.dirname, "..", "README.md"), "utf8")
+const page = (name: string) => fs.readFileSync(path.resolve(import.meta.dirname, "..", "docs", name), "utf8")
 
-/** The rows of the first markdown table from `heading` on (the heading may be the table's header row), as cells. */
-const tableAfter = (heading: string): ReadonlyArray<ReadonlyArray<string>> => {
-  const at = readme.indexOf(heading)
-  if (at < 0) throw new Error(`README.md: no "${heading}"`)
-  const lines = readme.slice(at).split("\n")
+/** The rows of the first markdown table of docs/`name` from `heading` on (the heading may be the table's header row), as cells. */
+const tableAfter = (name: string, heading: string): ReadonlyArray<ReadonlyArray<string>> => {
+  const text = page(name)
+  const at = text.indexOf(heading)
+  if (at < 0) throw new Error(`docs/${name}: no "${heading}"`)
+  const lines = text.slice(at).split("\n")
   const start = lines.findIndex((l) => l.startsWith("|"))
   const rows: Array<ReadonlyArray<string>> = []
   for (const line of lines.slice(start + 2)) {
@@ -25,21 +27,21 @@ const tableAfter = (heading: string): ReadonlyArray<ReadonlyArray<string>> => {
   return rows
 }
 
-/** How the README writes a default: the value as code. */
+/** How the docs write a default: the value as code. */
 const written = (value: unknown) => `\`${JSON.stringify(value)}\``
 
 describe("the defaults table", () => {
-  it("the README's table of Gepa.Config options shows every default of Config.defaults", () => {
-    const rows = new Map(tableAfter("The options of `Gepa.optimize` / `Gepa.stream` (`Gepa.Config`):").map((r) => [r[0] ?? "", r]))
+  it("docs/configuration.md's table of Gepa.Config options shows every default of Config.defaults", () => {
+    const rows = new Map(tableAfter("configuration.md", "The options of `Gepa.optimize` / `Gepa.stream` (`Gepa.Config`):").map((r) => [r[0] ?? "", r]))
     const wrong: Array<string> = []
     for (const [name, value] of Object.entries(Config.defaults)) {
       const row = rows.get(`\`${name}\``)
       if (row === undefined) wrong.push(`${name}: no row`)
-      else if (row[1] !== written(value)) wrong.push(`${name}: README says ${row[1]}, Config.defaults ${written(value)}`)
+      else if (row[1] !== written(value)) wrong.push(`${name}: the docs say ${row[1]}, Config.defaults ${written(value)}`)
     }
     const merge = rows.get("`merge`")?.[2] ?? ""
     for (const [name, value] of Object.entries(Config.mergeDefaults)) {
-      if (!merge.includes(`\`${name}\` ${value}`)) wrong.push(`merge.${name}: README does not say ${value}`)
+      if (!merge.includes(`\`${name}\` ${value}`)) wrong.push(`merge.${name}: the docs do not say ${value}`)
     }
     expect(wrong).toEqual([])
   })
@@ -48,7 +50,7 @@ describe("the defaults table", () => {
     for (const name of ["maxConcurrency", "minibatchSize", "merge", "seed"] as const) {
       expect(Cli.defaults[name]).toBe(Config.defaults[name])
     }
-    const rows = new Map(tableAfter("| Field | Flag | Default | Meaning |").map((r) => [r[0] ?? "", r]))
+    const rows = new Map(tableAfter("cli.md", "| Field | Flag | Default | Meaning |").map((r) => [r[0] ?? "", r]))
     expect(rows.size).toBeGreaterThan(0)
     for (const name of ["maxConcurrency", "minibatchSize", "merge", "seed", "parallelProposals", "proposalsPerStep"] as const) {
       expect(rows.get(`\`${name}\``)?.[2], name).toBe(written(Config.defaults[name]))

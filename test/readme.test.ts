@@ -1,108 +1,155 @@
 /**
- * The README tells the truth: every TypeScript snippet in it type-checks
- * against the package entry (`effect-gepa`, mapped to `src/` by
- * tsconfig.json's paths, as an app would import it), and the demo summary it
- * quotes is what `npm start` prints.
+ * The README and the pages of docs/ tell the truth: every TypeScript example
+ * in them type-checks against the package entry (`effect-gepa`, mapped to
+ * `src/` by tsconfig.json's paths, as an app would import it); an example
+ * marked `<!-- file: examples/x.ts -->` is that file, word for word (its
+ * opening doc comment aside), so what the page shows is what CI compiles and
+ * runs; and the demo summary docs/concepts.md quotes is what `npm start`
+ * prints.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import ts from "typescript"
 import { runDemo, summarize } from "../examples/demo/run.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
 const root = path.resolve(import.meta.dirname, "..")
-const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+
+/** README.md, then the pages of docs/ */
+const pages: ReadonlyArray<string> = [
+  "README.md",
+  ...fs.readdirSync(path.join(root, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)
+]
 
 interface Block {
+  /** the page, relative to the repository */
+  readonly page: string
   readonly lang: string
   /** line of the opening fence, 1-based */
   readonly line: number
   readonly code: string
+  /** the examples/ file a `<!-- file: ... -->` line right before the block names */
+  readonly file: string | undefined
 }
 
-const blocks = (markdown: string): ReadonlyArray<Block> => {
+const blocks = (page: string): ReadonlyArray<Block> => {
   const out: Array<Block> = []
-  const lines = markdown.split("\n")
+  const lines = fs.readFileSync(path.join(root, page), "utf8").split("\n")
   for (let i = 0; i < lines.length; i++) {
     const open = /^```(\w*)\s*$/.exec(lines[i]!)
     if (!open) continue
     const end = lines.findIndex((l, j) => j > i && l === "```")
-    if (end < 0) throw new Error(`README.md:${i + 1}: unclosed code fence`)
-    out.push({ lang: open[1]!, line: i + 1, code: lines.slice(i + 1, end).join("\n") })
+    if (end < 0) throw new Error(`${page}:${i + 1}: unclosed code fence`)
+    const marker = lines.slice(Math.max(0, i - 2), i).map((l) => /^<!-- file: (\S+) -->$/.exec(l)?.[1]).find((f) => f)
+    out.push({ page, lang: open[1]!, line: i + 1, code: lines.slice(i + 1, end).join("\n"), file: marker })
     i = end
   }
   return out
 }
 
-const snippets = blocks(readme).filter((b) => b.lang === "ts" || b.lang === "typescript")
+const all = pages.flatMap(blocks)
+const snippets = all.filter((b) => b.lang === "ts" || b.lang === "typescript")
+const nameOf = (s: Block) => `${s.page}:${s.line}`
 
-/** Type-checks the snippets as modules of one program; the diagnostics of each, with README line numbers. */
-const typecheck = (): ReadonlyMap<number, ReadonlyArray<string>> => {
-  const config = ts.readConfigFile(path.join(root, "tsconfig.json"), ts.sys.readFile)
-  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root)
-  // snippets declare things for the reader that they do not all use
-  const options: ts.CompilerOptions = { ...parsed.options, noEmit: true, noUnusedLocals: false }
-  // virtual files at the repository root: the package's "type": "module"
-  // applies, and `effect-gepa` resolves through the paths mapping
-  const files = new Map(snippets.map((s) => [path.join(root, `README.md.line-${s.line}.ts`), s]))
-  const host = ts.createCompilerHost(options)
-  const getSourceFile = host.getSourceFile.bind(host)
-  host.getSourceFile = (fileName, language, ...rest) => {
-    const snippet = files.get(fileName)
-    // `export {}` makes a snippet without imports a module of its own
-    return snippet ? ts.createSourceFile(fileName, `${snippet.code}\nexport {}\n`, language) : getSourceFile(fileName, language, ...rest)
-  }
-  const fileExists = host.fileExists.bind(host)
-  host.fileExists = (fileName) => files.has(fileName) || fileExists(fileName)
-  const readFile = host.readFile.bind(host)
-  host.readFile = (fileName) => {
-    const snippet = files.get(fileName)
-    return snippet ? `${snippet.code}\nexport {}\n` : readFile(fileName)
-  }
-  const program = ts.createProgram([...files.keys()], options, host)
-  const result = new Map<number, Array<string>>(snippets.map((s) => [s.line, []]))
-  for (const d of ts.getPreEmitDiagnostics(program)) {
-    const snippet = d.file ? files.get(d.file.fileName) : undefined
-    if (d.file === undefined || snippet === undefined) {
-      // a diagnostic outside the snippets (options, the library) fails every snippet
-      for (const list of result.values()) list.push(ts.flattenDiagnosticMessageText(d.messageText, "\n"))
-      continue
+/**
+ * Type-checks the snippets as modules of one program with tsc, in a folder
+ * inside the repository (the package's "type": "module" applies, and
+ * `effect-gepa` resolves through tsconfig.json's paths, as in an app); the
+ * diagnostics of each, with page line numbers. tsc runs in a child process,
+ * so the worker is free while it works.
+ */
+const typecheck = async (): Promise<ReadonlyMap<string, ReadonlyArray<string>>> => {
+  const dir = fs.mkdtempSync(path.join(root, ".snippets-"))
+  try {
+    const files = new Map<string, Block>()
+    for (const s of snippets) {
+      const name = `${s.page.replace(/[/.]/g, "-")}-${s.line}.ts`
+      files.set(name, s)
+      // `export {}` makes a snippet without imports a module of its own
+      fs.writeFileSync(path.join(dir, name), `${s.code}\nexport {}\n`)
     }
-    const { line } = d.file.getLineAndCharacterOfPosition(d.start ?? 0)
-    result.get(snippet.line)!.push(
-      `README.md:${snippet.line + 1 + line}: TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`
+    // snippets declare things for the reader that they do not all use
+    const options = { noEmit: true, noUnusedLocals: false, declaration: false, sourceMap: false, incremental: false }
+    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ extends: "../tsconfig.json", compilerOptions: options, include: ["*.ts"] }))
+    const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")
+    const { error, output } = await new Promise<{ error: Error | null; output: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [tsc, "-p", dir, "--pretty", "false"],
+        { maxBuffer: 1 << 26 },
+        (error, stdout, stderr) => resolve({ error, output: `${stdout}${stderr}` })
+      )
     )
+    const result = new Map<string, Array<string>>(snippets.map((s) => [nameOf(s), []]))
+    let last: Array<string> | undefined
+    for (const line of output.split("\n")) {
+      const d = /^(.+?)\((\d+),\d+\): error (TS\d+): (.*)$/.exec(line)
+      if (d === null) {
+        // a message's continuation lines belong to the diagnostic above
+        if (line.startsWith(" ") && last !== undefined) last[last.length - 1] += `\n${line}`
+        continue
+      }
+      const snippet = files.get(path.basename(d[1]!))
+      if (snippet === undefined) {
+        // a diagnostic outside the snippets (options, the library) fails every snippet
+        for (const list of result.values()) list.push(line)
+        last = undefined
+        continue
+      }
+      last = result.get(nameOf(snippet))!
+      last.push(`${snippet.page}:${snippet.line + Number(d[2])}: ${d[3]}: ${d[4]}`)
+    }
+    // tsc failed without a diagnostic the lines above could place (it did not run, bad options)
+    if (error !== null && [...result.values()].every((l) => l.length === 0)) {
+      for (const list of result.values()) list.push(`tsc: ${error.message}\n${output}`)
+    }
+    return result
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
   }
-  return result
 }
 
-describe("README", () => {
-  it("has TypeScript snippets", () => {
-    expect(snippets.length).toBeGreaterThanOrEqual(8)
+/** A file of examples/ as a page shows it: without its opening doc comment. */
+const shown = (file: string) => fs.readFileSync(path.join(root, file), "utf8").replace(/^\/\*\*[\s\S]*?\*\/\n/, "").trimEnd()
+
+describe("README and docs/", () => {
+  it("have TypeScript examples, and the README's quick starts are files of examples/", () => {
+    expect(snippets.length).toBeGreaterThanOrEqual(20)
+    expect(snippets.filter((s) => s.page === "README.md").map((s) => s.file)).toEqual([
+      "examples/quickstart.ts",
+      "examples/quickstart-anything.ts"
+    ])
   })
 
-  describe("every TypeScript snippet type-checks against effect-gepa", () => {
-    let diagnostics: ReadonlyMap<number, ReadonlyArray<string>> | undefined
+  describe("an example marked with its file is that file", () => {
+    for (const snippet of snippets.filter((s) => s.file !== undefined)) {
+      it(`${nameOf(snippet)}: ${snippet.file}`, () => {
+        expect(snippet.code.trimEnd()).toBe(shown(snippet.file!))
+      })
+    }
+  })
+
+  describe("every TypeScript example type-checks against effect-gepa", () => {
+    let diagnostics: Promise<ReadonlyMap<string, ReadonlyArray<string>>> | undefined
     const check = () => (diagnostics ??= typecheck())
     for (const snippet of snippets) {
       const title = snippet.code.split("\n").find((l) => l.trim() !== "" && !l.startsWith("import")) ?? ""
-      it(`line ${snippet.line}: ${title.slice(0, 60)}`, () => {
-        expect(check().get(snippet.line)).toEqual([])
-      }, 120_000)
+      it(`${nameOf(snippet)}: ${title.slice(0, 60)}`, async () => {
+        expect((await check()).get(nameOf(snippet))).toEqual([])
+      }, 300_000)
     }
   })
 
-  it.effect("quotes the summary the demo prints (every line but the time)", () =>
+  it.effect("docs/concepts.md quotes the summary the demo prints (every line but the time, which it leaves out)", () =>
     Effect.gen(function*() {
-      const quote = blocks(readme).find((b) => b.lang === "text" && b.code.startsWith("Summary\n"))
+      const quote = blocks("docs/concepts.md").find((b) => b.lang === "text" && b.code.startsWith("Summary\n"))
       expect(quote).toBeDefined()
       const quoted = quote!.code.split("\n")
       const summaryEnd = quoted.findIndex((l) => l.trim() === "" || l === "...")
       const demo = yield* runDemo({ runDir: path.join(makeTmpDir("gepa-readme-"), "run"), writeReport: false })
       const printed = yield* summarize(demo)
-      const untimed = (lines: ReadonlyArray<string>) => lines.map((l) => l.replace(/^( {2}time +)[\d.]+ s$/, "$1<time>"))
-      expect(untimed(quoted.slice(0, summaryEnd < 0 ? quoted.length : summaryEnd))).toEqual(untimed(printed))
+      expect(quoted.slice(0, summaryEnd < 0 ? quoted.length : summaryEnd)).toEqual(printed.filter((l) => !/^ {2}time +/.test(l)))
     }), 120_000)
 })

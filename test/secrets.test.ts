@@ -4,7 +4,7 @@
  * failures, in the answer's text and model field), and on every provider
  * path (the OpenAI layer; the model strings openai:, openai-compatible:,
  * google: and anthropic: through the CLI; the @effect/ai OpenAI and
- * Anthropic layers wired as the README shows) a whole run at log level
+ * Anthropic layers wired as docs/models.md shows) a whole run at log level
  * `all`, with OpenTelemetry spans going to an in-memory exporter, leaves
  * the key nowhere: not in stdout, stderr, log lines and their annotations,
  * spans and their events, the run's events, the run folder, the report,

@@ -22,7 +22,7 @@ export const anythingHelp = (): string =>
     `Usage: gepa anything --evaluator FILE --reflection-model NAME [flags]\n\n${
       paragraph(`${commands.anything.charAt(0).toUpperCase()}${commands.anything.slice(1)}.`)
     }`,
-    paragraph("See the README (Optimize anything) for the evaluator module and the run directory."),
+    paragraph("See docs/optimize-anything.md in the repository for the evaluator module and the run directory."),
     section("Flags", docsOf(flags)),
     environment()
   ].join("\n\n") + "\n"

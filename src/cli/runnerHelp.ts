@@ -33,7 +33,7 @@ export const runnerHelp = (): string =>
     `Usage: gepa runner --module FILE [flags]\n\n${paragraph(`${commands.runner.charAt(0).toUpperCase()}${commands.runner.slice(1)}.`)}`,
     paragraph(
       "Runs until Ctrl-C or SIGTERM, then hands its shards over to the other runners; a second signal quits at once. " +
-        "Every flag may also come from its environment variable. See the README (Scaling out)."
+        "Every flag may also come from its environment variable. See docs/scaling-out.md in the repository."
     ),
     section(
       "Flags",

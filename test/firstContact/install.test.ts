@@ -14,7 +14,7 @@ const hideCli = ["--import", path.join(root, "test", "fixtures", "hideCliPeers.m
 
 // the README's install block, as .ci/readme-install.sh reads it
 const installLines = (): ReadonlyArray<string> => {
-  const at = readme.indexOf("### Installing the package")
+  const at = readme.indexOf("\n## Install\n")
   const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at))![1]!
   return block.split("\n").filter((l) => l.trim() !== "").map((l) => l.replace(/\s+#.*$/, ""))
 }

@@ -110,7 +110,7 @@ export const runner = Command.make("runner", runnerOptions, (flags) =>
       ),
       Effect.provide(logger(options.logFormat ?? "text"))
     )
-  })).pipe(Command.withDescription("serve cluster evaluations for optimizers (see README, Scaling out)"))
+  })).pipe(Command.withDescription("serve cluster evaluations for optimizers (see docs/scaling-out.md)"))
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
 

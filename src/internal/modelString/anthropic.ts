@@ -50,7 +50,7 @@ const providerModule = (field: string, mod: unknown): Effect.Effect<ProviderModu
     )
   }
   // an optional peer loaded at run time: its functions' signatures are those of
-  // the version the README names, which the checks above can only approximate
+  // the version docs/models.md names, which the checks above can only approximate
   return Effect.succeed({ client: layer as ProviderModule["client"], model: model as ProviderModule["model"] })
 }
 

@@ -182,7 +182,7 @@ export const command = <E>(env: CliEnvironment<E>) =>
         terminal: env.terminal,
         quiet: values["quiet"] === true
       })
-    })).pipe(Command.withDescription("optimize any text artifact with an evaluator module (see the README, Optimize anything)"))
+    })).pipe(Command.withDescription("optimize any text artifact with an evaluator module (see docs/optimize-anything.md)"))
 
 /** @internal */
 export type AnythingCommand = ReturnType<typeof command<unknown>>
