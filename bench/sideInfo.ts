@@ -18,7 +18,8 @@
  * that every default of `optimizeAnything` is measured on both tasks.
  *
  * Generalization mode (train / validation / held-out test manifests or
- * examples), seeds 0-9 (`--seeds N` for 0..N-1); the held-out score of the best candidate (mean, sd),
+ * examples), seeds 0-9 (`--seeds N` for 0..N-1; `--modes defaults,old` for
+ * the modes whose label starts so); the held-out score of the best candidate (mean, sd),
  * metric calls spent, prompt size (mean, max characters). The manifest task
  * also runs single-task mode (one manifest, minibatch 1) at budget 30, scored
  * on that manifest. Writes bench/results/side-info[-<task>].json.
@@ -149,11 +150,18 @@ export const plan = (task: TaskName, quick: boolean) => {
   return cases
 }
 
-export const measure = async (task: TaskName, seeds: ReadonlyArray<number>, quick: boolean, small = false) => {
+export const measure = async (
+  task: TaskName,
+  seeds: ReadonlyArray<number>,
+  quick: boolean,
+  small = false,
+  only?: ReadonlyArray<string>
+) => {
   const cells: Array<Cell> = []
   for (const { budget, shape } of plan(task, quick)) {
     for (const mode of modes) {
       if (mode.tasks !== undefined && !mode.tasks.includes(task)) continue
+      if (only !== undefined && !only.some((prefix) => mode.label.startsWith(prefix))) continue
       const runs: Array<Run> = []
       for (const seed of seeds) runs.push(await runOne(task, mode, budget, seed, shape, small))
       const prompts = runs.flatMap((r) => r.promptChars)
@@ -195,11 +203,14 @@ const main = async () => {
   const n = process.argv.indexOf("--seeds")
   const count = n >= 0 ? Number(process.argv[n + 1]) : quick ? 3 : 10
   const seeds = Array.from({ length: count }, (_, i) => i)
+  const m = process.argv.indexOf("--modes")
+  const only = m >= 0 ? process.argv[m + 1]!.split(",") : undefined
   for (const task of tasks) {
-    const cells = await measure(task, seeds, quick)
+    const cells = await measure(task, seeds, quick, false, only)
     console.log(table(cells))
     if (!quick) {
-      const file = path.join(path.dirname(fileURLToPath(import.meta.url)), "results", `side-info-${task}.json`)
+      const suffix = only === undefined ? "" : `-${count}-seeds`
+      const file = path.join(path.dirname(fileURLToPath(import.meta.url)), "results", `side-info-${task}${suffix}.json`)
       await fs.writeFile(
         file,
         JSON.stringify({ task, options: task === "anything" ? defaultTaskOptions : defaultManifestOptions, seeds, cells }, null, 2) + "\n"

@@ -7,6 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as fc from "fast-check"
+import * as SideInfoBench from "../bench/sideInfo.js"
 import * as PromptBudget from "../src/internal/optimizeAnything/promptBudget.js"
 import * as sideInfo from "../src/internal/optimizeAnything/sideInfo.js"
 import * as LanguageModel from "../src/LanguageModel.js"
@@ -192,5 +193,22 @@ describe("optimizeAnything: prompt budget", () => {
       ),
       { numRuns: 200 }
     )
+  })
+})
+
+describe("optimizeAnything: bench/sideInfo.ts", () => {
+  it("runs the manifest task at a tiny size and reports every field", async () => {
+    const cells = await SideInfoBench.measure("manifest", [0], true, true, ["defaults", "old cut"])
+    assert.deepStrictEqual(cells.map((c) => `${c.shape} ${c.budget} ${c.mode}`), [
+      "generalization 60 defaults (whole within 100k)",
+      "generalization 60 old cut (0.2 defaults)",
+      "single-task 30 defaults (whole within 100k)",
+      "single-task 30 old cut (0.2 defaults)"
+    ])
+    for (const c of cells) {
+      assert.strictEqual(c.over, 0)
+      assert.isTrue(c.testMean >= 0 && c.testMean <= 1 && c.promptMaxChars > 0)
+    }
+    assert.include(SideInfoBench.table(cells), "| manifest | held-out | 60 | defaults")
   })
 })
