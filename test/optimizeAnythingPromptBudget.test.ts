@@ -141,6 +141,19 @@ describe("optimizeAnything: prompt budget", () => {
       assert.strictEqual(bad.field, "contextWindow")
     }))
 
+  it("over the budget after every list is down to one record, whole evaluations go, the best score first, and are counted", () => {
+    const report = (n: number) => ({ summary: `evaluation ${n}: ${"detail ".repeat(300)}`, cases: [{ id: n, ok: false }] })
+    const raw = [0.9, 0.1, 0.5].map((score, n) => ({ Score: score, ...report(n) }))
+    const out = PromptBudget.fit(raw, [0.9, 0.1, 0.5], 2_500, sideInfo.defaultLimits)
+    const text = renderRecords(out)
+    assert.isAtMost(text.length, 2_500)
+    // the lowest score is kept whole, the others are counted with their scores
+    assert.lengthOf(out, 1)
+    assert.strictEqual(out[0]!["Score"], 0.1)
+    assert.strictEqual(out[0]!["summary"], report(1).summary)
+    assert.strictEqual(out[0]!["Not shown"], "2 more evaluations of this text (scores 0.9, 0.5): the reflection prompt's budget is full")
+  })
+
   it("statusOf reads pass and failure fields", () => {
     assert.strictEqual(PromptBudget.statusOf({ ok: false }), "fail")
     assert.strictEqual(PromptBudget.statusOf({ passed: true }), "pass")
