@@ -1,7 +1,9 @@
 /**
  * Should the OpenAI layer stay on the `openai` SDK or become a thin layer
- * over `@effect/ai-openai`? `npx tsx bench/modelLayers.ts` measures, on this
- * machine, against a local server (no network):
+ * over `@effect/ai-openai`, and what does a Vercel AI SDK model
+ * (`@ai-sdk/openai`'s chat model through `AiSdkLanguageModel`) cost per
+ * call? `npx tsx bench/modelLayers.ts` measures, on this machine, against a
+ * local server (no network):
  *
  * - which endpoints each speaks (a server with only chat completions, like
  *   most OpenAI-compatible servers, and one with the Responses API);
@@ -14,6 +16,7 @@
  *
  * Writes bench/results/model-layers.json and prints a markdown table.
  */
+import { createOpenAI } from "@ai-sdk/openai"
 import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
 import * as AiOpenAiLanguageModel from "@effect/ai-openai/OpenAiLanguageModel"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
@@ -25,6 +28,7 @@ import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as AiLanguageModel from "../src/AiLanguageModel.js"
+import * as AiSdkLanguageModel from "../src/AiSdkLanguageModel.js"
 import type { LanguageModel } from "../src/LanguageModel.js"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.js"
 
@@ -115,6 +119,8 @@ const effectAiModel = (baseURL: string) =>
     )
   )
 
+const aiSdkModel = (baseURL: string) => AiSdkLanguageModel.make(createOpenAI({ apiKey: "sk-bench", baseURL }).chat("gpt-4.1-mini"), { maxRetries: 0 })
+
 const timeCalls = async (model: LanguageModel, calls: number, concurrency: number) => {
   const run = (n: number) => Effect.runPromise(Effect.forEach(Array.from({ length: n }), () => model.complete("ping"), { concurrency, discard: true }))
   await run(30) // warm up
@@ -159,50 +165,69 @@ const main = async () => {
   const chatOnly = await serve(false)
   const both = await serve(true)
   try {
-    const compatibility = {
-      sdkOnChatOnlyServer: await outcome(sdkModel, chatOnly.url),
-      effectAiOnChatOnlyServer: await outcome(effectAiModel, chatOnly.url),
-      effectAiPath: chatOnly.paths.at(-1),
-      sdkPath: chatOnly.paths[0]
-    }
+    // each stack's first request on the chat-only server names the endpoint it speaks
+    const sdkOnChatOnlyServer = await outcome(sdkModel, chatOnly.url)
+    const sdkPath = chatOnly.paths.at(-1)
+    const effectAiOnChatOnlyServer = await outcome(effectAiModel, chatOnly.url)
+    const effectAiPath = chatOnly.paths.at(-1)
+    const aiSdkOnChatOnlyServer = await outcome(aiSdkModel, chatOnly.url)
+    const aiSdkPath = chatOnly.paths.at(-1)
+    const compatibility = { sdkOnChatOnlyServer, effectAiOnChatOnlyServer, aiSdkOnChatOnlyServer, sdkPath, effectAiPath, aiSdkPath }
     const sdk = await Effect.runPromise(sdkModel(both.url))
     const effectAi = await Effect.runPromise(effectAiModel(both.url))
+    const aiSdk = await Effect.runPromise(aiSdkModel(both.url))
     const calls = 400
     // rounds alternate the two stacks, so a busy moment on the shared
     // machine hits both; the median round is reported
-    const rounds = { sdkSeq: [] as Array<number>, aiSeq: [] as Array<number>, sdk16: [] as Array<number>, ai16: [] as Array<number> }
+    const rounds = {
+      sdkSeq: [] as Array<number>,
+      aiSeq: [] as Array<number>,
+      aiSdkSeq: [] as Array<number>,
+      sdk16: [] as Array<number>,
+      ai16: [] as Array<number>,
+      aiSdk16: [] as Array<number>
+    }
     for (let round = 0; round < 5; round++) {
       rounds.sdkSeq.push(await timeCalls(sdk, calls, 1))
       rounds.aiSeq.push(await timeCalls(effectAi, calls, 1))
+      rounds.aiSdkSeq.push(await timeCalls(aiSdk, calls, 1))
       rounds.sdk16.push(await timeCalls(sdk, calls, 16))
       rounds.ai16.push(await timeCalls(effectAi, calls, 16))
+      rounds.aiSdk16.push(await timeCalls(aiSdk, calls, 16))
     }
     const perCall = {
       sdkSequentialMs: median(rounds.sdkSeq),
       effectAiSequentialMs: median(rounds.aiSeq),
+      aiSdkSequentialMs: median(rounds.aiSdkSeq),
       sdkConcurrent16Ms: median(rounds.sdk16),
-      effectAiConcurrent16Ms: median(rounds.ai16)
+      effectAiConcurrent16Ms: median(rounds.ai16),
+      aiSdkConcurrent16Ms: median(rounds.aiSdk16)
     }
     const importMs = {
       sdk: coldImport(["openai"]),
-      effectAi: coldImport(["@effect/ai-openai", "@effect/platform/FetchHttpClient"])
+      effectAi: coldImport(["@effect/ai-openai", "@effect/platform/FetchHttpClient"]),
+      aiSdk: coldImport(["@ai-sdk/openai"])
     }
     const disk = {
       sdkMb: diskMb(["openai"]),
-      effectAiMb: diskMb(["@effect/ai-openai", "@effect/ai", "gpt-tokenizer", "find-my-way-ts"])
+      effectAiMb: diskMb(["@effect/ai-openai", "@effect/ai", "gpt-tokenizer", "find-my-way-ts"]),
+      // what @ai-sdk/openai installs (the model layer needs nothing of `ai` itself)
+      aiSdkMb: diskMb(["@ai-sdk/openai", "@ai-sdk/provider", "@ai-sdk/provider-utils", "eventsource-parser", "zod"])
     }
     const report = { date: new Date().toISOString(), node: process.version, calls, compatibility, perCall, importMs, disk }
     fs.mkdirSync(path.join(root, "bench/results"), { recursive: true })
     fs.writeFileSync(path.join(root, "bench/results/model-layers.json"), JSON.stringify(report, null, 2) + "\n")
     const f = (n: number) => n.toFixed(2)
-    console.log(`| measure | openai SDK (ours) | @effect/ai-openai 0.41 + AiLanguageModel |
-| --- | --- | --- |
-| endpoint used | ${compatibility.sdkPath} | ${compatibility.effectAiPath} |
-| server with chat completions only (vLLM, Ollama, LiteLLM) | ${compatibility.sdkOnChatOnlyServer} | ${compatibility.effectAiOnChatOnlyServer} |
-| ms per call, sequential (${calls} calls, local server, median of 5 rounds) | ${f(perCall.sdkSequentialMs)} | ${f(perCall.effectAiSequentialMs)} |
-| ms per call, 16 at once | ${f(perCall.sdkConcurrent16Ms)} | ${f(perCall.effectAiConcurrent16Ms)} |
-| cold import, ms (median of 5) | ${f(importMs.sdk)} | ${f(importMs.effectAi)} |
-| disk, MB | ${f(disk.sdkMb)} | ${f(disk.effectAiMb)} |`)
+    console.log(`| measure | openai SDK (ours) | @effect/ai-openai 0.41 + AiLanguageModel | @ai-sdk/openai 3 (chat) + AiSdkLanguageModel |
+| --- | --- | --- | --- |
+| endpoint used | ${compatibility.sdkPath} | ${compatibility.effectAiPath} | ${compatibility.aiSdkPath} |
+| server with chat completions only (vLLM, Ollama, LiteLLM) | ${compatibility.sdkOnChatOnlyServer} | ${compatibility.effectAiOnChatOnlyServer} | ${compatibility.aiSdkOnChatOnlyServer} |
+| ms per call, sequential (${calls} calls, local server, median of 5 rounds) | ${f(perCall.sdkSequentialMs)} | ${f(perCall.effectAiSequentialMs)} | ${
+      f(perCall.aiSdkSequentialMs)
+    } |
+| ms per call, 16 at once | ${f(perCall.sdkConcurrent16Ms)} | ${f(perCall.effectAiConcurrent16Ms)} | ${f(perCall.aiSdkConcurrent16Ms)} |
+| cold import, ms (median of 5) | ${f(importMs.sdk)} | ${f(importMs.effectAi)} | ${f(importMs.aiSdk)} |
+| disk, MB | ${f(disk.sdkMb)} | ${f(disk.effectAiMb)} | ${f(disk.aiSdkMb)} |`)
   } finally {
     await chatOnly.close()
     await both.close()

@@ -7,6 +7,8 @@
 export * as Acceptance from "./Acceptance.js"
 /** @since 0.1.0 */
 export * as Adapter from "./Adapter.js"
+/** @since 0.3.0 */
+export * as AiSdkLanguageModel from "./AiSdkLanguageModel.js"
 /** @since 0.1.0 */
 export * as BatchSampler from "./BatchSampler.js"
 /** @since 0.1.0 */
@@ -41,6 +43,8 @@ export * as FaultInjection from "./FaultInjection.js"
 export * as Fingerprint from "./Fingerprint.js"
 /** @since 0.1.0 */
 export * as Frontier from "./Frontier.js"
+/** @since 0.3.0 */
+export * as FunctionAdapter from "./FunctionAdapter.js"
 /** @since 0.3.0 */
 export * as Genealogy from "./Genealogy.js"
 /** @since 0.1.0 */

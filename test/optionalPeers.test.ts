@@ -2,7 +2,8 @@
  * A library user who uses none of the optional integrations installs none of
  * them: the runtime import graph of the main entry (static imports and
  * re-exports, type-only imports excluded, dynamic `import()` not followed)
- * must not reach @effect/ai*, @effect/opentelemetry or @opentelemetry/*.
+ * must not reach @effect/ai*, @effect/opentelemetry, @opentelemetry/*, or the
+ * Vercel AI SDK (`ai`, `@ai-sdk/*`), whose spec the library types structurally.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
@@ -38,7 +39,8 @@ const graph = (entry: string): { files: Set<string>; packages: Set<string> } => 
   return { files, packages }
 }
 
-const optional = /^(@effect\/ai|@effect\/opentelemetry|@opentelemetry\/|@effect\/cli|@effect\/platform|@effect\/cluster|@effect\/rpc|@effect\/sql|tsx)/
+const optional =
+  /^(@effect\/ai|@effect\/opentelemetry|@opentelemetry\/|@effect\/cli|@effect\/platform|@effect\/cluster|@effect\/rpc|@effect\/sql|tsx|ai$|ai\/|@ai-sdk\/|zod)/
 
 describe("optional peer dependencies", () => {
   it("the main entry's import graph loads no optional integration", () => {
@@ -53,6 +55,10 @@ describe("optional peer dependencies", () => {
     expect(rel).not.toContain("src/Dashboard.ts")
     expect(rel).toContain("src/Telemetry.ts")
     expect(rel).toContain("src/ModelString.ts")
+    // the AI SDK's spec is a structural type there: its model layer and the function adapter load none of it
+    expect(rel).toContain("src/AiSdkLanguageModel.ts")
+    expect(rel).toContain("src/FunctionAdapter.ts")
+    expect([...graph(resolve(root, "src/AiSdkLanguageModel.ts")).packages].filter((p) => p !== "effect" && !p.startsWith("effect/"))).toEqual([])
   })
 
   it("the @effect/ai entry point does import @effect/ai (the walker sees it)", () => {
@@ -67,11 +73,14 @@ describe("optional peer dependencies", () => {
       dependencies: Record<string, string>
       exports: Record<string, unknown>
     }
-    for (const name of ["@effect/ai", "@effect/ai-anthropic", "@effect/opentelemetry"]) {
+    for (const name of ["@effect/ai", "@effect/ai-anthropic", "@effect/opentelemetry", "ai", "@ai-sdk/provider"]) {
       expect(pkg.peerDependencies[name]).toBeDefined()
       expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true)
       expect(pkg.dependencies[name]).toBeUndefined()
     }
+    // the AI SDK majors the structural spec types fit: v3 (ai 6) and v4 (ai 7)
+    expect(pkg.peerDependencies["ai"]).toBe("^6.0.0 || ^7.0.0")
+    expect(pkg.peerDependencies["@ai-sdk/provider"]).toBe("^3.0.0 || ^4.0.0")
     // google: models go through Gemini's OpenAI-compatible endpoint; no
     // release of @effect/ai-google installs beside @effect/ai 0.37
     expect(pkg.peerDependencies["@effect/ai-google"]).toBeUndefined()
@@ -89,6 +98,7 @@ describe("optional peer dependencies", () => {
     expect(report).toEqual({
       exports: expect.any(Number),
       answer: "ok",
+      aiSdk: "ok",
       missing: "Invalid configuration \"model\": install @effect/ai-anthropic to use anthropic: models " +
         "(npm install @effect/ai@^0.37 @effect/ai-anthropic)",
       // the hook does hide the packages: the @effect/ai entry point cannot load

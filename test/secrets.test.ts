@@ -4,7 +4,8 @@
  * failures, in the answer's text and model field), and on every provider
  * path (the OpenAI layer; the model strings openai:, openai-compatible:,
  * google: and anthropic: through the CLI; the @effect/ai OpenAI and
- * Anthropic layers wired as docs/models.md shows) a whole run at log level
+ * Anthropic layers wired as docs/models.md shows; the AI SDK's `@ai-sdk/openai`
+ * through `AiSdkLanguageModel`) a whole run at log level
  * `all`, with OpenTelemetry spans going to an in-memory exporter, leaves
  * the key nowhere: not in stdout, stderr, log lines and their annotations,
  * spans and their events, the run's events, the run folder, the report,
@@ -14,6 +15,7 @@
  * Each path has its own key, and the process-wide secret registry is
  * cleared before each: a path that failed to register its key would leak.
  */
+import { createOpenAI } from "@ai-sdk/openai"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { OpenAiClient, OpenAiLanguageModel as AiOpenAi } from "@effect/ai-openai"
 import { NodeSdk } from "@effect/opentelemetry"
@@ -24,6 +26,7 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@o
 import { Cause, Config, ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Redacted } from "effect"
 import * as path from "node:path"
 import * as AiLanguageModel from "../src/AiLanguageModel.js"
+import * as AiSdkLanguageModel from "../src/AiSdkLanguageModel.js"
 import * as Cli from "../src/Cli.js"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import * as Gepa from "../src/Gepa.js"
@@ -250,6 +253,19 @@ const libraryPaths: ReadonlyArray<LibraryPath> = [
       return Layer.merge(
         OpenAiLanguageModel.layerReflection({ ...options, model: "reflector" }),
         OpenAiLanguageModel.layerTask({ ...options, model: "tasker" })
+      )
+    },
+    config: () => ({})
+  },
+  {
+    name: "AI SDK models (@ai-sdk/openai, the key passed in code and given as secrets)",
+    format: "chat",
+    models: (server, key) => {
+      const openai = createOpenAI({ baseURL: server.baseURL, apiKey: key })
+      const options = { retryBaseDelay: "1 millis", maxRetries: 4, secrets: [Redacted.make(key)] } as const
+      return Layer.merge(
+        AiSdkLanguageModel.layerReflection(openai.chat("reflector"), options),
+        AiSdkLanguageModel.layerTask(openai.chat("tasker"), options)
       )
     },
     config: () => ({})
