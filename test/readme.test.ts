@@ -4,15 +4,17 @@
  * `src/` by tsconfig.json's paths, as an app would import it); an example
  * marked `<!-- file: examples/x.ts -->` is that file, word for word (its
  * opening doc comment aside), so what the page shows is what CI compiles and
- * runs; and the demo summary docs/concepts.md quotes is what `npm start`
- * prints.
+ * runs; the config file docs/cli.md shows is one `gepa optimize` starts a
+ * run with, without a warning; and the demo summary docs/concepts.md quotes is what
+ * `npm start` prints. test/quickstart.test.ts runs the README's quick starts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { runDemo, summarize } from "../examples/demo/run.js"
+import { parseConfig, resolveSettings } from "../src/cli/settings.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
 const root = path.resolve(import.meta.dirname, "..")
@@ -111,6 +113,23 @@ const typecheck = async (): Promise<ReadonlyMap<string, ReadonlyArray<string>>> 
   }
 }
 
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")
+
+/** The anchors of a page's headings (outside code blocks). */
+const anchorsOf = (page: string): ReadonlySet<string> => {
+  const text = fs.readFileSync(path.join(root, page), "utf8").replace(/^```[\s\S]*?^```$/gm, "")
+  return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!)))
+}
+
+/** Every relative link of a page (outside code), as `page:line: target`. */
+const linksOf = (page: string): ReadonlyArray<{ readonly where: string; readonly target: string }> =>
+  fs.readFileSync(path.join(root, page), "utf8").replace(/^```[\s\S]*?^```$/gm, (block) => block.replace(/[^\n]/g, ""))
+    .split("\n").flatMap((line, i) =>
+      [...line.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => ({ where: `${page}:${i + 1}`, target: m[1]! }))
+        .filter((l) => !/^[a-z]+:/.test(l.target))
+    )
+
 /** A file of examples/ as a page shows it: without its opening doc comment. */
 const shown = (file: string) => fs.readFileSync(path.join(root, file), "utf8").replace(/^\/\*\*[\s\S]*?\*\/\n/, "").trimEnd()
 
@@ -121,6 +140,20 @@ describe("README and docs/", () => {
       "examples/quickstart.ts",
       "examples/quickstart-anything.ts"
     ])
+  })
+
+  it("every relative link leads to a file of the repository, and every anchor to a heading", () => {
+    const broken: Array<string> = []
+    for (const page of pages) {
+      for (const { target, where } of linksOf(page)) {
+        const [file, anchor] = target.split("#") as [string, string | undefined]
+        const resolved = file === "" ? page : path.relative(root, path.resolve(root, path.dirname(page), file))
+        if (!fs.existsSync(path.join(root, resolved))) broken.push(`${where}: ${target}: no ${resolved}`)
+        else if (anchor !== undefined && !anchorsOf(resolved).has(anchor)) broken.push(`${where}: ${target}: no heading #${anchor} in ${resolved}`)
+      }
+    }
+    expect(broken).toEqual([])
+    expect(linksOf("docs/README.md").length).toBeGreaterThanOrEqual(10)
   })
 
   describe("an example marked with its file is that file", () => {
@@ -140,6 +173,19 @@ describe("README and docs/", () => {
         expect((await check()).get(nameOf(snippet))).toEqual([])
       }, 300_000)
     }
+  })
+
+  it("docs/cli.md's complete gepa.json is a config file gepa optimize starts a run with, without a warning", () => {
+    const config = blocks("docs/cli.md").filter((b) => b.lang === "json" && b.code.startsWith("{\n  \"train\""))
+    expect(config).toHaveLength(1)
+    // the seed prompt file it names, where it names it (relative to the config file)
+    const dir = makeTmpDir("gepa-config-")
+    fs.mkdirSync(path.join(dir, "prompts"))
+    fs.writeFileSync(path.join(dir, "prompts", "seed.txt"), "Answer the question.\n")
+    const parsed = Either.getOrThrow(parseConfig(config[0]!.code, path.join(dir, "gepa.json")))
+    expect(parsed.warnings).toEqual([])
+    const settings = resolveSettings(parsed.input, {}, { cwd: dir })
+    expect(Either.isRight(settings) ? "accepted" : settings.left.message).toBe("accepted")
   })
 
   it.effect("docs/concepts.md quotes the summary the demo prints (every line but the time, which it leaves out)", () =>
