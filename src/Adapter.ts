@@ -16,6 +16,8 @@ import type { EvaluationBatch, ObjectiveScores } from "./EvaluationBatch.js"
 import { stableStringify } from "./Fingerprint.js"
 
 /**
+ * Options of one `evaluate` call beyond the batch and the candidate.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -172,12 +174,16 @@ export interface ProposingAdapter<D, T = unknown, O = unknown> extends Adapter<D
 }
 
 /**
+ * Marks a value as an adapter service (`Adapter.Service`).
+ *
  * @since 0.2.0
  * @category type ids
  */
 export const ServiceTypeId: unique symbol = Symbol.for("effect-gepa/Adapter/Service")
 
 /**
+ * The type of `ServiceTypeId`.
+ *
  * @since 0.2.0
  * @category type ids
  */
@@ -392,8 +398,11 @@ export interface FromPromiseOptions<D, T, O> {
  * ```ts
  * import { Adapter } from "effect-gepa"
  *
- * const adapter = Adapter.fromPromise(async (example: { q: string; a: string }, candidate) => {
- *   const output = await callMySystem(candidate["system_prompt"]!, example.q)
+ * // your system, in plain async code
+ * declare const callMySystem: (prompt: string, question: string, signal: AbortSignal) => Promise<string>
+ *
+ * const adapter = Adapter.fromPromise(async (example: { q: string; a: string }, candidate, signal) => {
+ *   const output = await callMySystem(candidate["system_prompt"] ?? "", example.q, signal)
  *   return { output, score: output === example.a ? 1 : 0 }
  * })
  * ```

@@ -26,6 +26,8 @@ export const SamplerState = Schema.Struct({
 })
 
 /**
+ * The sampler's saved position, as decoded from `SamplerState`.
+ *
  * @since 0.1.0
  * @category models
  */

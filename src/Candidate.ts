@@ -8,6 +8,9 @@ import { Schema } from "effect"
 import { createHash } from "node:crypto"
 
 /**
+ * A candidate: named text components (component name to text), the thing GEPA
+ * evolves.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -17,6 +20,8 @@ export const Candidate = Schema.Record({ key: Schema.String, value: Schema.Strin
 })
 
 /**
+ * A candidate's value: a record of component name to text.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -102,8 +102,14 @@ const describeParseError = (error: ParseResult.ParseError): string =>
  * A candidate shape from one schema per component.
  *
  * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { CandidateSchema } from "effect-gepa"
+ *
+ * // a structured component (canonical JSON) beside a text one (rewritten by reflection)
  * const Code = Schema.Struct({ branch: Schema.String, entry: Schema.String })
  * const shape = CandidateSchema.make({ code: Code, prompt: Schema.String })
+ * ```
  *
  * @since 0.3.0
  * @category constructors

@@ -28,6 +28,9 @@ import * as batching from "./internal/cluster/batcher.js"
 import * as socket from "./internal/cluster/socket.js"
 
 /**
+ * Options of a cluster adapter: how requests are spread over entities and
+ * batched.
+ *
  * @since 0.2.0
  * @category models
  */
@@ -213,11 +216,21 @@ export const layerClient = (settings?: Partial<ClusterEvaluation.Settings>): Lay
  *
  * @example
  * ```ts
- * const result = await Effect.runPromise(
- *   Gepa.optimize({ seedCandidate, trainset, reflectionModel, maxMetricCalls: 500 }).pipe(
- *     Effect.provide(ClusterAdapter.layerCluster(evaluation, { storage: "./cluster.db" }))
- *   )
- * )
+ * import { Effect } from "effect"
+ * import { Gepa, type LanguageModel } from "effect-gepa"
+ * import * as ClusterAdapter from "effect-gepa/ClusterAdapter"
+ * import type * as ClusterEvaluation from "effect-gepa/ClusterEvaluation"
+ *
+ * // the evaluation module the runners serve (see `ClusterEvaluation.define`)
+ * declare const evaluation: ClusterEvaluation.Definition<{ readonly question: string }, unknown, string, never>
+ * declare const reflectionModel: LanguageModel.LanguageModel
+ *
+ * const program = Gepa.optimize({
+ *   seedCandidate: { system_prompt: "Answer the question." },
+ *   trainset: [{ question: "2 + 2?" }, { question: "3 + 4?" }],
+ *   reflectionModel,
+ *   maxMetricCalls: 500
+ * }).pipe(Effect.provide(ClusterAdapter.layerCluster(evaluation, { storage: "./cluster.db" })))
  * ```
  *
  * @since 0.2.0

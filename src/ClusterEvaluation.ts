@@ -76,8 +76,20 @@ export interface Definition<D, T, O, E = never> {
  * @example
  * ```ts
  * // evaluation.ts, imported by runners and by the optimizer
+ * import { Effect, Schema } from "effect"
+ * import { Adapter } from "effect-gepa"
+ * import * as ClusterEvaluation from "effect-gepa/ClusterEvaluation"
+ *
+ * const Example = Schema.Struct({ question: Schema.String, answer: Schema.String })
+ *
  * export default ClusterEvaluation.define({
- *   adapter: Adapter.fromExample(solve),
+ *   adapter: Adapter.fromExample((example: typeof Example.Type, candidate) =>
+ *     Effect.sync(() => {
+ *       const output = `${candidate["system_prompt"] ?? ""} ${example.question}`
+ *       return { output, score: output.includes(example.answer) ? 1 : 0 }
+ *     })
+ *   ),
+ *   example: Example,
  *   output: Schema.String
  * })
  * ```
@@ -130,6 +142,8 @@ export const Evaluator = protocol.Evaluator
 export const RemoteEvaluationError = protocol.RemoteEvaluationError
 
 /**
+ * The type of a `RemoteEvaluationError`.
+ *
  * @since 0.2.0
  * @category errors
  */

@@ -44,6 +44,8 @@ import * as RunDir from "./RunDir.js"
 import { RunMonitor } from "./RunMonitor.js"
 
 /**
+ * Options of the dashboard server: where it listens and what it shows.
+ *
  * @since 0.2.0
  * @category models
  */

@@ -33,6 +33,9 @@ import { instrumentModel } from "./Telemetry.js"
 export const defaultComponent = "system_prompt"
 
 /**
+ * Options of the default adapter: the component used as the system message,
+ * how an example becomes a prompt and how the answer is scored.
+ *
  * @since 0.1.0
  * @category models
  */

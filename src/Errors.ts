@@ -188,6 +188,8 @@ export class ResumeConflict extends Schema.TaggedError<ResumeConflict>()("Resume
 export const ModelRole = Schema.Literal("task", "reflection")
 
 /**
+ * `"task"` or `"reflection"`.
+ *
  * @since 0.2.0
  * @category models
  */
@@ -209,6 +211,8 @@ export const UnrecoverableReason = Schema.Literal(
 )
 
 /**
+ * One of the reasons of `UnrecoverableReason`.
+ *
  * @since 0.2.0
  * @category models
  */

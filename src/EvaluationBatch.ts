@@ -14,6 +14,9 @@ import { Schema } from "effect"
 export const ObjectiveScores = Schema.Record({ key: Schema.String, value: Schema.Number })
 
 /**
+ * Per-objective scores of one example: objective name to score (higher is
+ * better).
+ *
  * @since 0.1.0
  * @category models
  */

@@ -21,6 +21,9 @@ import type { ObjectiveScores } from "./EvaluationBatch.js"
 export type Split = "train" | "val"
 
 /**
+ * What a cached evaluation is stored under (the candidate, the split, the
+ * example), with lookup hints that are not part of the key.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -54,6 +57,8 @@ export interface CacheKey {
 }
 
 /**
+ * One cached evaluation: the output, the score and who paid for it.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -34,6 +34,9 @@ export interface ProposalUsage {
 }
 
 /**
+ * Everything a run reports while it runs (`Gepa.stream`, `Config.onEvent`),
+ * one case per kind of event.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -16,6 +16,9 @@ import { type LanguageModel, LlmTransportError, ReflectionModel, TaskModel } fro
 import { Rng } from "./Rng.js"
 
 /**
+ * How a wrapped model or adapter misbehaves: how often a call fails or
+ * hangs, the latency added to every call, and the seed of the draws.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -96,6 +96,8 @@ export const DataFingerprint = Schema.Struct({
 })
 
 /**
+ * The ids and content hashes of a data set, as decoded from `DataFingerprint`.
+ *
  * @since 0.2.0
  * @category models
  */
@@ -116,6 +118,8 @@ export const RunFingerprint = Schema.Struct({
 })
 
 /**
+ * What a resume is checked against, as decoded from `RunFingerprint`.
+ *
  * @since 0.2.0
  * @category models
  */

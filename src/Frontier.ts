@@ -24,6 +24,8 @@ import { at } from "./internal/invariant.js"
 export const FrontierType = Schema.Literal("instance", "objective", "hybrid", "cartesian")
 
 /**
+ * One of the frontier kinds of `FrontierType`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -42,6 +44,8 @@ export const FrontTable = Schema.Struct({
 })
 
 /**
+ * One frontier's table, as decoded from `FrontTable`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -61,18 +65,24 @@ export const Fronts = Schema.Struct({
 })
 
 /**
+ * Every frontier of a run, as decoded from `Fronts`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Fronts = typeof Fronts.Type
 
 /**
+ * A frontier table with no program on it.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const emptyTable: FrontTable = { best: {}, programs: {} }
 
 /**
+ * Every frontier empty: the fronts before the seed is evaluated.
+ *
  * @since 0.1.0
  * @category constructors
  */

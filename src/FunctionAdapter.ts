@@ -56,6 +56,9 @@ import * as Secrets from "./Secrets.js"
 export type Metric<D, O, E = never> = (example: D, output: O) => MetricResult | PromiseLike<MetricResult> | Effect.Effect<MetricResult, E>
 
 /**
+ * What `make` and `layer` take: the app's own function and the metric that
+ * scores its outputs with feedback.
+ *
  * @since 0.3.0
  * @category models
  */

@@ -27,6 +27,8 @@ export const ComponentVersion = Schema.Struct({
 })
 
 /**
+ * One component's version and origin, as decoded from `ComponentVersion`.
+ *
  * @since 0.3.0
  * @category models
  */
@@ -41,6 +43,8 @@ export type ComponentVersion = typeof ComponentVersion.Type
 export const CandidateVersions = Schema.Record({ key: Schema.String, value: ComponentVersion })
 
 /**
+ * A candidate's component versions, as decoded from `CandidateVersions`.
+ *
  * @since 0.3.0
  * @category models
  */

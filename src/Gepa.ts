@@ -21,30 +21,44 @@ import type { LanguageModel, ReflectionModel } from "./LanguageModel.js"
 import type { Proposer } from "./Proposal.js"
 import type { OptimizeResult } from "./Result.js"
 
-/**
- * The configuration of a run; see the `Config` module, which also holds the
- * table of defaults (`Config.defaults`).
- *
- * @since 0.1.0
- * @category models
- */
-export type { Config, MergeConfig } from "./Config.js"
+export type {
+  /**
+   * The configuration of a run. Only `seedCandidate`, `trainset` and a stop
+   * condition (`maxMetricCalls` or `stop`) are required; the adapter and the
+   * reflection model come from here or from the context.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  Config,
+  /**
+   * Merge (crossover) options.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  MergeConfig
+} from "./Config.js"
 
-/**
- * Every way `optimize` can fail (declared in `Errors`).
- *
- * @since 0.1.0
- * @category errors
- */
-export type { OptimizeError } from "./Errors.js"
+export type {
+  /**
+   * Every way `optimize` can fail (declared in `Errors`).
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  OptimizeError
+} from "./Errors.js"
 
-/**
- * The result of `optimize` (declared in `Result`).
- *
- * @since 0.1.0
- * @category models
- */
-export type { OptimizeResult } from "./Result.js"
+export type {
+  /**
+   * The result of `optimize` (declared in `Result`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  OptimizeResult
+} from "./Result.js"
 
 /**
  * The configuration of a run over typed candidates (since 0.3.0): the
@@ -84,6 +98,36 @@ export type StructuredResult<A, O> = Omit<OptimizeResult<O>, "bestCandidate" | "
  * - the `ReflectionModel` unless `reflectionModel` or `proposer` is set, or
  *   the adapter in the config proposes itself (`Adapter.ProposingAdapter`,
  *   e.g. `Adapter.fromExample(run, { proposeNewTexts })`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Adapter, Gepa, LanguageModel } from "effect-gepa"
+ *
+ * // the system under optimization: it shouts when its instructions ask for capital letters
+ * const adapter = Adapter.fromExample((example: { readonly text: string }, candidate) =>
+ *   Effect.sync(() => {
+ *     const output = /capital/i.test(candidate["instructions"] ?? "") ? example.text.toUpperCase() : example.text
+ *     const score = output === example.text.toUpperCase() ? 1 : 0
+ *     return { output, score, feedback: score === 1 ? "Correct." : `Expected capital letters, got "${output}".` }
+ *   })
+ * )
+ *
+ * // an offline stand-in for a reflection model, answering in the fenced block reflection asks for
+ * const reflectionModel = LanguageModel.fromFunction(() => "```\nRepeat the text in capital letters.\n```")
+ *
+ * // Effect<OptimizeResult<string>, OptimizeError>: nothing left for the context to provide
+ * const program = Gepa.optimize({
+ *   seedCandidate: { instructions: "Repeat the text." },
+ *   trainset: [{ text: "hello" }, { text: "ship it" }, { text: "pareto" }],
+ *   valset: [{ text: "effect" }, { text: "gepa" }],
+ *   adapter,
+ *   reflectionModel,
+ *   maxMetricCalls: 40
+ * })
+ *
+ * Effect.runPromise(program).then((result) => console.log(result.bestScore, result.bestCandidate["instructions"]))
+ * ```
  *
  * @since 0.1.0
  * @category running
@@ -210,12 +254,23 @@ export function optimizePromise<D, T, O>(
   })
 }
 
-/**
- * Optimizes any text artifact from an evaluator returning a score and side
- * information: single-task, multi-task and generalization modes, seedless
- * start. See the `OptimizeAnything` module.
- *
- * @since 0.2.0
- * @category running
- */
-export { optimizeAnything, optimizeAnythingPromise } from "./OptimizeAnything.js"
+export {
+  /**
+   * Runs GEPA on the artifact the evaluator scores. The reflection model comes
+   * from `reflectionModel` or from the context (`ReflectionModel`); a custom
+   * `proposer` replaces it after the seed (a seedless start still needs the
+   * model). The evaluator's requirements `R` flow to the result.
+   *
+   * @since 0.2.0
+   * @category running
+   */
+  optimizeAnything,
+  /**
+   * `optimizeAnything` for Promise-based callers: resolves with the result or
+   * rejects with the tagged error itself.
+   *
+   * @since 0.2.0
+   * @category running
+   */
+  optimizeAnythingPromise
+} from "./OptimizeAnything.js"

@@ -9,6 +9,8 @@ import { ModelUnrecoverable, type ModelRole } from "./Errors.js"
 import * as scrubInternal from "./internal/scrub.js"
 
 /**
+ * One chat message sent to a model: its role and text.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -26,6 +28,8 @@ export interface Message {
 export type Prompt = string | { readonly messages: ReadonlyArray<Message> }
 
 /**
+ * The tokens a model call consumed: input and output.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -330,6 +334,8 @@ export const layerReflection = (model: LanguageModel): Layer.Layer<ReflectionMod
 export const layerTask = (model: LanguageModel): Layer.Layer<TaskModel> => Layer.succeed(TaskModel, model)
 
 /**
+ * The old name of `layerReflection`.
+ *
  * @deprecated Use `layerReflection` (same function); removed in 0.4.0.
  * @since 0.1.0
  * @category layers
@@ -337,6 +343,8 @@ export const layerTask = (model: LanguageModel): Layer.Layer<TaskModel> => Layer
 export const reflectionLayer: (model: LanguageModel) => Layer.Layer<ReflectionModel> = layerReflection
 
 /**
+ * The old name of `layerTask`.
+ *
  * @deprecated Use `layerTask` (same function); removed in 0.4.0.
  * @since 0.1.0
  * @category layers

@@ -32,17 +32,25 @@
 import * as internal from "./internal/ledger.js"
 import type { Balance, Book } from "./internal/ledger.js"
 
-/**
- * The counts the ledger keeps in a run's state (`GepaState` is a `Book`:
- * `metricCalls`, `lostMetricCalls` and the reservations of `pending`), and
- * what the budget decision sees at a point of the run (`Balance`: the
- * budget, the calls spent and the calls reserved by proposals in flight).
- * Declared beside the implementation, so that it never imports this face.
- *
- * @since 0.3.0
- * @category models
- */
-export type { Balance, Book } from "./internal/ledger.js"
+export type {
+  /**
+   * What the budget decision sees at a point of the run: the budget, the
+   * calls spent and the calls reserved by proposals in flight. Declared
+   * beside the implementation, so that it never imports this face.
+   *
+   * @since 0.3.0
+   * @category models
+   */
+  Balance,
+  /**
+   * The counts the ledger keeps in a run's state (`GepaState` is a `Book`:
+   * `metricCalls`, `lostMetricCalls` and the reservations of `pending`).
+   *
+   * @since 0.3.0
+   * @category models
+   */
+  Book
+} from "./internal/ledger.js"
 
 /**
  * The balance of a run's book (its state), with the results an interrupted process paid
@@ -83,6 +91,8 @@ export interface Follower {
 }
 
 /**
+ * A fresh `Follower`, for one run's events.
+ *
  * @since 0.3.0
  * @category constructors
  */

@@ -41,12 +41,16 @@ export const MergeState = Schema.Struct({
 })
 
 /**
+ * The merge scheduler's saved state, as decoded from `MergeState`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type MergeState = typeof MergeState.Type
 
 /**
+ * The merge state of a new run: nothing scheduled, nothing tried.
+ *
  * @since 0.1.0
  * @category constructors
  */

@@ -48,6 +48,8 @@ import { instrumentModel } from "./Telemetry.js"
 export const providers = ["openai", "openai-compatible", "anthropic", "google"] as const
 
 /**
+ * One of the providers a model string may name.
+ *
  * @since 0.2.0
  * @category models
  */
@@ -115,6 +117,8 @@ export interface Options {
 
 const fail = (field: string, detail: string) => Either.left(new ConfigError({ field, detail }))
 
+const isProvider = (name: string): name is Provider => providers.some((p) => p === name)
+
 /**
  * Parses a model string. Fails with a `ConfigError` naming `field` for a
  * string without a provider, an unknown provider, an empty model name or an
@@ -123,8 +127,6 @@ const fail = (field: string, detail: string) => Either.left(new ConfigError({ fi
  * @since 0.2.0
  * @category parsing
  */
-const isProvider = (name: string): name is Provider => providers.some((p) => p === name)
-
 export const parse = (text: string, field = "model"): Either.Either<Spec, ConfigError> => {
   if (typeof text !== "string" || text.trim() === "") return fail(field, "a model string is required, e.g. openai:gpt-4.1-mini")
   const trimmed = text.trim()

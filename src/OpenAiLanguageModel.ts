@@ -401,6 +401,9 @@ export const layerReflectionConfig = (options: EnvOptions): Layer.Layer<Reflecti
 export const layerTaskConfig = (options: EnvOptions): Layer.Layer<TaskModel, ConfigError> => Layer.effect(TaskModel, fromEnv(options))
 
 /**
+ * The reflection model from environment variables (the key, the base URL, the
+ * model).
+ *
  * @deprecated Use `layerReflectionConfig` (same function); removed in 0.4.0.
  * @since 0.1.0
  * @category layers
@@ -408,6 +411,9 @@ export const layerTaskConfig = (options: EnvOptions): Layer.Layer<TaskModel, Con
 export const layerReflectionFromEnv: (options: EnvOptions) => Layer.Layer<ReflectionModel, ConfigError> = layerReflectionConfig
 
 /**
+ * The task model from environment variables (the key, the base URL, the
+ * model).
+ *
  * @deprecated Use `layerTaskConfig` (same function); removed in 0.4.0.
  * @since 0.1.0
  * @category layers

@@ -67,33 +67,143 @@ export type {
   EvaluationTrace
 }
 
-/**
- * The configuration and result types (each documented where it is declared):
- * a score with side information (`Scored`, `EvaluatorResult`), the evaluator
- * (`Evaluator`, `CandidateOf`), the configuration (`Config`, `SeededConfig`,
- * `SeedlessConfig`, `ConfigBase`, `EngineOptions`, `SideInfoLimits`), the
- * result (`Result`, `Mode`, `SeedGeneration`, `TestScore`, `TestResult`) and
- * the errors (`OptimizeAnythingError`).
- *
- * @since 0.2.0
- * @category models
- */
 export type {
+  /**
+   * What an evaluator may report besides its score. `sideInfo` is any
+   * JSON-like value (strings, numbers, nested records, lists; errors, maps,
+   * sets and dates are converted) shown in every reflection;
+   * `componentSideInfo` is shown only when its component is revised; `scores`
+   * are per-objective scores (higher is better) for `frontierType:
+   * "objective" | "hybrid"`. `score` stays the ranking score.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   Scored,
+  /**
+   * What an evaluator returns: a score, or a score with side information.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   EvaluatorResult,
+  /**
+   * The candidate as the evaluator and the result see it: the text for a text
+   * seed (or none), the record of texts for a `Candidate` seed.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   CandidateOf,
+  /**
+   * The evaluator: scores `candidate` on `example` (on `undefined` in
+   * single-task mode). A failure, a defect or a timeout is a failed evaluation
+   * (not a score); its message and the logs written before it are shown to the
+   * reflection model.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   Evaluator,
+  /**
+   * Size budgets of one evaluation's side information: as stored (in the
+   * result, the cache and the run directory) and, smaller, as shown in the
+   * reflection prompt.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   SideInfoLimits,
+  /**
+   * The engine options `optimizeAnything` shares with `Gepa.optimize`
+   * (budget, stops, selection, merge, concurrency, timeout, retries, cache, run
+   * directory, events...). `evaluationTimeout` applies to each evaluator call.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   EngineOptions,
+  /**
+   * What every configuration of `optimizeAnything` has: the engine options of
+   * `Gepa.optimize` plus the evaluator and the data. A configuration is a
+   * `SeededConfig` or a `SeedlessConfig` (see `Config`).
+   *
+   * @since 0.3.0
+   * @category models
+   */
   ConfigBase,
+  /**
+   * A run from a given seed: the starting text, or texts.
+   *
+   * @since 0.3.0
+   * @category models
+   */
   SeededConfig,
+  /**
+   * A seedless run: the reflection model writes the first candidate from the
+   * `objective` (and `background`), so the objective is required.
+   *
+   * @since 0.3.0
+   * @category models
+   */
   SeedlessConfig,
+  /**
+   * The configuration of `optimizeAnything`: the engine options of
+   * `Gepa.optimize` plus the evaluator, the data, and the seed or the
+   * objective. A configuration with neither a `seedCandidate` nor an
+   * `objective` does not type-check (a JavaScript caller gets a `ConfigError`
+   * naming `objective`).
+   *
+   * @since 0.2.0
+   * @category models
+   */
   Config,
+  /**
+   * The mode a run is in, from the data given.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   Mode,
+  /**
+   * How the first candidate was written in a seedless start.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   SeedGeneration,
+  /**
+   * One candidate's score on the test set. Failed evaluations count with the
+   * fallback score in `score` and are listed in `errors`.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   TestScore,
+  /**
+   * Test-set scores of the best candidate and, when asked (`testSeed: true`)
+   * or when the seed is the best, of the seed (then the same evaluation). Not
+   * part of `totalMetricCalls`; `metricCalls` counts them.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   TestResult,
+  /**
+   * The result: the engine's result with the best candidate (and the seed) in
+   * the shape of the seed given (text or record), the mode, how the seed was
+   * made and the test scores.
+   *
+   * @since 0.2.0
+   * @category models
+   */
   Result,
+  /**
+   * Every way `optimizeAnything` can fail.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
   OptimizeAnythingError
 } from "./internal/optimizeAnything/types.js"
 
@@ -106,14 +216,16 @@ export type {
  */
 export const textComponent = "candidate"
 
-/**
- * The reflection model gave no usable first candidate in `attempts` calls,
- * or the call itself failed.
- *
- * @since 0.2.0
- * @category errors
- */
-export { SeedGenerationFailed }
+export {
+  /**
+   * The reflection model gave no usable first candidate in `attempts` calls,
+   * or the call itself failed.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  SeedGenerationFailed
+}
 
 /**
  * Runs GEPA on the artifact the evaluator scores. The reflection model comes
@@ -217,14 +329,16 @@ export type CommandOptions = command.CommandOptions
  */
 export type CommandEnvironment = command.CommandEnvironment
 
-/**
- * The files the command writes in the run directory besides those of
- * `RunDir`: the HTML report and, with a test set, the test scores.
- *
- * @since 0.2.0
- * @category command
- */
-export { files as commandFiles } from "./internal/optimizeAnything/command.js"
+export {
+  /**
+   * The files the command writes in the run directory besides those of
+   * `RunDir`: the HTML report and, with a test set, the test scores.
+   *
+   * @since 0.2.0
+   * @category command
+   */
+  files as commandFiles
+} from "./internal/optimizeAnything/command.js"
 
 /**
  * Runs `gepa anything`: checks and loads every input (the evaluator module,

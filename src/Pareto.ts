@@ -160,6 +160,9 @@ export interface SelectionWeights {
 }
 
 /**
+ * How often each program on the fronts is drawn as a parent: dominated
+ * programs removed, each survivor weighted by the number of fronts it is on.
+ *
  * @since 0.2.0
  * @category pareto
  */

@@ -302,18 +302,26 @@ export type ComponentProposal = Data.TaggedEnum<{
 const ComponentProposalEnum = Data.taggedEnum<ComponentProposal>()
 
 /**
+ * A component proposal with a new text.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const Proposed = ComponentProposalEnum.Proposed
 
 /**
+ * Nothing to propose for the component: no records, no such component, or
+ * the text unchanged.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const Skipped = ComponentProposalEnum.Skipped
 
 /**
+ * The model answered, but the answer cannot be adopted (no fenced block, cut
+ * off, refused, empty): a failed proposal, with the reason.
+ *
  * @since 0.2.0
  * @category constructors
  */

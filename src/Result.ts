@@ -42,12 +42,17 @@ export const StoppedBy = Schema.Struct({
 })
 
 /**
+ * Why a run stopped, as decoded from `StoppedBy`.
+ *
  * @since 0.2.0
  * @category models
  */
 export type StoppedBy = typeof StoppedBy.Type
 
 /**
+ * The serializable result of a run: every candidate with its scores, parents
+ * and versions, the best one, and why the run stopped.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -87,6 +92,8 @@ export const GepaResult = Schema.Struct({
 })
 
 /**
+ * A run's serializable result, as decoded from `GepaResult`.
+ *
  * @since 0.1.0
  * @category models
  */

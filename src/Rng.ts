@@ -21,6 +21,8 @@ import { Array as Arr, Schema } from "effect"
 export const RngState = Schema.Tuple(Schema.Number, Schema.Number, Schema.Number, Schema.Number)
 
 /**
+ * The generator's four words of state, as decoded from `RngState`.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -80,17 +80,37 @@ export const FILES = files
  */
 export type FileName = (typeof FILES)[keyof typeof FILES]
 
-/**
- * `Migrations` (upgrades of older saved states), `SavedState` (the envelope
- * of `gepa_state.json`) and `CandidateLine` (one line of `candidates.jsonl`),
- * declared with the file mechanics that read them.
- *
- * @since 0.1.0
- * @category models
- */
-export type { CandidateLine, Migrations, SavedState } from "./internal/runDir.js"
+export type {
+  /**
+   * One line of `candidates.jsonl`.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  CandidateLine,
+  /**
+   * Converts a saved state of an older layout version to the next version:
+   * `migrations[v]` takes a version-`v` state and returns a version-`v + 1`
+   * state.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  Migrations,
+  /**
+   * The envelope of `gepa_state.json`.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  SavedState
+} from "./internal/runDir.js"
 
 /**
+ * Options of a run directory: whether the cache persists and the best outputs
+ * are written, the upgrades of older saved states, and whether reservations
+ * are flushed to disk one by one.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -140,6 +160,17 @@ export const make = <O>(
  * `FileSystem` and `Path` are the ones where the layer is built (e.g.
  * `Layer.provide(RunDir.layer(dir), fileSystemLayer)`), else the run's, else
  * Node's (see `make`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Gepa, RunDir } from "effect-gepa"
+ *
+ * declare const config: Gepa.Config<{ readonly text: string }, unknown, string>
+ *
+ * // run again after a stop or a crash: the run resumes from `.gepa-runs/support`
+ * const program = Gepa.optimize(config).pipe(Effect.provide(RunDir.layer(".gepa-runs/support")))
+ * ```
  *
  * @since 0.3.0
  * @category layers

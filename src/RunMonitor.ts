@@ -20,6 +20,10 @@ import { Context, Effect, Layer } from "effect"
 import type { GepaEvent } from "./Event.js"
 
 /**
+ * Something that watches a run and may stop it (the dashboard's stop
+ * button): it receives every event and says when a graceful stop was
+ * requested.
+ *
  * @since 0.2.0
  * @category models
  */

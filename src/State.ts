@@ -33,6 +33,8 @@ export const SCHEMA_VERSION = 1
 export const Scores = Schema.Record({ key: Schema.String, value: Schema.Number })
 
 /**
+ * Scores by example id, as decoded from `Scores`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -60,6 +62,8 @@ export const TraceEntry = Schema.Struct({
 })
 
 /**
+ * One entry of the run's trace, as decoded from `TraceEntry`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -81,6 +85,9 @@ export const ReusedEvaluation = Schema.Struct({
 })
 
 /**
+ * A parent's paid evaluation kept for reuse, as decoded from
+ * `ReusedEvaluation`.
+ *
  * @since 0.3.0
  * @category models
  */
@@ -103,6 +110,9 @@ export const MinibatchReuse = Schema.Struct({
 })
 
 /**
+ * The minibatch kept for the next proposal from the same parent, as decoded
+ * from `MinibatchReuse`.
+ *
  * @since 0.3.0
  * @category models
  */
@@ -173,6 +183,8 @@ export const PendingProposal = Schema.Union(
 )
 
 /**
+ * A proposal planned and not yet folded, as decoded from `PendingProposal`.
+ *
  * @since 0.2.0
  * @category models
  */
@@ -249,6 +261,8 @@ export const GepaState = Schema.Struct({
 })
 
 /**
+ * The whole state of a run, as decoded from `GepaState`.
+ *
  * @since 0.1.0
  * @category models
  */

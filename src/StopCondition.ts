@@ -4,10 +4,31 @@
  * can hold resources such as a signal handler or a start time) and then
  * checked before every iteration.
  *
+ * @example
+ * ```ts
+ * import { StopCondition } from "effect-gepa"
+ *
+ * // whichever comes first: 30 minutes, a perfect validation score, or `touch gepa.stop`
+ * const stop = StopCondition.any(
+ *   StopCondition.timeout("30 minutes"),
+ *   StopCondition.perfectScore(),
+ *   StopCondition.stopFile("gepa.stop")
+ * )
+ *
+ * // a condition of your own: at least 10 candidates and a best score of 0.9
+ * const goodEnough = StopCondition.fromPredicate(
+ *   "goodEnough",
+ *   (s) => s.state.candidates.length >= 10 && s.bestScore >= 0.9,
+ *   (s) => `found ${s.state.candidates.length} candidates, the best at ${s.bestScore}`
+ * )
+ *
+ * // passed as `stop: [stop, goodEnough]`, the run stops when either holds
+ * ```
+ *
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Option, Ref, type Scope } from "effect"
-import * as fs from "node:fs"
+import * as Disk from "./internal/runDirDisk.js"
 import { formatScore } from "./Result.js"
 import type { GepaState } from "./State.js"
 import * as State from "./State.js"
@@ -251,13 +272,22 @@ export const perfectScore = (perfect = 1): StopCondition =>
   )
 
 /**
- * Stop when the file at `path` exists (checked before every iteration).
+ * Stop when the file at `path` exists (checked before every iteration),
+ * through the context's `FileSystem` (`@effect/platform`), else Node's
+ * (`@effect/platform-node`, loaded when the run starts). A file that cannot
+ * be checked counts as absent.
  *
  * @since 0.1.0
  * @category built-ins
  */
-export const stopFile = (path: string): StopCondition =>
-  make(`stopFile(${path})`, () => Effect.sync(() => fs.existsSync(path)), () => `stopped by request (the file ${path} exists)`)
+export const stopFile = (path: string): StopCondition => ({
+  name: `stopFile(${path})`,
+  make: Effect.map(
+    Effect.catchAll(Disk.resolve(path), (e) => Effect.dieMessage(`StopCondition.stopFile(${path}): ${e.detail}`)),
+    (disk): Check => () => Disk.exists(disk, path)
+  ),
+  describe: () => `stopped by request (the file ${path} exists)`
+})
 
 /**
  * Stop when the reflection model's accumulated cost reaches `max` (needs a

@@ -117,6 +117,8 @@ export const modelCost = Metrics.modelCost
 export const recordEvaluation = Metrics.recordEvaluation
 
 /**
+ * How a proposal ended, as counted by the proposals metric.
+ *
  * @since 0.2.0
  * @category recording
  */

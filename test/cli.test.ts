@@ -7,6 +7,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Task from "../examples/demo/task.js"
 import * as Cli from "../src/Cli.js"
+import * as LanguageModel from "../src/LanguageModel.js"
 import * as FakeOpenAi from "./fixtures/openaiServer.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
@@ -917,5 +918,159 @@ describe("gepa with model strings, log levels and the runner command", () => {
     expect(badPort.stderr.trim().split("\n")).toHaveLength(1)
     expect(badPort.stderr).toMatch(/^gepa: .*--port.*many/)
     expect(fs.readdirSync(dir)).toEqual([])
+  })
+})
+
+describe("a run of several components", () => {
+  // A small agent: the planner (with the tool's description) rewrites the
+  // request, the responder answers from the plan. The simulated task model
+  // follows its system prompt: "uppercase" upper-cases, "exclaim" ends the
+  // text with "!"; the expected answer needs both.
+  const taskModel = LanguageModel.fromFunction((prompt) => {
+    const messages = LanguageModel.messages(prompt)
+    const system = messages.find((m) => m.role === "system")?.content ?? ""
+    let text = messages[messages.length - 1]!.content
+    if (/uppercase/i.test(system)) text = text.toUpperCase()
+    if (/exclaim/i.test(system) && !text.endsWith("!")) text = `${text}!`
+    return text
+  })
+  // the reflection model rewrites whichever seed text it is shown
+  const rewrites: ReadonlyArray<readonly [string, string]> = [
+    ["Copy the request.", "Copy the request in uppercase."],
+    ["Return the plan.", "Return the plan and exclaim."],
+    ["A tool that copies text.", "A tool that copies text."]
+  ]
+  const reflectionModel = LanguageModel.fromFunction((prompt) => {
+    const text = LanguageModel.promptText(prompt)
+    const hit = rewrites.find(([from]) => text.includes(`${from}\n`) || text.includes(`${from}\``) || text.endsWith(from))
+    return `\`\`\`\n${hit?.[1] ?? "Copy the request."}\n\`\`\``
+  })
+  const io = (cwd: string) => {
+    const out: Array<string> = []
+    const err: Array<string> = []
+    const env: Cli.Environment = {
+      cwd,
+      stdout: (text) => out.push(text),
+      stderr: (text) => err.push(text),
+      makeModel: (role) => Effect.succeed(role === "task" ? taskModel : reflectionModel)
+    }
+    return { env, out: () => out.join(""), err: () => err.join("") }
+  }
+  const cli = (cwd: string, ...args: ReadonlyArray<string>) => {
+    const { env, out, err } = io(cwd)
+    return Effect.map(Cli.run(["node", "gepa", ...args], env), (code) => ({ code, out: out(), err: err() }))
+  }
+  const writeAgent = (dir: string) => {
+    const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    const line = (w: string) => JSON.stringify({ input: w, expected: `${w.toUpperCase()}!` })
+    fs.writeFileSync(path.join(dir, "train.jsonl"), words.map(line).join("\n"))
+    fs.writeFileSync(path.join(dir, "val.jsonl"), ["eta", "theta", "iota", "kappa"].map(line).join("\n"))
+    fs.writeFileSync(path.join(dir, "tool.txt"), "A tool that copies text.")
+    fs.writeFileSync(
+      path.join(dir, "agent.ts"),
+      `import type { ComponentsMetric } from ${JSON.stringify(path.join(root, "src", "Cli.ts"))}\n` +
+        `export const metric: ComponentsMetric = async (example, texts, { generate }) => {\n` +
+        `  const names = Object.keys(texts).sort().join(",")\n` +
+        `  if (names !== "planner,responder,tool_description") throw new Error("texts: " + names)\n` +
+        `  const plan = await generate({ messages: [{ role: "system", content: texts.planner + "\\nTool: " + texts.tool_description }, { role: "user", content: example.input }] })\n` +
+        `  const answer = await generate({ messages: [{ role: "system", content: texts.responder }, { role: "user", content: plan }] })\n` +
+        `  const expected = String(example.expected)\n` +
+        `  const upper = answer.replace(/!$/, "") === expected.replace(/!$/, "")\n` +
+        `  const bang = answer.endsWith("!")\n` +
+        `  const score = (upper ? 0.5 : 0) + (bang ? 0.5 : 0)\n` +
+        `  const missing = [upper ? "" : "the planner must put the request in uppercase", bang ? "" : "the responder must end with an exclamation mark"]\n` +
+        `  return { score, output: answer, feedback: score === 1 ? "correct" : missing.filter(Boolean).join("; ") }\n` +
+        `}\n`
+    )
+    fs.writeFileSync(
+      path.join(dir, "gepa.json"),
+      JSON.stringify({
+        train: "train.jsonl",
+        validation: "val.jsonl",
+        components: {
+          planner: "Copy the request.",
+          responder: "Return the plan.",
+          tool_description: { file: "tool.txt" }
+        },
+        metric: "./agent.ts",
+        taskModel: "simulated-task",
+        reflectionModel: "simulated-reflection",
+        maxMetricCalls: 14,
+        runDir: "runs/agent"
+      })
+    )
+  }
+
+  it.effect("optimizes three components with a metric module that receives them all, resumes, and shows each", () =>
+    Effect.gen(function*() {
+      const dir = tmpDir()
+      writeAgent(dir)
+      const first = yield* cli(dir, "optimize", "--config", "gepa.json")
+      expect(first.err).toBe("")
+      expect(first.code).toBe(0)
+      for (const name of ["planner", "responder", "tool_description"]) expect(first.out).toContain(`Best ${name}:`)
+      const runDir = path.join(dir, "runs", "agent")
+      const saved = JSON.parse(fs.readFileSync(path.join(runDir, "config.json"), "utf8")) as Cli.Settings
+      expect(saved.components).toEqual({ planner: "Copy the request.", responder: "Return the plan.", tool_description: "A tool that copies text." })
+      expect(saved.seedPrompt).toBeUndefined()
+      const result1 = JSON.parse(fs.readFileSync(path.join(runDir, "result.json"), "utf8")) as {
+        seedScore: number
+        bestScore: number
+        totalMetricCalls: number
+        iterations: number
+      }
+      expect(result1.seedScore).toBe(0)
+      expect(result1.totalMetricCalls).toBeLessThanOrEqual(14)
+      expect(result1.bestScore).toBeLessThan(1)
+
+      // a different seed text of one component is a different run
+      const config = JSON.parse(fs.readFileSync(path.join(dir, "gepa.json"), "utf8")) as { components: Record<string, unknown> }
+      fs.writeFileSync(
+        path.join(dir, "other.json"),
+        JSON.stringify({ ...config, components: { ...config.components, responder: "Answer." } })
+      )
+      const changed = yield* cli(dir, "optimize", "--config", "other.json", "--resume")
+      expect(changed.code).toBe(2)
+      expect(changed.err).toBe(
+        `gepa: cannot resume ${runDir}: "components" differs from the saved run ` +
+          `(saved: components planner, responder, tool_description; now: components planner, responder, tool_description, with other texts); use another --run-dir\n`
+      )
+
+      const resumed = yield* cli(dir, "resume", "runs/agent", "--max-metric-calls", "200")
+      expect(resumed.err).toBe("")
+      expect(resumed.code).toBe(0)
+      expect(resumed.out).toContain("Resuming")
+      const result2 = JSON.parse(fs.readFileSync(path.join(runDir, "result.json"), "utf8")) as {
+        bestScore: number
+        totalMetricCalls: number
+        bestCandidate: Record<string, string>
+      }
+      expect(result2.totalMetricCalls).toBeGreaterThan(result1.totalMetricCalls)
+      // the planner and the responder both had to change
+      expect(result2.bestScore).toBe(1)
+      expect(result2.bestCandidate).toMatchObject({
+        planner: "Copy the request in uppercase.",
+        responder: "Return the plan and exclaim.",
+        tool_description: "A tool that copies text."
+      })
+
+      const shown = yield* cli(dir, "show", "runs/agent")
+      expect(shown.code).toBe(0)
+      for (const [name, text] of Object.entries(result2.bestCandidate)) expect(shown.out).toContain(`--- ${name} ---\n${text}`)
+    }))
+
+  it("refuses a components config that also names one prompt, or scores with a built-in metric", () => {
+    const base = { train: "t.jsonl", components: { a: "x", b: "y" }, taskModel: { model: "m" }, reflectionModel: { model: "r" }, maxIterations: 1 }
+    const settings = (file: Cli.Input, flags: Cli.Input = {}) => Cli.resolveSettings(file, flags, { cwd: "/tmp" })
+    expect(messageOf(settings({ ...base, metric: "./m.ts", seedPrompt: "z" }))).toBe(
+      `"seedPrompt": a run of "components" takes each seed text from "components"; give one prompt or several components, not both`
+    )
+    expect(messageOf(settings({ ...base, metric: "./m.ts" }, { component: "c" }))).toContain(`--component: a run of "components"`)
+    expect(messageOf(settings({ ...base, metric: "exact" }))).toContain(`"metric": "exact" is a built-in: a run of "components" needs a metric module`)
+    expect(messageOf(settings(base))).toContain(`missing setting "metric"`)
+    expect(messageOf(settings({ ...base, metric: "./m.ts", components: {} }))).toBe(`"components": name at least one component with its seed text`)
+    const ok = settings({ ...base, metric: "./m.ts", merge: true })
+    expect(Either.getOrThrow(ok).components).toEqual({ a: "x", b: "y" })
+    expect(Either.getOrThrow(ok).merge).toBe(true)
   })
 })

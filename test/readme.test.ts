@@ -138,6 +138,7 @@ describe("README and docs/", () => {
     expect(snippets.length).toBeGreaterThanOrEqual(20)
     expect(snippets.filter((s) => s.page === "README.md").map((s) => s.file)).toEqual([
       "examples/quickstart.ts",
+      "examples/quickstart-ai-sdk.ts",
       "examples/quickstart-anything.ts"
     ])
   })

@@ -77,6 +77,11 @@ const helps = {
       "A run needs: --train, --seed-prompt or --seed-prompt-file, --task-model, --reflection-model, " +
         "and a budget: --max-metric-calls, --max-iterations or --timeout."
     ),
+    paragraph(
+      "Several texts at once (an agent's planner prompt, responder prompt, tool description): name them in the " +
+        `config file, "components": {"planner": "seed text", "tool": {"file": "tool.txt"}}, with a metric module ` +
+        "exporting metric(example, texts, { generate }) that runs the program with the task model and scores it."
+    ),
     section("Data", [docs.config, docs.train, docs.validation, docs.inputField, docs.expectedField, docs.idField]),
     section("Prompt and metric", [
       docs.component,

@@ -10,6 +10,8 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+// node:fs, not FileSystem: only to tell a missing metric module from one
+// that fails to load, just before import() loads it
 import * as fs from "node:fs"
 import { importUserModule } from "../internal/userModule.js"
 import * as Metric from "../Metric.js"
@@ -41,9 +43,14 @@ export const importModule = (file: string): Effect.Effect<unknown, CliInputError
 
 const isRecord = (u: unknown): u is Record<string, unknown> => u !== null && typeof u === "object"
 
-// a CommonJS module compiled by tsx or Node comes as { default: module.exports }
+/**
+ * The function a user module exports as `metric`, or as its default export.
+ * A CommonJS module compiled by tsx or Node comes as `{ default: module.exports }`.
+ *
+ * @internal
+ */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- any function a user module exports; called through Reflect.apply
-const exportedFunction = (mod: unknown): Function | undefined => {
+export const exportedFunction = (mod: unknown): Function | undefined => {
   if (!isRecord(mod)) return undefined
   const named = mod["metric"]
   if (typeof named === "function") return named

@@ -7,6 +7,8 @@
  *
  * @since 0.2.0
  */
+// node:fs, not FileSystem: read synchronously at start-up, where `--version`
+// and `--help` must work without the optional @effect/platform installed
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"

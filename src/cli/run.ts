@@ -10,6 +10,7 @@
 import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { Adapter } from "../Adapter.js"
 import type { Candidate } from "../Candidate.js"
 import * as DataLoader from "../DataLoader.js"
 import * as DefaultAdapter from "../DefaultAdapter.js"
@@ -25,11 +26,12 @@ import * as StopCondition from "../StopCondition.js"
 import { type Example, loadExamples } from "./data.js"
 import { defaults } from "./constants.js"
 import { CliInputError, inputError } from "./errors.js"
+import { type LoadedComponentsMetric, loadComponentsMetric, makeAdapter as componentsAdapter } from "./components.js"
 import { loadMetric } from "./metric.js"
 import type { ModelFactory } from "./models.js"
 import * as Progress from "./progress.js"
 import { fmt, readSavedSettings } from "./saved.js"
-import { resumeConflict, type Settings, settingsJson } from "./settings.js"
+import { resumeConflict, seedTexts, type Settings, settingsJson } from "./settings.js"
 
 /**
  * Where the CLI writes and how it builds models. Tests swap these.
@@ -56,7 +58,10 @@ export interface Prepared {
   readonly settings: Settings
   readonly train: ReadonlyArray<Example>
   readonly validation: ReadonlyArray<Example> | undefined
-  readonly metric: Metric.Metric<Example, string, unknown>
+  /** the metric of a one-prompt run, scoring the task model's answer */
+  readonly metric?: Metric.Metric<Example, string, unknown> | undefined
+  /** the metric module of a run of `components`, which runs the program */
+  readonly componentsMetric?: LoadedComponentsMetric | undefined
   readonly taskModel: LanguageModel
   readonly reflectionModel: LanguageModel
 }
@@ -101,7 +106,7 @@ export const prepare = (
   options: { readonly resume: boolean }
 ): Effect.Effect<Prepared, CliInputError> =>
   Effect.gen(function*() {
-    const expectedRequired = settings.metric === "exact" || settings.metric === "contains" ||
+    const expectedRequired = settings.components === undefined && settings.metric === "exact" || settings.metric === "contains" ||
       settings.metric === "json-field" || (settings.metric === "regex" && settings.pattern === undefined)
     const fieldsOf = {
       inputField: settings.inputField,
@@ -111,7 +116,9 @@ export const prepare = (
     }
     const train = yield* loadExamples(settings.train, fieldsOf)
     const validation = settings.validation === undefined ? undefined : yield* loadExamples(settings.validation, fieldsOf)
-    const metric = yield* loadMetric(settings)
+    const metrics = settings.components === undefined
+      ? { metric: yield* loadMetric(settings) }
+      : { componentsMetric: yield* loadComponentsMetric(settings.metric) }
     // the run's concurrency bounds each model's requests in flight
     const taskModel = yield* env.makeModel("task", settings.taskModel, { maxConcurrency: settings.maxConcurrency })
     const reflectionModel = yield* env.makeModel("reflection", settings.reflectionModel, { maxConcurrency: settings.maxConcurrency })
@@ -137,7 +144,7 @@ export const prepare = (
         }
       }
     }
-    return { settings, train, validation, metric, taskModel, reflectionModel }
+    return { settings, train, validation, ...metrics, taskModel, reflectionModel }
   })
 
 /**
@@ -149,13 +156,22 @@ export const prepare = (
 export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Effect.Effect<void>) =>
   Effect.gen(function*() {
     const s = prepared.settings
-    const adapter = yield* DefaultAdapter.make<Example, unknown>({
-      model: prepared.taskModel,
-      component: s.component,
-      input: (e) => e.input,
-      metric: prepared.metric,
-      concurrency: s.maxConcurrency
-    }).pipe(Effect.mapError((e) => inputError(`${e.field}: ${e.detail}`)))
+    const seedCandidate: Candidate = seedTexts(s)
+    const adapter: Adapter<Example, DefaultAdapter.Trajectory<Example>, string> = prepared.componentsMetric !== undefined
+      // several texts: the metric module runs the program with them
+      ? yield* componentsAdapter({
+        metric: prepared.componentsMetric,
+        model: prepared.taskModel,
+        components: Object.keys(seedCandidate),
+        concurrency: s.maxConcurrency
+      })
+      : yield* DefaultAdapter.make<Example, unknown>({
+        model: prepared.taskModel,
+        component: s.component ?? defaults.component,
+        input: (e) => e.input,
+        metric: prepared.metric ?? (yield* Effect.fail(inputError(`the run has no metric`))),
+        concurrency: s.maxConcurrency
+      }).pipe(Effect.mapError((e) => e instanceof CliInputError ? e : inputError(`${e.field}: ${e.detail}`)))
     // a `gepa.stop` file in the run directory also stops the run (RunDir)
     const stop: Array<StopCondition.StopCondition> = [StopCondition.onSignal()]
     if (s.maxIterations !== undefined) stop.push(StopCondition.maxIterations(s.maxIterations))
@@ -165,7 +181,6 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
     if (s.stopAtPerfect ?? defaults.stopAtPerfect) stop.push(StopCondition.perfectScore(1))
     const patience = s.patience ?? defaults.patience
     if (patience > 0) stop.push(StopCondition.noImprovement(patience))
-    const seedCandidate: Candidate = { [s.component]: s.seedPrompt }
     const idOf = (e: Example) => e.id
     return {
       seedCandidate,
@@ -344,8 +359,7 @@ export const runPrepared = (
       `${stopped ? "Stopped" : "Done"}: ${result.stopReason}`,
       ...summaryLines(result, { seconds: (Date.now() - startedAt) / 1000, budget: s.maxMetricCalls, merge: s.merge }),
       "",
-      `Best ${s.component}:`,
-      result.bestCandidate[s.component] ?? "",
+      ...Object.keys(seedTexts(s)).flatMap((name) => [`Best ${name}:`, result.bestCandidate[name] ?? "", ""]),
       "",
       `Run directory: ${s.runDir}`,
       `Report:        ${reportFile}`,

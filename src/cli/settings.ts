@@ -55,6 +55,18 @@ const ModelSetting = Schema.Union(
   ModelSpec
 )
 
+/**
+ * The seed text of one component in a config file's `"components"`: the
+ * text itself, or `{ "file": "planner.txt" }` (relative to the config file).
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const ComponentSeed = Schema.Union(
+  Text,
+  Schema.Struct({ file: Text })
+).annotations(expecting(`a non-empty text or {"file": "path"}`, false))
+
 // The fields of the file and of config.json. Each field's Schema is the one
 // its flag is decoded with (see options.ts).
 const commonFields = {
@@ -75,7 +87,9 @@ const commonFields = {
 /**
  * The resolved configuration of a run, as saved in `<runDir>/config.json`.
  * Paths are absolute; the seed prompt is the text itself (a resumed run
- * must start from the same text even if its file changed).
+ * must start from the same text even if its file changed). A run optimizes
+ * either one prompt (`component` and `seedPrompt`) or several texts
+ * (`components`: each name with its seed text), never both.
  *
  * @since 0.1.0
  * @category schemas
@@ -85,8 +99,12 @@ export const Settings = Schema.Struct({
   ...commonFields,
   inputField: Text,
   expectedField: Text,
-  component: Text,
-  seedPrompt: Text,
+  /** the optimized prompt's name; absent in a run of `components` */
+  component: opt(Text),
+  /** absent in a run of `components` */
+  seedPrompt: opt(Text),
+  /** the seed text of each component of a run of several texts */
+  components: opt(Schema.Record({ key: Text, value: Text })),
   /** a built-in name or the absolute path of a module */
   metric: Text,
   ignoreCase: Bool,
@@ -127,6 +145,7 @@ export const ConfigFile = Schema.Struct({
   component: opt(Text),
   seedPrompt: opt(Text),
   seedPromptFile: opt(Text),
+  components: opt(Schema.Record({ key: Text, value: ComponentSeed })),
   metric: opt(Text),
   ignoreCase: opt(Bool),
   taskModel: opt(ModelSetting),
@@ -174,6 +193,11 @@ export const resolvePaths = (input: Input, base: string): Input => {
     if ("value" in resolved) out[key] = resolved.value
   }
   if (input.metric !== undefined && looksLikePath(input.metric)) out.metric = path.resolve(base, input.metric)
+  if (input.components !== undefined) {
+    out.components = Object.fromEntries(
+      Object.entries(input.components).map(([name, seed]) => [name, typeof seed === "string" ? seed : { file: path.resolve(base, seed.file) }])
+    )
+  }
   return out
 }
 
@@ -305,6 +329,7 @@ export const resolveSettings = (
     }
     const missing = (field: string, flag: string) => Either.left(inputError(`missing setting "${field}": set it in the config file or pass --${flag}`))
     if (raw.train === undefined) return yield* missing("train", "train")
+    if (raw.components !== undefined) return yield* resolveComponents(raw, raw.train, raw.components, { file, flags, options })
     // the file's seed prompt gives way to a flag's, in either form
     const seedFromFlags = flags.seedPrompt !== undefined || flags.seedPromptFile !== undefined
     const seedLayer = seedFromFlags ? flags : file
@@ -335,35 +360,112 @@ export const resolveSettings = (
       return yield* Either.left(inputError(
         `${flags.merge === true ? "--merge" : `"merge": true`}: merges combine the components of two candidates, and ` +
           `gepa optimize evolves one (${raw.component ?? defaults.component}), so a merge would only copy a parent; ` +
-          `use gepa anything or the library with several components`
+          `name several texts under "components" in the config file to merge them`
       ))
     }
-    if (raw.maxMetricCalls === undefined && raw.maxIterations === undefined && raw.timeout === undefined) {
-      return yield* Either.left(inputError(
-        `no budget: set "maxMetricCalls" (--max-metric-calls), "maxIterations" (--max-iterations) or "timeout" (--timeout)`
-      ))
-    }
-    const { resume: _resume, seedPromptFile: _file, ...rest } = raw
-    const settings: Settings = {
-      ...rest,
-      train: raw.train,
-      inputField: raw.inputField ?? defaults.inputField,
-      expectedField: raw.expectedField ?? defaults.expectedField,
+    yield* requireBudget(raw)
+    return completeSettings(raw, raw.train, { taskModel, reflectionModel, metric, options }, {
       component: raw.component ?? defaults.component,
-      seedPrompt,
-      metric,
-      ignoreCase: raw.ignoreCase ?? false,
-      taskModel,
-      reflectionModel,
-      maxConcurrency: raw.maxConcurrency ?? defaults.maxConcurrency,
-      ...(raw.parallelProposals === undefined ? {} : { parallelProposals: raw.parallelProposals }),
-      ...(raw.proposalsPerStep === undefined ? {} : { proposalsPerStep: raw.proposalsPerStep }),
-      minibatchSize: raw.minibatchSize ?? defaults.minibatchSize,
-      merge: raw.merge ?? defaults.merge,
-      seed: raw.seed ?? defaults.seed,
-      runDir: raw.runDir ?? path.resolve(options.cwd, defaults.runsRoot, `run-${timestamp(options.now ?? new Date())}`)
+      seedPrompt
+    })
+  })
+
+// every setting but the texts, with its default
+/**
+ * The seed candidate of a run's settings: its components, or its one prompt.
+ *
+ * @since 0.3.0
+ * @category parsing
+ */
+export const seedTexts = (settings: Settings): Readonly<Record<string, string>> =>
+  settings.components ?? { [settings.component ?? defaults.component]: settings.seedPrompt ?? "" }
+
+const completeSettings = (
+  raw: Input,
+  train: string,
+  resolved: {
+    readonly taskModel: ModelSpec
+    readonly reflectionModel: ModelSpec
+    readonly metric: string
+    readonly options: { readonly cwd: string; readonly now?: Date | undefined }
+  },
+  texts: Pick<Settings, "component" | "seedPrompt" | "components">
+): Settings => {
+  const { resume: _resume, seedPromptFile: _file, components: _components, component: _component, seedPrompt: _seed, ...rest } = raw
+  return {
+    ...rest,
+    train,
+    inputField: raw.inputField ?? defaults.inputField,
+    expectedField: raw.expectedField ?? defaults.expectedField,
+    ...texts,
+    metric: resolved.metric,
+    ignoreCase: raw.ignoreCase ?? false,
+    taskModel: resolved.taskModel,
+    reflectionModel: resolved.reflectionModel,
+    maxConcurrency: raw.maxConcurrency ?? defaults.maxConcurrency,
+    ...(raw.parallelProposals === undefined ? {} : { parallelProposals: raw.parallelProposals }),
+    ...(raw.proposalsPerStep === undefined ? {} : { proposalsPerStep: raw.proposalsPerStep }),
+    minibatchSize: raw.minibatchSize ?? defaults.minibatchSize,
+    merge: raw.merge ?? defaults.merge,
+    seed: raw.seed ?? defaults.seed,
+    runDir: raw.runDir ?? path.resolve(resolved.options.cwd, defaults.runsRoot, `run-${timestamp(resolved.options.now ?? new Date())}`)
+  }
+}
+
+const requireBudget = (raw: Input): Either.Either<void, CliInputError> =>
+  raw.maxMetricCalls === undefined && raw.maxIterations === undefined && raw.timeout === undefined
+    ? Either.left(inputError(
+      `no budget: set "maxMetricCalls" (--max-metric-calls), "maxIterations" (--max-iterations) or "timeout" (--timeout)`
+    ))
+    : Either.void
+
+// A run of several texts: each component's seed text (read from its file),
+// and a metric module that runs the program (see components.ts).
+const resolveComponents = (
+  raw: Input,
+  train: string,
+  seeds: NonNullable<Input["components"]>,
+  layers: { readonly file: Input; readonly flags: Input; readonly options: { readonly cwd: string; readonly now?: Date | undefined } }
+): Either.Either<Settings, CliInputError> =>
+  Either.gen(function*() {
+    const { file, flags, options } = layers
+    const single = (["component", "seedPrompt", "seedPromptFile"] as const).find((k) => file[k] !== undefined || flags[k] !== undefined)
+    if (single !== undefined) {
+      const where = flags[single] === undefined ? `"${single}"` : `--${single.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+      return yield* Either.left(inputError(
+        `${where}: a run of "components" takes each seed text from "components"; give one prompt or several components, not both`
+      ))
     }
-    return settings
+    const entries = Object.entries(seeds)
+    if (entries.length === 0) return yield* Either.left(inputError(`"components": name at least one component with its seed text`))
+    const components: Record<string, string> = {}
+    for (const [name, seed] of entries) {
+      if (typeof seed === "string") {
+        components[name] = seed
+        continue
+      }
+      const text = yield* readText(seed.file)
+      if (text.trim() === "") return yield* Either.left(inputError(`${seed.file}: the seed text of component "${name}" is empty`))
+      components[name] = text
+    }
+    const metric = raw.metric
+    if (metric === undefined || !looksLikePath(metric)) {
+      return yield* Either.left(inputError(
+        `${metric === undefined ? `missing setting "metric"` : `"metric": ${show(metric)} is a built-in`}: a run of "components" ` +
+          `needs a metric module that runs the program with the texts, e.g. "./agent.ts" exporting ` +
+          `metric(example, texts, { generate })`
+      ))
+    }
+    if (raw.merge === true && entries.length === 1) {
+      return yield* Either.left(inputError(
+        `"merge": true: merges combine the components of two candidates, and this run has one component (${entries[0]![0]}), ` +
+          `so a merge would only copy a parent`
+      ))
+    }
+    const taskModel = yield* completeModel("task", raw.taskModel)
+    const reflectionModel = yield* completeModel("reflection", raw.reflectionModel)
+    yield* requireBudget(raw)
+    return completeSettings(raw, train, { taskModel, reflectionModel, metric, options }, { components })
   })
 
 const encodeSettings = Schema.encodeSync(Settings)
@@ -410,7 +512,14 @@ export const resumeConflict = (saved: Settings, next: Settings): Option.Option<s
   const b = encodeSettings(next)
   const differs = (field: string, was: unknown, now: unknown) => {
     if (sameJson(was, now)) return Option.none()
-    const [x, y] = field === "seedPrompt" ? ["a different text", "this text"] : [show(was ?? null), show(now ?? null)]
+    const [x, y] = field === "seedPrompt"
+      ? ["a different text", "this text"]
+      : field === "components"
+      ? [
+        `components ${Object.keys(was ?? {}).join(", ")}`,
+        `components ${Object.keys(now ?? {}).join(", ")}${sameJson(Object.keys(was ?? {}), Object.keys(now ?? {})) ? ", with other texts" : ""}`
+      ]
+      : [show(was ?? null), show(now ?? null)]
     return Option.some(`"${field}" differs from the saved run (saved: ${x}; now: ${y})`)
   }
   const valueOf = (o: object, key: string): unknown => Object.entries(o).find(([k]) => k === key)?.[1]

@@ -22,6 +22,8 @@
  *
  * @internal
  */
+// node:fs, not FileSystem: module resolution (the package.json above this
+// module), synchronous and before the optional @effect/platform is loaded
 import * as fs from "node:fs"
 import * as nodeModule from "node:module"
 import * as path from "node:path"

@@ -9,6 +9,9 @@
  *
  * @internal
  */
+// node:fs, not FileSystem: part of loading a user's module (how Node will
+// read it: its package.json's "type"), done beside import() and outside
+// any Effect context
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"

@@ -36,7 +36,20 @@ describe("the README's install lines", () => {
   it("say one thing about Effect versions, and the version is package.json's", () => {
     expect(readme).not.toMatch(/any 3\.x from 3\.17 on\)/)
     expect(readme).toContain("effect@^3.22")
-    expect(pkg.version).toBe("0.2.0")
+  })
+
+  it("the version is one: package.json's is the CHANGELOG's newest, and no @since is newer", () => {
+    const changelog = fs.readFileSync(path.join(root, "CHANGELOG.md"), "utf8")
+    const newest = /^## .*$/m.exec(changelog)?.[0] ?? ""
+    expect(newest, `the CHANGELOG's newest heading, ${newest}, names package.json's version`).toContain(pkg.version)
+    const order = (v: string) => v.split(".").map(Number).reduce((a, n) => a * 1000 + n, 0)
+    const src = path.join(root, "src")
+    const files = fs.readdirSync(src, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"))
+    for (const file of files) {
+      for (const [, since] of fs.readFileSync(path.join(src, file), "utf8").matchAll(/@since (\d+\.\d+\.\d+)/g)) {
+        expect(order(since!), `src/${file}: @since ${since} is newer than ${pkg.version}`).toBeLessThanOrEqual(order(pkg.version))
+      }
+    }
   })
 })
 
