@@ -13,8 +13,9 @@
  * - each default changed alone to the reference's (hybrid frontier, cache
  *   off, no skipping);
  * - all of them as the reference has them;
- * - the prompt as large as the stored side information (prompt limits equal
- *   to the stored limits: about the prompt before it was made compact);
+ * - the side information cut as the 0.2 defaults cut it (strings 400
+ *   characters and each evaluation 1,000 characters of JSON in the prompt;
+ *   the defaults now show it whole within the prompt budget);
  * - the same in multi-task mode (the dataset alone, learned from and ranked
  *   on), where the cache matters: a parent's minibatch examples are
  *   validation examples it was already scored on.
@@ -44,7 +45,11 @@ export const settings: ReadonlyArray<Setting> = [
   { label: "cache off", options: { cache: false } },
   { label: "skipPerfectScore false", options: { skipPerfectScore: false } },
   { label: "reference's defaults (hybrid, cache off, no skip)", options: { frontierType: "hybrid", cache: false, skipPerfectScore: false } },
-  { label: "defaults, prompt as large as stored side info", options: { sideInfo: { promptStringLength: 2_000, promptRecordLength: 8_000 } } },
+  // the 0.2 defaults: side information cut per evaluation in the prompt (strings 400, 1,000 characters of JSON)
+  {
+    label: "defaults, side information cut as in 0.2",
+    options: { sideInfo: { maxStringLength: 2_000, maxListItems: 25, maxDepth: 6, maxRecordLength: 8_000, promptStringLength: 400, promptRecordLength: 1_000 } }
+  },
   // multi-task: the parent's minibatch examples are validation examples too, so the cache matters here
   { label: "multi-task: defaults", mode: "multi-task", options: {} },
   { label: "multi-task: frontierType hybrid", mode: "multi-task", options: { frontierType: "hybrid" } },

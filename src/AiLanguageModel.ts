@@ -360,7 +360,7 @@ export const fromService = (
         Effect.mapError((failure) => failure.error)
       )
 
-    return { complete }
+    return policy.contextWindow === undefined ? { complete } : { complete, contextWindow: policy.contextWindow }
   })
 
 /**

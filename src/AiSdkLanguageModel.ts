@@ -249,7 +249,7 @@ export const make = (model: Model, options: Options = {}): Effect.Effect<Languag
       Effect.zipRight(internal.reportProvider(model.provider), Effect.retry(Effect.suspend(() => attempt(prompt)), schedule)).pipe(
         Effect.mapError((failure) => failure.error)
       )
-    return { complete }
+    return policy.contextWindow === undefined ? { complete } : { complete, contextWindow: policy.contextWindow }
   })
 
 /**

@@ -134,7 +134,8 @@ export const languageModel = (
         Effect.suspend(() => {
           const [fault, delay] = faults.next()
           return inject(fault, delay, inner.complete(prompt), () => new LlmTransportError({ model: options.model ?? "injected", detail: "injected failure" }))
-        })
+        }),
+      ...(inner.contextWindow === undefined ? {} : { contextWindow: inner.contextWindow })
     }
   }
 }

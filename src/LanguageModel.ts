@@ -215,6 +215,12 @@ export type LlmError =
  */
 export interface LanguageModel {
   readonly complete: (prompt: Prompt) => Effect.Effect<Completion, LlmError>
+  /**
+   * the model's context window in tokens (prompt and answer), when its layer
+   * knows it (the `contextWindow` option of the model layers): the
+   * reflection prompt of `optimizeAnything` is sized to it. Since 0.3.0.
+   */
+  readonly contextWindow?: number | undefined
 }
 
 /**

@@ -103,6 +103,12 @@ export interface Options {
   readonly rateLimit?: OpenAiLanguageModel.RateLimit | undefined
   readonly price?: OpenAiLanguageModel.Price | undefined
   /**
+   * the model's context window in tokens, when known: `optimizeAnything`
+   * sizes its reflection prompt to it (`LanguageModel.contextWindow`).
+   * Since 0.3.0.
+   */
+  readonly contextWindow?: number | undefined
+  /**
    * loads a provider package by name; default the runtime's dynamic
    * `import`. Tests inject one.
    */
@@ -181,7 +187,8 @@ const policyOf = (options: Options) => ({
   maxRetryDelay: options.maxRetryDelay,
   maxConcurrency: options.maxConcurrency,
   rateLimit: options.rateLimit,
-  price: options.price
+  price: options.price,
+  contextWindow: options.contextWindow
 })
 
 // the deprecated `env` option: a map read instead of the ambient provider

@@ -180,7 +180,7 @@ const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
       }
     }
     // timeout, retries, concurrency, rate limit and price: checked as for every model layer
-    const { timeoutMillis, maxRetries, retryBaseDelayMillis, maxRetryDelayMillis, maxConcurrency, rateLimit } = yield* resolvePolicy(
+    const { contextWindow, timeoutMillis, maxRetries, retryBaseDelayMillis, maxRetryDelayMillis, maxConcurrency, rateLimit } = yield* resolvePolicy(
       options,
       defaults
     )
@@ -197,6 +197,7 @@ const resolve = (options: Options): Effect.Effect<Resolved, ConfigError> =>
       maxRetryDelayMillis,
       maxConcurrency,
       rateLimit,
+      contextWindow,
       body: { ...body, ...extraBody }
     }
   })
@@ -322,7 +323,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel, ConfigError
         Effect.retry(Effect.suspend(() => attempt(prompt)), retryPolicy)
       ).pipe(Effect.mapError((failure) => failure.error))
 
-    return { complete }
+    return config.contextWindow === undefined ? { complete } : { complete, contextWindow: config.contextWindow }
   })
 
 /**

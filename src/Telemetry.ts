@@ -272,7 +272,10 @@ export const instrumentModel = (
           return Effect.void
         }))
     }).pipe(Spans.withSpan("gepa.model", spanOptions))
-  const instrumented: LanguageModel = Object.assign({ complete }, { [InstrumentedId]: true, [ModelNameId]: options.model })
+  const instrumented: LanguageModel = Object.assign(
+    model.contextWindow === undefined ? { complete } : { complete, contextWindow: model.contextWindow },
+    { [InstrumentedId]: true, [ModelNameId]: options.model }
+  )
   return instrumented
 }
 

@@ -1,7 +1,8 @@
 /**
  * optimizeAnything on a generalization task (bench/anythingTask.ts): the
  * budget is spent to the end and never exceeded; the reflection prompt shows
- * compact side information while the run directory keeps it whole.
+ * the side information whole (within its budget) and the run directory keeps
+ * it too.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -54,8 +55,9 @@ describe("optimizeAnything: budget", () => {
           assert.isAtMost(Number(left[2]), 3)
         }
       }
-      // the issue measured 92-96% before the engine's endgame (149-150 of 150 since the sample may be small enough)
-      for (const x of spent) assert.isAtLeast(x, 0.99 * 150, `spent ${spent.join(", ")}`)
+      // the issue measured 92-96% before the engine's endgame; since, at most what the
+      // smallest proposal needs less one is left (3 calls at most, checked above)
+      for (const x of spent) assert.isAtLeast(x, 150 - 2, `spent ${spent.join(", ")}`)
     }))
 })
 
@@ -71,11 +73,11 @@ describe("optimizeAnything: compact side info", () => {
     assert.strictEqual(records[2]!["Logs"], `${warning}!`)
   })
 
-  it.scoped("the prompt stays under 3.5 KB per reflection; the run directory keeps the full side information of each", () =>
+  it.scoped("the prompt shows each evaluation's side information whole; the run directory keeps it for each reflection", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-oa-care-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
-      // a trace of 1,800 characters per evaluation: within what is stored (2,000), far over what a prompt shows (400)
+      // a trace of 1,800 characters per evaluation: the old default showed 400 of them
       const task = makeAnythingTask({ ...defaultTaskOptions, traceLength: 1_800 })
       const { model, prompts } = recordingModel(task)
       const result = yield* OptimizeAnything.optimizeAnything({
@@ -89,8 +91,10 @@ describe("optimizeAnything: compact side info", () => {
       })
       assert.isAbove(prompts.length, 3)
       for (const prompt of prompts) {
-        assert.isAtMost(Buffer.byteLength(prompt), 3_500)
-        assert.include(prompt, "[truncated")
+        // a minibatch of 3 evaluations of about 2 KB each, well within the default budget
+        assert.isAtMost(prompt.length, 100_000)
+        assert.notInclude(prompt, "[truncated")
+        assert.notInclude(prompt, "not shown")
       }
       const entries = fs.readFileSync(path.join(dir, RunDir.FILES.sideInfo), "utf8").trim().split("\n").map((line) =>
         JSON.parse(line) as {
@@ -116,6 +120,8 @@ describe("optimizeAnything: compact side info", () => {
           const full = yield* task.evaluate(current, evaluation.example)
           assert.strictEqual(evaluation.sideInfo.trace, full.sideInfo.trace)
           assert.strictEqual(evaluation.sideInfo.trace.length, 1_800)
+          // and the prompt showed it whole
+          assert.include(prompt, evaluation.sideInfo.trace)
         }
       }
     }))

@@ -130,6 +130,12 @@ export interface PolicyOptions {
   readonly rateLimit?: RateLimit | undefined
   /** prices per million tokens, to fill `Completion.cost` */
   readonly price?: Price | undefined
+  /**
+   * the model's context window in tokens (prompt and answer), exposed as
+   * `LanguageModel.contextWindow`: `optimizeAnything` sizes its reflection
+   * prompt to it (see its `sideInfo.promptBudget`)
+   */
+  readonly contextWindow?: number | undefined
 }
 
 export const policyDefaults = {
@@ -149,6 +155,7 @@ export interface Policy {
   readonly maxConcurrency: number
   readonly rateLimit: { readonly requests: number; readonly intervalMillis: number } | undefined
   readonly price: Price | undefined
+  readonly contextWindow: number | undefined
 }
 
 /** A bad option: one line naming the field. @internal */
@@ -177,7 +184,7 @@ export const millisOf = (
 /** Checks the shared options; a `ConfigError` names the first bad field. */
 export const resolvePolicy = (
   options: PolicyOptions,
-  defaults: Omit<Policy, "rateLimit" | "price"> = policyDefaults
+  defaults: Omit<Policy, "rateLimit" | "price" | "contextWindow"> = policyDefaults
 ): Effect.Effect<Policy, ConfigError> =>
   Effect.gen(function*() {
     const timeoutMillis = yield* millisOf("timeout", options.timeout, defaults.timeoutMillis, false)
@@ -217,6 +224,10 @@ export const resolvePolicy = (
         }
       }
     }
+    const contextWindow = options.contextWindow
+    if (contextWindow !== undefined && !(isNonNegativeInteger(contextWindow) && contextWindow > 0)) {
+      return yield* invalid("contextWindow", `must be a positive integer (tokens), got ${contextWindow}`)
+    }
     return {
       timeoutMillis,
       maxRetries,
@@ -224,7 +235,8 @@ export const resolvePolicy = (
       maxRetryDelayMillis,
       maxConcurrency,
       rateLimit,
-      price: options.price
+      price: options.price,
+      contextWindow
     }
   })
 

@@ -14,7 +14,8 @@ import type { Adapter } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
 import { AdapterError } from "../../Errors.js"
 import type { ObjectiveScores } from "../../EvaluationBatch.js"
-import { budget, dropRepeats, type EvaluationRecord, type EvaluationTrace, type Limits, reflectiveRecord, toJsonLike, truncateString } from "./sideInfo.js"
+import { fit } from "./promptBudget.js"
+import { budget, type EvaluationRecord, type EvaluationTrace, type Limits, rawRecord, toJsonLike, truncateString } from "./sideInfo.js"
 import * as Secrets from "../../Secrets.js"
 import { field, isRecord } from "../fields.js"
 
@@ -29,13 +30,20 @@ export interface Options {
   readonly limits: Limits
   /** receives the first malformed evaluator result, for a clear contract error */
   readonly onMalformed: (detail: string) => void
+  /**
+   * characters of rendered evaluations the reflection prompt has room for
+   * when revising `component` from `currentText` (the prompt budget less the
+   * template, the instructions and the text); absent: no limit
+   */
+  readonly promptRoom?: ((component: string, currentText: string) => number) | undefined
   /** keeps the full side information behind each reflection (the run directory's `side_info.jsonl`) */
   readonly keep?: ((entry: SideInfoEntry) => Effect.Effect<void>) | undefined
 }
 
 /**
  * The full side information behind one reflection, as the run directory
- * keeps it: the prompt shows it cut to the prompt's limits.
+ * keeps it: the prompt shows it whole within the prompt budget, trimmed
+ * over it (`promptBudget.ts`).
  *
  * @internal
  */
@@ -288,9 +296,11 @@ export const make = (
           }))
         })
       }
-      return Object.fromEntries(components.map((component) => [
-        component,
-        dropRepeats(traces.map((t) => reflectiveRecord(t, { withInput: options.withExample, limits: options.limits, component })))
-      ]))
+      const scores = traces.map((t) => t.record.score)
+      return Object.fromEntries(components.map((component) => {
+        const room = options.promptRoom?.(component, candidate[component] ?? "") ?? Infinity
+        const records = traces.map((t) => rawRecord(t, { withInput: options.withExample, limits: options.limits, component }))
+        return [component, fit(records, scores, room, options.limits)]
+      }))
     })
 })

@@ -18,7 +18,7 @@ import { GepaEvent } from "../../Event.js"
 import { type LanguageModel, ReflectionModel } from "../../LanguageModel.js"
 import type * as OA from "./types.js"
 import { SeedGenerationFailed } from "./errors.js"
-import type { ReflectionConfig } from "../../Reflection.js"
+import { buildPrompt, type ReflectionConfig } from "../../Reflection.js"
 import * as RunDir from "../../RunDir.js"
 import { none as noStore, type RunStore, RunStoreService } from "../../RunStore.js"
 import * as Engine from "../engine/optimize.js"
@@ -26,6 +26,7 @@ import * as Ledger from "../ledger.js"
 import * as Typed from "../typed.js"
 import * as Adapter from "./adapter.js"
 import * as Seed from "./seed.js"
+import { budgetFromContextWindow, defaultPromptBudget } from "./promptBudget.js"
 import { defaultLimits, type EvaluationRecord, type Limits } from "./sideInfo.js"
 
 const TEXT = "candidate"
@@ -101,8 +102,29 @@ const limitsOf = (given: OA.SideInfoLimits | undefined): Effect.Effect<Limits, C
     yield* positiveInt(given?.maxRecordLength, "sideInfo.maxRecordLength")
     yield* positiveInt(given?.promptStringLength, "sideInfo.promptStringLength")
     yield* positiveInt(given?.promptRecordLength, "sideInfo.promptRecordLength")
+    yield* positiveInt(given?.promptBudget, "sideInfo.promptBudget")
     return { ...defaultLimits, ...given }
   })
+
+/**
+ * The reflection prompt's budget in characters: the one given, else sized
+ * to the reflection model's context window when its layer knows it, else
+ * the default.
+ */
+const promptBudgetOf = (limits: Limits, model: LanguageModel | undefined): number =>
+  limits.promptBudget ??
+    (model?.contextWindow !== undefined ? budgetFromContextWindow(model.contextWindow) : defaultPromptBudget)
+
+/**
+ * The room the prompt leaves for the evaluations: the budget less what the
+ * prompt holds besides them (template, objective, background, instructions,
+ * the current text), measured on the prompt as it will be built.
+ */
+const promptRoomOf = (budget: number, reflection: ReflectionConfig) => {
+  const empty = "(no examples)"
+  return (component: string, currentText: string): number =>
+    budget - (buildPrompt({ component, currentText, records: [], config: reflection }).length - empty.length)
+}
 
 const steering = (objective: string | undefined, background: string | undefined, extra: string | undefined): string =>
   [
@@ -376,6 +398,7 @@ export const run = (
       timeout: checked.timeout,
       captureLogs: captureLogs ?? true,
       limits: checked.limits,
+      promptRoom: promptRoomOf(promptBudgetOf(checked.limits, model), reflectionOf(config)),
       onMalformed: (detail) => {
         malformed ??= detail
       }

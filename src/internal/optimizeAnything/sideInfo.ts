@@ -11,7 +11,8 @@ import type { ObjectiveScores } from "../../EvaluationBatch.js"
 import { field, isRecord } from "../fields.js"
 
 // a key such as "__proto__" from user data must become an own field, not a prototype
-const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
+/** @internal */
+export const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
@@ -21,32 +22,44 @@ export interface Limits {
   readonly maxListItems: number
   readonly maxDepth: number
   readonly maxRecordLength: number
-  /** strings as shown in the reflection prompt, at most */
-  readonly promptStringLength: number
-  /** one evaluation's side information as shown in the reflection prompt (JSON characters), at most */
-  readonly promptRecordLength: number
-}
-
-/** @internal */
-export const defaultLimits: Limits = {
-  maxStringLength: 2_000,
-  maxListItems: 25,
-  maxDepth: 6,
-  maxRecordLength: 8_000,
-  promptStringLength: 400,
-  promptRecordLength: 1_000
+  /**
+   * characters of the whole reflection prompt, at most; `undefined`: from
+   * the reflection model's context window, else `defaultPromptBudget`
+   */
+  readonly promptBudget?: number | undefined
+  /** deprecated per-evaluation cut: strings as shown in the reflection prompt, at most */
+  readonly promptStringLength?: number | undefined
+  /** deprecated per-evaluation cut: one evaluation's side information in the prompt (JSON characters), at most */
+  readonly promptRecordLength?: number | undefined
 }
 
 /**
- * The limits of what the reflection prompt shows: the stored limits, with
- * strings and the whole record cut to the prompt's (smaller) sizes.
+ * The stored limits. They only guard memory, the cache and the run
+ * directory against runaway output (a log of megabytes): a failure list of
+ * hundreds of records, a summary of pages, stays whole. What the prompt
+ * shows is bounded by the prompt budget instead (`promptBudget.ts`).
+ *
+ * @internal
+ */
+export const defaultLimits: Limits = {
+  maxStringLength: 20_000,
+  maxListItems: 1_000,
+  maxDepth: 8,
+  maxRecordLength: 100_000
+}
+
+/**
+ * The limits of what one evaluation shows in the reflection prompt: the
+ * stored limits, cut further only by the deprecated per-evaluation options
+ * when the user set them (the prompt budget is applied to the whole prompt,
+ * not here).
  *
  * @internal
  */
 export const promptLimits = (limits: Limits): Limits => ({
   ...limits,
-  maxStringLength: Math.min(limits.maxStringLength, limits.promptStringLength),
-  maxRecordLength: Math.min(limits.maxRecordLength, limits.promptRecordLength)
+  maxStringLength: Math.min(limits.maxStringLength, limits.promptStringLength ?? Infinity),
+  maxRecordLength: Math.min(limits.maxRecordLength, limits.promptRecordLength ?? Infinity)
 })
 
 /**
@@ -183,21 +196,20 @@ export interface EvaluationTrace {
 const RESERVED = new Set(["Input", "Score", "Scores (higher is better)", "Logs", "Side info"])
 
 /**
- * The reflective record of one evaluation: the input (unless single-task),
- * the score, the objective scores, the side information (a record's fields
- * become headings of their own; other values go under "Side info"), the
- * side information about the component being revised (under `About
- * "<component>"`; other components' is left out) and the captured logs.
- * The input, the side information and the logs are cut to the prompt's
- * limits (`promptLimits`), and small flat records are shown as one line of
- * JSON; the record as stored keeps them whole.
+ * The reflective record of one evaluation, before it is fitted to the prompt
+ * budget: the input (unless single-task), the score, the objective scores,
+ * the side information (a record's fields become headings of their own;
+ * other values go under "Side info"), the side information about the
+ * component being revised (under `About "<component>"`; other components'
+ * is left out) and the captured logs. Shown as stored, unless the
+ * deprecated per-evaluation limits are set (`promptLimits`).
  *
  * @internal
  */
-export const reflectiveRecord = (
+export const rawRecord = (
   trace: EvaluationTrace,
   options: { readonly withInput: boolean; readonly limits: Limits; readonly component?: string | undefined }
-): ReflectiveRecord => {
+): Record<string, unknown> => {
   const shown = promptLimits(options.limits)
   const out: Record<string, unknown> = {}
   if (options.withInput) out["Input"] = budget(toJsonLike(trace.example), shown)
@@ -219,9 +231,31 @@ export const reflectiveRecord = (
   if (trace.record.logs.length > 0) {
     out["Logs"] = truncateString(trace.record.logs.join("\n"), shown.maxStringLength)
   }
-  for (const [k, v] of Object.entries(out)) setOwn(out, k, inlineSmall(v))
   return out
 }
+
+/**
+ * A record as the prompt shows it: small flat records (as values of its
+ * fields) on one line of JSON.
+ *
+ * @internal
+ */
+export const inlineRecord = (record: ReflectiveRecord): ReflectiveRecord => {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(record)) setOwn(out, k, inlineSmall(v))
+  return out
+}
+
+/**
+ * The reflective record of one evaluation as shown when it fits the prompt
+ * (`rawRecord`, then `inlineRecord`).
+ *
+ * @internal
+ */
+export const reflectiveRecord = (
+  trace: EvaluationTrace,
+  options: { readonly withInput: boolean; readonly limits: Limits; readonly component?: string | undefined }
+): ReflectiveRecord => inlineRecord(rawRecord(trace, options))
 
 /** Flat records up to this many characters of JSON are shown on one line. */
 const INLINE_LENGTH = 100

@@ -69,31 +69,45 @@ export type CandidateOf<S> = S extends string ? string : { readonly [K in keyof 
 export type Evaluator<C, D, E = never, R = never> = (candidate: C, example: D) => Effect.Effect<EvaluatorResult, E, R>
 
 /**
- * Size budgets of one evaluation's side information: as stored (in the
- * result, the cache and the run directory) and, smaller, as shown in the
- * reflection prompt.
+ * Size budgets of side information: one evaluation's as stored (in the
+ * result, the cache and the run directory's `side_info.jsonl`), and the
+ * whole reflection prompt's. The stored limits only guard against runaway
+ * output; the prompt shows the side information whole up to its budget and
+ * trims it only over it (failing records and summary lines kept first,
+ * whole records dropped, the cut counted in the prompt).
  *
  * @since 0.2.0
  * @category models
  */
 export interface SideInfoLimits {
-  /** longer strings keep their head and tail around a truncation marker (default 2000) */
+  /** longer strings keep their head and tail around a truncation marker (default 20,000; was 2,000) */
   readonly maxStringLength?: number
-  /** longer lists and records keep their first items and say how many were cut (default 25) */
+  /** longer lists and records keep their first items and say how many were cut (default 1,000; was 25) */
   readonly maxListItems?: number
-  /** deeper structures are shown as (truncated) JSON text (default 6) */
+  /** deeper structures are shown as (truncated) JSON text (default 8; was 6) */
   readonly maxDepth?: number
-  /** the whole side information of one evaluation, as JSON, at most (default 8000) */
+  /** the whole side information of one evaluation, as JSON, at most (default 100,000; was 8,000) */
   readonly maxRecordLength?: number
   /**
-   * strings as shown in the reflection prompt, at most (default 400); the
-   * run directory keeps them within `maxStringLength` (`side_info.jsonl`)
+   * characters of the whole reflection prompt (template, instructions,
+   * current text and evaluations), at most. Default: from the reflection
+   * model's context window when its layer knows it (`contextWindow` option
+   * of the model layers: tokens x 3 characters x half the window), else
+   * 100,000 (about 30,000 tokens). Within it, side information is shown
+   * whole. Since 0.3.0.
+   */
+  readonly promptBudget?: number
+  /**
+   * @deprecated Cuts every string of each evaluation in the prompt to this
+   * length, which hides the evidence the reflection needs; use
+   * `promptBudget` (the prompt shows side information whole up to it).
+   * Removed in 0.4.0.
    */
   readonly promptStringLength?: number
   /**
-   * one evaluation's input and side information as shown in the reflection
-   * prompt, each at most this many characters of JSON (default 1000); the
-   * run directory keeps them within `maxRecordLength`
+   * @deprecated Cuts each evaluation's input and side information in the
+   * prompt to this many characters of JSON; use `promptBudget`. Removed in
+   * 0.4.0.
    */
   readonly promptRecordLength?: number
 }
