@@ -52,6 +52,13 @@ export const reservedBy = (plans: ReadonlyArray<{ readonly reserved: number }>):
   return n
 }
 
+/** The calls a plan gives back when its reservation shrinks to `after`'s. @internal */
+export const released = (before: { readonly reserved: number }, after: { readonly reserved: number }): number =>
+  before.reserved - after.reserved
+
+/** A reservation of `reserved` calls once `by` of them are given back. @internal */
+export const lessReserved = (reserved: number, by: number): number => reserved - by
+
 /** The part of a step's worst case its earlier proposals have not reserved yet. @internal */
 export const unreservedOf = (worst: number, earlier: ReadonlyArray<{ readonly reserved: number }>): number => worst - reservedBy(earlier)
 

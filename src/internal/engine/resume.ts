@@ -169,7 +169,7 @@ export const fitPending = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
     const last = pending[pending.length - 1]!
     const shrunk = shrinkValidation(r, state, last, pending, over)
     if (shrunk !== undefined) {
-      over -= last.reserved - shrunk.reserved
+      over -= Ledger.released(last, shrunk)
       pending[pending.length - 1] = shrunk
       break
     }
@@ -210,8 +210,8 @@ const shrinkValidation = <D, T, O>(
   const full = Ledger.distinct(valIds)
   const factor = r.parallelProposals > 1 ? 4 : 2
   const val = full - over
-  if (val < Math.max(1, minimumRemainderValidation(full, r.budget, factor)) || last.reserved - over < val) return undefined
+  if (val < Math.max(1, minimumRemainderValidation(full, r.budget, factor)) || Ledger.lessReserved(last.reserved, over) < val) return undefined
   // drawn from the saved state's generator without advancing it: the same on every resume
   const chosen = new Set(Rng.fromState(state.rng).sample([...new Set(valIds)], val))
-  return { ...last, valIds: r.valIds.filter((id) => chosen.has(id)), remainder: true, reserved: last.reserved - over }
+  return { ...last, valIds: r.valIds.filter((id) => chosen.has(id)), remainder: true, reserved: Ledger.lessReserved(last.reserved, over) }
 }
