@@ -519,7 +519,8 @@ describe("bin/gepa.js", () => {
     expect(optimize).toMatch(/--task-timeout DURATION +per request of the task model \(default 60s\)/)
     expect(optimize).toContain("OPENAI_API_KEY")
     expect(optimize).not.toContain("A user-defined piece of text")
-    expect(optimize.split("\n").length).toBeLessThan(80)
+    // one screen of a tall terminal; the several-components pointer took it from 79 to 81 lines
+    expect(optimize.split("\n").length).toBeLessThan(85)
     const resume = help["resume"]!
     expect(resume).toContain("Settings that may change on resume: maxMetricCalls, maxIterations, timeout, scoreThreshold,")
     expect(resume).toContain("--task-base-url URL")

@@ -78,9 +78,7 @@ const helps = {
         "and a budget: --max-metric-calls, --max-iterations or --timeout."
     ),
     paragraph(
-      "Several texts at once (an agent's planner prompt, responder prompt, tool description): name them in the " +
-        `config file, "components": {"planner": "seed text", "tool": {"file": "tool.txt"}}, with a metric module ` +
-        "exporting metric(example, texts, { generate }) that runs the program with the task model and scores it."
+      `Several texts at once: "components" in the config file (docs/cli.md, "Several components").`
     ),
     section("Data", [docs.config, docs.train, docs.validation, docs.inputField, docs.expectedField, docs.idField]),
     section("Prompt and metric", [
