@@ -59,7 +59,7 @@ export interface DemoOptions {
    * proposal per step leaves lineages that improved different components for
    * merges to combine.
    */
-  readonly strategy?: Pick<Config, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals"> | undefined
+  readonly strategy?: Pick<Config<unknown, unknown, unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals"> | undefined
 }
 
 /**
