@@ -47,18 +47,7 @@ export type GepaEvent = Data.TaggedEnum<{
    * earlier answers could not be used
    */
   SeedGenerated: { readonly attempts: number; readonly rejected: ReadonlyArray<string>; readonly candidate: Candidate }
-  /**
-   * `strategy`: the step's proposal strategy the run goes on with, in one
-   * line (`Config.formatStrategy`), given or the default for the candidate's
-   * shape (since 0.3)
-   */
-  OptimizationStarted: {
-    readonly resumed: boolean
-    readonly trainSize: number
-    readonly valSize: number
-    readonly budget: number | undefined
-    readonly strategy?: string
-  }
+  OptimizationStarted: { readonly resumed: boolean; readonly trainSize: number; readonly valSize: number; readonly budget: number | undefined }
   /**
    * the run's result, and (since 0.3.0) the state it was built from, as
    * `IterationEnded` carries it

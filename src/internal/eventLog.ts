@@ -24,8 +24,7 @@ export const describeEvent = (
       return {
         level: "info",
         message: `${event.resumed ? "resuming" : "starting"} optimization: ${event.trainSize} training and ` +
-          `${event.valSize} validation examples, budget ${event.budget ?? "unlimited"} metric calls` +
-          (event.strategy === undefined ? "" : `, ${event.strategy}`)
+          `${event.valSize} validation examples, budget ${event.budget ?? "unlimited"} metric calls`
       }
     case "OptimizationEnded":
       return {
