@@ -80,15 +80,25 @@ export interface StructuredConfig<A, D, T = unknown, O = unknown>
   readonly componentProposers?: CandidateSchema.Proposers<A>
 }
 
-/**
- * The events of `stream` over typed candidates, and the result their
- * `OptimizationEnded` carries (declared in `Event` and `Result`).
- *
- * @since 0.3.0
- * @category models
- */
-export type { StructuredEvent } from "./Event.js"
-export type { StructuredGepaResult } from "./Result.js"
+export type {
+  /**
+   * The events of `stream` over typed candidates (declared in `Event`).
+   *
+   * @since 0.3.0
+   * @category models
+   */
+  StructuredEvent
+} from "./Event.js"
+export type {
+  /**
+   * The result the `OptimizationEnded` event of a typed `stream` carries
+   * (declared in `Result`).
+   *
+   * @since 0.3.0
+   * @category models
+   */
+  StructuredGepaResult
+} from "./Result.js"
 
 /**
  * The result of a run over typed candidates: decoded candidates, and each

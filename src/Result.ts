@@ -169,13 +169,6 @@ export const lineage = (result: Pick<GepaResult, "parents">, candidate: number):
 }
 
 /**
- * The result of `optimize`: the serializable result, the final state, and
- * the best output seen for each validation example.
- *
- * @since 0.1.0
- * @category models
- */
-/**
  * A `GepaResult` over typed candidates (the `OptimizationEnded` event of a
  * typed `Gepa.stream`): decoded candidates, and each component's version
  * and origin per candidate.
@@ -185,6 +178,13 @@ export const lineage = (result: Pick<GepaResult, "parents">, candidate: number):
  */
 export type StructuredGepaResult<A> = Omit<GepaResult, "bestCandidate" | "candidates"> & CandidateSchema.ResultFields<A>
 
+/**
+ * The result of `optimize`: the serializable result, the final state, and
+ * the best output seen for each validation example.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface OptimizeResult<O> extends GepaResult {
   readonly state: State.GepaState
   /** per validation example: the candidate with the best score on it, and its output */
