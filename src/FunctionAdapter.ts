@@ -24,7 +24,7 @@
  *
  * const adapter = FunctionAdapter.make({
  *   run: async (ticket: { text: string; queue: string }, texts, abortSignal) => {
- *     const { text } = await generateText({ model: openai("gpt-4.1-mini"), system: texts.system_prompt, prompt: ticket.text, abortSignal })
+ *     const { text } = await generateText({ model: openai("gpt-4.1-mini"), system: texts["system_prompt"] ?? "", prompt: ticket.text, abortSignal })
  *     return text
  *   },
  *   metric: (ticket, output) => output.trim() === ticket.queue
