@@ -40,11 +40,7 @@ import {
   type Completion,
   type FinishReason,
   type LanguageModel,
-  LlmAuthenticationError,
-  LlmBadRequest,
   type LlmError,
-  LlmModelNotFound,
-  LlmRateLimited,
   LlmResponseError,
   LlmTimeout,
   LlmTransportError,
@@ -56,6 +52,7 @@ import {
 } from "./LanguageModel.js"
 import { isRecord } from "./internal/fields.js"
 import * as internal from "./internal/modelCall.js"
+import { statusFailure } from "./internal/statusFailure.js"
 import * as Secrets from "./Secrets.js"
 import { instrumentModel, type ModelRole } from "./Telemetry.js"
 
@@ -208,31 +205,15 @@ const classify = (ctx: ClassifyContext, error: AiError.AiError, nowMillis: numbe
       }
       const headers = error.response.headers
       const after = Option.getOrUndefined(internal.parseRetryAfter((name) => headers[name] ?? null, nowMillis))
-      if (status === 401 || status === 403) {
-        return { error: new LlmAuthenticationError({ model, ...at, status, detail }), retryable: false }
-      }
-      if (status === 404) return { error: new LlmModelNotFound({ model, ...at, detail }), retryable: false }
-      if (status === 429) {
-        return {
-          error: new LlmRateLimited({ model, ...at, detail, ...(after === undefined ? {} : { retryAfterMillis: after }) }),
-          retryable: true,
-          retryAfterMillis: after
-        }
-      }
-      if (status === 408 || status === 409 || status >= 500) {
-        return { error: new LlmTransportError({ model, ...at, status, detail }), retryable: true, retryAfterMillis: after }
-      }
       const code = bodyCode(error.body)
-      return {
-        error: new LlmBadRequest({
-          model,
-          ...at,
-          status,
-          detail,
-          ...(code === undefined ? {} : { code: detailOf(code).slice(0, 100) })
-        }),
-        retryable: false
-      }
+      return statusFailure({
+        model,
+        endpoint,
+        status,
+        detail,
+        code: code === undefined ? undefined : detailOf(code).slice(0, 100),
+        retryAfter: after
+      })
     }
     case "MalformedOutput":
       return {

@@ -14,10 +14,6 @@ import { Effect, Option } from "effect"
 import {
   type Completion,
   type FinishReason,
-  LlmAuthenticationError,
-  LlmBadRequest,
-  LlmModelNotFound,
-  LlmRateLimited,
   LlmResponseError,
   LlmTransportError,
   messages as promptMessages,
@@ -26,6 +22,7 @@ import {
 } from "../LanguageModel.js"
 import { field, isRecord } from "./fields.js"
 import { type AttemptFailure, costOf, endpointOf, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./modelCall.js"
+import { statusFailure } from "./statusFailure.js"
 
 /** A JSON value, as the specification's provider options hold them (mutable, as the specification spells it). */
 export type JsonValue = null | string | number | boolean | JsonObject | Array<JsonValue>
@@ -240,26 +237,8 @@ const fromStatus = (
   endpoint: string | undefined,
   code: string | undefined,
   retryAfter: number | undefined
-): AttemptFailure => {
-  const { model } = ctx
-  const at = endpoint === undefined ? {} : { endpoint }
-  if (status === 401 || status === 403) return { error: new LlmAuthenticationError({ model, ...at, status, detail }), retryable: false }
-  if (status === 404) return { error: new LlmModelNotFound({ model, ...at, detail }), retryable: false }
-  if (status === 429) {
-    return {
-      error: new LlmRateLimited({ model, ...at, detail, ...(retryAfter === undefined ? {} : { retryAfterMillis: retryAfter }) }),
-      retryable: true,
-      retryAfterMillis: retryAfter
-    }
-  }
-  if (status === 408 || status === 409 || status >= 500) {
-    return { error: new LlmTransportError({ model, ...at, status, detail }), retryable: true, retryAfterMillis: retryAfter }
-  }
-  return {
-    error: new LlmBadRequest({ model, ...at, status, detail, ...(code === undefined ? {} : { code: oneLine(ctx.scrub, code, 100) }) }),
-    retryable: false
-  }
-}
+): AttemptFailure =>
+  statusFailure({ model: ctx.model, endpoint, status, detail, code: code === undefined ? undefined : oneLine(ctx.scrub, code, 100), retryAfter })
 
 /**
  * The failure of a `doGenerate` rejection: an `APICallError` with a status
