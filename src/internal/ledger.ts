@@ -52,9 +52,6 @@ export const reservedBy = (plans: ReadonlyArray<{ readonly reserved: number }>):
   return n
 }
 
-/** The calls a plan gives back when its reservation shrinks to `after`'s. @internal */
-export const released = (before: { readonly reserved: number }, after: { readonly reserved: number }): number => before.reserved - after.reserved
-
 /** A reservation of `reserved` calls once `by` of them are given back. @internal */
 export const lessReserved = (reserved: number, by: number): number => reserved - by
 

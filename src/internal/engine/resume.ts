@@ -128,23 +128,23 @@ export interface Fitted {
  * @internal
  */
 export const fitPending = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState, owed: Ledger.Owed): Fitted => {
-  let over = -Ledger.available(Ledger.balance(r.budget, state, owed))
-  if (!(over > 0)) return { state, events: [] }
+  // recomputed after every change: a dropped plan's owed results are no longer within a
+  // reservation, so they count as spent (charged as lost at the end) and the next plan must fit them too
+  const overOf = (pending: ReadonlyArray<State.PendingProposal>) => -Ledger.available(Ledger.balance(r.budget, { ...state, pending }, owed))
+  if (!(overOf(state.pending) > 0)) return { state, events: [] }
   const pending = [...state.pending]
   const trace = [...state.trace]
   const events: Array<GepaEvent> = []
   const reason = (lost: number) =>
     `dropped on resume: the budget of ${r.budget} metric calls cannot hold it after ${lost} calls lost with the interrupted process`
-  while (over > 0 && pending.length > 0) {
+  for (let over = overOf(pending); over > 0 && pending.length > 0; over = overOf(pending)) {
     const last = pending[pending.length - 1]!
     const shrunk = shrinkValidation(r, state, last, pending, over)
     if (shrunk !== undefined) {
-      over -= Ledger.released(last, shrunk)
       pending[pending.length - 1] = shrunk
-      break
+      continue
     }
     pending.pop()
-    over -= last.reserved
     const parents = last._tag === "Reflective" ? [last.parent] : [last.id1, last.id2]
     trace.push({
       iteration: last.iteration,
