@@ -11,7 +11,7 @@
  */
 import { Effect } from "effect"
 import * as UserFile from "./userFile.js"
-import { importUserModule } from "../internal/userModule.js"
+import { importUserModule } from "../internal/shared/userModule.js"
 import * as Metric from "../Metric.js"
 import type { Example } from "./data.js"
 import { CliInputError, errorText, inputError, show } from "./errors.js"

@@ -8,7 +8,7 @@
  */
 import { Effect, Either, Option, Schema } from "effect"
 import * as path from "node:path"
-import { firstIssue } from "../internal/issue.js"
+import { firstIssue } from "../internal/shared/issue.js"
 import * as UserFile from "./userFile.js"
 import { builtInMetrics, changeableOnResume, defaults } from "./constants.js"
 import { CliInputError, errorText, inputError, show } from "./errors.js"

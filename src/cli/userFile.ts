@@ -2,14 +2,15 @@
  * The files a user names on the command line or in a config file (data, a
  * seed text, the config file itself, a report's `--out`, a module's path),
  * read and written through the context's `FileSystem`, else Node's (see
- * `runDirDisk.resolve`). A failure says what went wrong in a form each
- * command turns into its own one-line message naming the file.
+ * `resolve` in `internal/runDir/disk.ts`). A failure says what went wrong
+ * in a form each command turns into its own one-line message naming the
+ * file.
  *
  * @since 0.3.0
  */
 import { Effect } from "effect"
-import { field } from "../internal/fields.js"
-import * as Disk from "../internal/runDirDisk.js"
+import { field } from "../internal/shared/fields.js"
+import * as Disk from "../internal/runDir/disk.js"
 
 /**
  * Why a user's file could not be read or written: it is not there, it is a

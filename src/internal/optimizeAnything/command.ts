@@ -9,9 +9,9 @@
  */
 import { Effect, Either } from "effect"
 import * as path from "node:path"
-import { field as fieldOf, isRecord } from "../fields.js"
+import { field as fieldOf, isRecord } from "../shared/fields.js"
 import * as UserFile from "../../cli/userFile.js"
-import { importUserModule } from "../userModule.js"
+import { importUserModule } from "../shared/userModule.js"
 import type { Candidate } from "../../Candidate.js"
 import { ConfigError } from "../../Errors.js"
 import type { LanguageModel } from "../../LanguageModel.js"
