@@ -50,9 +50,9 @@ import {
   TaskModel,
   type Usage
 } from "./LanguageModel.js"
-import { isRecord } from "./internal/fields.js"
-import * as internal from "./internal/modelCall.js"
-import { statusFailure } from "./internal/statusFailure.js"
+import { isRecord } from "./internal/shared/fields.js"
+import * as internal from "./internal/models/call.js"
+import { statusFailure } from "./internal/models/statusFailure.js"
 import * as Secrets from "./Secrets.js"
 import { instrumentModel, type ModelRole } from "./Telemetry.js"
 

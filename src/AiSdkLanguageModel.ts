@@ -38,8 +38,8 @@
  */
 import { Clock, Duration, Effect, Layer, Redacted } from "effect"
 import { ConfigError } from "./Errors.js"
-import * as wire from "./internal/aiSdkWire.js"
-import * as internal from "./internal/modelCall.js"
+import * as wire from "./internal/models/aiSdkWire.js"
+import * as internal from "./internal/models/call.js"
 import { type Completion, type LanguageModel, type LlmError, LlmTimeout, type Prompt, ReflectionModel, TaskModel } from "./LanguageModel.js"
 import * as Secrets from "./Secrets.js"
 import { instrumentModel, type ModelRole } from "./Telemetry.js"

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import * as ParetoIndex from "./internal/paretoIndex.js"
+import * as ParetoIndex from "./internal/engine/paretoIndex.js"
 import * as Pareto from "./Pareto.js"
 import type { Rng } from "./Rng.js"
 import * as State from "./State.js"
@@ -29,7 +29,7 @@ export const pareto: CandidateSelector = (state, rng) => ParetoIndex.draw(indexO
 // The analysis is kept per run (keyed by its seed candidate, which every
 // later state shares) and brought up to date with each state asked about:
 // adding a candidate changes a few fronts, and only those are looked at
-// again (see internal/paretoIndex.ts). The choices are those of
+// again (see internal/engine/paretoIndex.ts). The choices are those of
 // `Pareto.selectionWeights` and `Pareto.draw`, which a property test checks.
 const indexes = new WeakMap<object, ParetoIndex.ParetoIndex>()
 const tablesOf = (state: State.GepaState): ParetoIndex.FrontTables => {

@@ -33,7 +33,8 @@ export {
    */
   type Example,
   /**
-   * Reads and parses a data file (see `parseExamples`).
+   * Reads and parses a data file (see `parseExamples`), through the context's
+   * `FileSystem` (else `@effect/platform-node`'s).
    *
    * @since 0.1.0
    * @category parsing
@@ -362,7 +363,9 @@ export {
   /**
    * Merges the config file's values with the flags' (flags win) and checks
    * that a run can start: data, seed prompt, models and a stop condition.
-   * Does not touch the file system except to read the seed prompt file.
+   * Does not touch the file system except to read the seed prompt file and
+   * the components' seed files, through the context's `FileSystem` (else
+   * `@effect/platform-node`'s).
    *
    * @since 0.1.0
    * @category parsing
@@ -403,7 +406,8 @@ export {
 export {
   /**
    * The settings of `gepa optimize`: the config file's, then the flags'. Pure
-   * apart from reading the config and seed prompt files.
+   * apart from reading the config and seed prompt files (through the
+   * context's `FileSystem`, else `@effect/platform-node`'s).
    *
    * @since 0.2.0
    * @category parsing

@@ -31,7 +31,7 @@ import * as Adapters from "./Adapter.js"
 import type { DataLoader } from "./DataLoader.js"
 import { ConfigError } from "./Errors.js"
 import * as config from "./internal/cluster/config.js"
-import { field } from "./internal/fields.js"
+import { field } from "./internal/shared/fields.js"
 import * as protocol from "./internal/cluster/protocol.js"
 import * as storage from "./internal/cluster/storage.js"
 

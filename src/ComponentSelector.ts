@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import type { Candidate } from "./Candidate.js"
-import { at } from "./internal/invariant.js"
+import { at } from "./internal/shared/invariant.js"
 import type { Rng } from "./Rng.js"
 import type { GepaState } from "./State.js"
 

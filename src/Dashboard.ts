@@ -36,7 +36,7 @@ import { Context, Effect, Layer, Redacted, Ref, Schema, type Scope } from "effec
 import * as crypto from "node:crypto"
 import type { GepaEvent } from "./Event.js"
 import { follow } from "./internal/dashboard/follow.js"
-import { field, isRecord } from "./internal/fields.js"
+import { field, isRecord } from "./internal/shared/fields.js"
 import * as Model from "./internal/dashboard/model.js"
 import { serve } from "./internal/dashboard/server.js"
 import { scrubber } from "./LanguageModel.js"

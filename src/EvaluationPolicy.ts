@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { defined } from "./internal/invariant.js"
+import { defined } from "./internal/shared/invariant.js"
 import type { Rng } from "./Rng.js"
 import type { GepaState } from "./State.js"
 

@@ -18,7 +18,7 @@
  */
 import { Schema } from "effect"
 import { createHash } from "node:crypto"
-import { at } from "./internal/invariant.js"
+import { at } from "./internal/shared/invariant.js"
 
 /**
  * A stable serialization of a value: object keys sorted, `undefined`

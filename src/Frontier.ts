@@ -9,7 +9,7 @@
 import { Either, Schema } from "effect"
 import { MissingObjectiveScores } from "./Errors.js"
 import type { ObjectiveScores } from "./EvaluationBatch.js"
-import { at } from "./internal/invariant.js"
+import { at } from "./internal/shared/invariant.js"
 
 /**
  * Which frontier drives parent selection and merge pairing:

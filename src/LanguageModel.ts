@@ -6,7 +6,7 @@
  */
 import { Context, Effect, Layer, Option, Redacted, Ref, Schema } from "effect"
 import { ModelUnrecoverable, type ModelRole } from "./Errors.js"
-import * as scrubInternal from "./internal/scrub.js"
+import * as scrubInternal from "./internal/shared/scrub.js"
 
 /**
  * One chat message sent to a model: its role and text.

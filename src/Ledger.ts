@@ -29,8 +29,8 @@
  *
  * @since 0.3.0
  */
-import * as internal from "./internal/ledger.js"
-import type { Balance, Book } from "./internal/ledger.js"
+import * as internal from "./internal/engine/ledger.js"
+import type { Balance, Book } from "./internal/engine/ledger.js"
 
 export type {
   /**
@@ -50,7 +50,7 @@ export type {
    * @category models
    */
   Book
-} from "./internal/ledger.js"
+} from "./internal/engine/ledger.js"
 
 /**
  * The balance of a run's book (its state), with the results an interrupted process paid

@@ -6,8 +6,8 @@
  * @since 0.1.0
  */
 import { Effect, Either } from "effect"
-import { field } from "./internal/fields.js"
-import { at } from "./internal/invariant.js"
+import { field } from "./internal/shared/fields.js"
+import { at } from "./internal/shared/invariant.js"
 
 /**
  * A score (higher is better, typically in [0, 1]) with optional feedback.

@@ -34,8 +34,8 @@
 import { ConfigProvider, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { ConfigError } from "./Errors.js"
 import { type LanguageModel, ReflectionModel, TaskModel } from "./LanguageModel.js"
-import * as Anthropic from "./internal/modelString/anthropic.js"
-import * as modelConfig from "./internal/modelConfig.js"
+import * as Anthropic from "./internal/models/anthropic.js"
+import * as modelConfig from "./internal/models/config.js"
 import * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
 import { instrumentModel } from "./Telemetry.js"
 

@@ -22,10 +22,10 @@ import { Clock, Config, Duration, Effect, Layer, Option, Redacted } from "effect
 import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ConfigError } from "./Errors.js"
-import type * as modelCall from "./internal/modelCall.js"
-import { invalid, isNonNegativeInteger, makeRateLimiter, makeReachability, reportProvider, resolvePolicy, retrySchedule } from "./internal/modelCall.js"
-import * as modelConfig from "./internal/modelConfig.js"
-import * as wire from "./internal/openaiWire.js"
+import type * as modelCall from "./internal/models/call.js"
+import { invalid, isNonNegativeInteger, makeRateLimiter, makeReachability, reportProvider, resolvePolicy, retrySchedule } from "./internal/models/call.js"
+import * as modelConfig from "./internal/models/config.js"
+import * as wire from "./internal/models/openaiWire.js"
 import {
   type Completion,
   type LanguageModel,

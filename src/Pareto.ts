@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { at } from "./internal/invariant.js"
+import { at } from "./internal/shared/invariant.js"
 import type { Rng } from "./Rng.js"
 
 /**

@@ -15,12 +15,12 @@
 import { Data, Effect, Either, Option } from "effect"
 import type { ReflectiveDataset, ReflectiveRecord } from "./Adapter.js"
 import type { Candidate } from "./Candidate.js"
-import { at } from "./internal/invariant.js"
+import { at } from "./internal/shared/invariant.js"
 import { ConfigError, type ModelUnrecoverable } from "./Errors.js"
 import { type Completion, type LanguageModel, type LlmError, unrecoverable } from "./LanguageModel.js"
-import { fencedBlocks, PREAMBLE, REFUSAL } from "./internal/reflection/fences.js"
-import { fenced, renderValue } from "./internal/reflection/markdown.js"
-import * as Spans from "./internal/spans.js"
+import { fencedBlocks, PREAMBLE, REFUSAL } from "./internal/engine/reflection/fences.js"
+import { fenced, renderValue } from "./internal/engine/reflection/markdown.js"
+import * as Spans from "./internal/telemetry/spans.js"
 
 /**
  * How reflection prompts are built.

@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { Candidate } from "./Candidate.js"
 import type * as CandidateSchema from "./CandidateSchema.js"
 import { ObjectiveScores } from "./EvaluationBatch.js"
-import { at } from "./internal/invariant.js"
+import { at } from "./internal/shared/invariant.js"
 import * as State from "./State.js"
 
 /**

@@ -51,15 +51,15 @@ import { Effect, Layer, Option, Schema, type Scope } from "effect"
 import type { ConfigError } from "./Errors.js"
 import { PersistenceError } from "./Errors.js"
 import type { GepaEvent } from "./Event.js"
-import { firstIssue } from "./internal/issue.js"
-import * as Ledger from "./internal/ledger.js"
-import { FILES as files, type Migrations } from "./internal/runDir.js"
-import { encodeResult, eventLine, parseCandidateLog, parseJournal, replayJournal, stampNow } from "./internal/runDir.js"
-import { makeOwed, makeReservations, parseReservations } from "./internal/runDirBudget.js"
-import { allPayments, emptyIndex, forgetFolded, makeCache, parseCache, settle } from "./internal/runDirCache.js"
-import * as Disk from "./internal/runDirDisk.js"
-import { openJournal } from "./internal/runDirJournal.js"
-import { bestOutputs, loadState, makeBestFile, openCandidates, openRoot, openSideLogs, readStateFile, stopFile } from "./internal/runDirOpen.js"
+import { firstIssue } from "./internal/shared/issue.js"
+import * as Ledger from "./internal/engine/ledger.js"
+import { FILES as files, type Migrations } from "./internal/runDir/format.js"
+import { encodeResult, eventLine, parseCandidateLog, parseJournal, replayJournal, stampNow } from "./internal/runDir/format.js"
+import { makeOwed, makeReservations, parseReservations } from "./internal/runDir/budget.js"
+import { allPayments, emptyIndex, forgetFolded, makeCache, parseCache, settle } from "./internal/runDir/cache.js"
+import * as Disk from "./internal/runDir/disk.js"
+import { openJournal } from "./internal/runDir/journal.js"
+import { bestOutputs, loadState, makeBestFile, openCandidates, openRoot, openSideLogs, readStateFile, stopFile } from "./internal/runDir/open.js"
 import * as Result from "./Result.js"
 import { type RunStore, RunStoreService } from "./RunStore.js"
 import type * as State from "./State.js"
@@ -104,7 +104,7 @@ export type {
    * @category models
    */
   SavedState
-} from "./internal/runDir.js"
+} from "./internal/runDir/format.js"
 
 /**
  * Options of a run directory: whether the cache persists and the best outputs

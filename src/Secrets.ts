@@ -23,7 +23,7 @@
  */
 import { Config, Effect, HashMap, Option, Redacted } from "effect"
 import { globalValue } from "effect/GlobalValue"
-import * as internal from "./internal/scrub.js"
+import * as internal from "./internal/shared/scrub.js"
 
 interface Registry {
   readonly values: Set<string>

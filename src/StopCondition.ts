@@ -28,7 +28,7 @@
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Option, Ref, type Scope } from "effect"
-import * as Disk from "./internal/runDirDisk.js"
+import * as Disk from "./internal/runDir/disk.js"
 import { formatScore } from "./Result.js"
 import type { GepaState } from "./State.js"
 import * as State from "./State.js"

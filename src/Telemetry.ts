@@ -12,8 +12,8 @@
  * @since 0.2.0
  */
 import { Cause, Clock, Context, Effect, Exit, FiberRef } from "effect"
-import * as modelCall from "./internal/modelCall.js"
-import * as Spans from "./internal/spans.js"
+import * as modelCall from "./internal/models/call.js"
+import * as Spans from "./internal/telemetry/spans.js"
 import * as Metrics from "./internal/telemetry/metrics.js"
 import * as Observer from "./internal/telemetry/observer.js"
 import type { Completion, LanguageModel, LlmError, Prompt } from "./LanguageModel.js"

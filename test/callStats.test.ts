@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Tracer } from "effect"
-import * as modelCall from "../src/internal/modelCall.js"
+import * as modelCall from "../src/internal/models/call.js"
 import { type LanguageModel } from "../src/LanguageModel.js"
 import * as Telemetry from "../src/Telemetry.js"
 

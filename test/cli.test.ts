@@ -67,6 +67,9 @@ const messageOf = <A>(either: Either.Either<A, Cli.CliInputError>): string => {
   return either.left.message
 }
 
+// the message of the input error an effect fails with
+const failureOf = <A>(effect: Effect.Effect<A, Cli.CliInputError>): Effect.Effect<string> => Effect.map(Effect.either(effect), messageOf)
+
 // The demo tickets as JSONL, the way a user would bring their data.
 const writeTickets = (dir: string) => {
   const line = (t: Task.Ticket) => JSON.stringify({ id: t.id, text: t.text, queue: t.queue })
@@ -141,21 +144,23 @@ describe("data files", () => {
       .toBe(`d.jsonl:2: duplicate id "1" (first at d.jsonl:1)`)
   })
 
-  it("reports a missing file by name", () => {
-    const file = path.join(tmpDir(), "nope.jsonl")
-    expect(messageOf(Cli.loadExamples(file, { inputField: "input", expectedField: "expected", expectedRequired: true })))
-      .toBe(`${file}: file not found`)
-  })
+  it.effect("reports a missing file by name", () =>
+    Effect.gen(function*() {
+      const file = path.join(tmpDir(), "nope.jsonl")
+      expect(yield* failureOf(Cli.loadExamples(file, { inputField: "input", expectedField: "expected", expectedRequired: true })))
+        .toBe(`${file}: file not found`)
+    }))
 })
 
 describe("settings", () => {
   const base = { train: "/data/train.jsonl", seedPrompt: "Answer.", taskModel: { model: "m" }, reflectionModel: { model: "r" }, maxMetricCalls: 100 }
 
-  it("rejects an unknown metric, naming the choices", () => {
-    const message = messageOf(Cli.resolveSettings({ ...base, metric: "fuzzy" }, {}, { cwd: "/" }))
-    expect(message).toContain(`unknown metric "fuzzy"`)
-    expect(message).toContain("exact, contains, regex, json-field")
-  })
+  it.effect("rejects an unknown metric, naming the choices", () =>
+    Effect.gen(function*() {
+      const message = yield* failureOf(Cli.resolveSettings({ ...base, metric: "fuzzy" }, {}, { cwd: "/" }))
+      expect(message).toContain(`unknown metric "fuzzy"`)
+      expect(message).toContain("exact, contains, regex, json-field")
+    }))
 
   it("rejects invalid values in the config file, naming the field", () => {
     expect(messageOf(Cli.parseConfigFile(`{"maxMetricCalls": -3}`, "/x/gepa.json")))
@@ -181,51 +186,53 @@ describe("settings", () => {
     expect(messageOf(Cli.parseConfigFile(`{"train": `, "gepa.json"))).toMatch(/^gepa\.json: invalid JSON/)
   })
 
-  it("resolves paths against the config file, lets flags win, and needs a budget", () => {
-    const file = Either.getOrThrow(Cli.parseConfigFile(
-      JSON.stringify({
-        train: "data/train.jsonl",
-        seedPrompt: "Answer.",
-        taskModel: { model: "m", baseUrl: "http://t/v1", temperature: 0.2 },
-        reflectionModel: { model: "r", baseUrl: "http://x/v1" },
-        maxMetricCalls: 100,
-        timeout: "15m",
-        metric: "./m.ts"
-      }),
-      "/proj/gepa.json"
-    ))
-    const flags: Cli.Input = { maxMetricCalls: 50, taskModel: { model: "m2" }, minibatchSize: 5 }
-    const s = Either.getOrThrow(Cli.resolveSettings(file, flags, { cwd: "/cwd", now: new Date("2026-01-02T03:04:05Z") }))
-    expect(s.train).toBe("/proj/data/train.jsonl")
-    expect(s.metric).toBe("/proj/m.ts")
-    expect(s.maxMetricCalls).toBe(50)
-    expect(s.timeout).toEqual(Duration.minutes(15))
-    // a model name from a flag keeps the file's other model fields
-    expect(s.taskModel).toEqual({ model: "m2", baseUrl: "http://t/v1", temperature: 0.2 })
-    expect(s.reflectionModel).toEqual({ model: "r", baseUrl: "http://x/v1" })
-    expect(s.minibatchSize).toBe(5)
-    expect(s.runDir).toBe("/cwd/.gepa-runs/run-2026-01-02T03-04-05Z")
-    const { maxMetricCalls: _, ...noBudget } = base
-    expect(messageOf(Cli.resolveSettings(noBudget, {}, { cwd: "/" }))).toMatch(/^no budget/)
-    const { seedPrompt: _s, ...noSeed } = base
-    expect(messageOf(Cli.resolveSettings(noSeed, {}, { cwd: "/" }))).toContain(`"seedPrompt"`)
-    const { taskModel: _t, ...noTask } = base
-    expect(messageOf(Cli.resolveSettings(noTask, {}, { cwd: "/" }))).toContain(`"taskModel"`)
-    expect(messageOf(Cli.resolveSettings(noTask, { taskModel: { baseUrl: "http://t" } }, { cwd: "/" })))
-      .toContain(`--task-model`)
-  })
+  it.effect("resolves paths against the config file, lets flags win, and needs a budget", () =>
+    Effect.gen(function*() {
+      const file = Either.getOrThrow(Cli.parseConfigFile(
+        JSON.stringify({
+          train: "data/train.jsonl",
+          seedPrompt: "Answer.",
+          taskModel: { model: "m", baseUrl: "http://t/v1", temperature: 0.2 },
+          reflectionModel: { model: "r", baseUrl: "http://x/v1" },
+          maxMetricCalls: 100,
+          timeout: "15m",
+          metric: "./m.ts"
+        }),
+        "/proj/gepa.json"
+      ))
+      const flags: Cli.Input = { maxMetricCalls: 50, taskModel: { model: "m2" }, minibatchSize: 5 }
+      const s = yield* Cli.resolveSettings(file, flags, { cwd: "/cwd", now: new Date("2026-01-02T03:04:05Z") })
+      expect(s.train).toBe("/proj/data/train.jsonl")
+      expect(s.metric).toBe("/proj/m.ts")
+      expect(s.maxMetricCalls).toBe(50)
+      expect(s.timeout).toEqual(Duration.minutes(15))
+      // a model name from a flag keeps the file's other model fields
+      expect(s.taskModel).toEqual({ model: "m2", baseUrl: "http://t/v1", temperature: 0.2 })
+      expect(s.reflectionModel).toEqual({ model: "r", baseUrl: "http://x/v1" })
+      expect(s.minibatchSize).toBe(5)
+      expect(s.runDir).toBe("/cwd/.gepa-runs/run-2026-01-02T03-04-05Z")
+      const { maxMetricCalls: _, ...noBudget } = base
+      expect(yield* failureOf(Cli.resolveSettings(noBudget, {}, { cwd: "/" }))).toMatch(/^no budget/)
+      const { seedPrompt: _s, ...noSeed } = base
+      expect(yield* failureOf(Cli.resolveSettings(noSeed, {}, { cwd: "/" }))).toContain(`"seedPrompt"`)
+      const { taskModel: _t, ...noTask } = base
+      expect(yield* failureOf(Cli.resolveSettings(noTask, {}, { cwd: "/" }))).toContain(`"taskModel"`)
+      expect(yield* failureOf(Cli.resolveSettings(noTask, { taskModel: { baseUrl: "http://t" } }, { cwd: "/" })))
+        .toContain(`--task-model`)
+    }))
 
-  it("saves settings as config.json and reads them back", () => {
-    const s = Either.getOrThrow(Cli.resolveSettings(
-      { ...base, timeout: Duration.seconds(90), taskModel: { model: "m", timeout: Duration.millis(1500) } },
-      {},
-      { cwd: "/cwd" }
-    ))
-    const text = Cli.settingsJson(s)
-    expect(JSON.parse(text)).toMatchObject({ timeout: "90s", taskModel: { model: "m", timeout: "1500ms" } })
-    expect(Either.getOrThrow(Cli.parseSettingsJson(text, "config.json"))).toEqual(s)
-    expect(messageOf(Cli.parseSettingsJson(`{"train": "x"}`, "/r/config.json"))).toMatch(/^\/r\/config\.json: missing field "/)
-  })
+  it.effect("saves settings as config.json and reads them back", () =>
+    Effect.gen(function*() {
+      const s = yield* Cli.resolveSettings(
+        { ...base, timeout: Duration.seconds(90), taskModel: { model: "m", timeout: Duration.millis(1500) } },
+        {},
+        { cwd: "/cwd" }
+      )
+      const text = Cli.settingsJson(s)
+      expect(JSON.parse(text)).toMatchObject({ timeout: "90s", taskModel: { model: "m", timeout: "1500ms" } })
+      expect(Either.getOrThrow(Cli.parseSettingsJson(text, "config.json"))).toEqual(s)
+      expect(messageOf(Cli.parseSettingsJson(`{"train": "x"}`, "/r/config.json"))).toMatch(/^\/r\/config\.json: missing field "/)
+    }))
 
   it("reads durations back as they were written", () => {
     fc.assert(fc.property(fc.integer({ min: 1, max: 10 ** 9 }), (millis) => {
@@ -237,33 +244,34 @@ describe("settings", () => {
     expect(Cli.parseDuration("soon")).toBeUndefined()
   })
 
-  it("lets budget, concurrency and where the models run change on resume, and nothing else", () => {
-    const saved = Either.getOrThrow(Cli.resolveSettings(base, {}, { cwd: "/cwd", now: new Date(0) }))
-    const allowed: Cli.Settings = {
-      ...saved,
-      maxMetricCalls: 500,
-      maxIterations: 3,
-      timeout: Duration.hours(1),
-      scoreThreshold: 0.9,
-      maxConcurrency: 2,
-      taskModel: { model: "m-renamed", baseUrl: "http://elsewhere/v1", timeout: Duration.seconds(5) },
-      reflectionModel: { model: "r2", timeout: Duration.minutes(5) }
-    }
-    expect(Option.isNone(Cli.resumeConflict(saved, allowed))).toBe(true)
-    const refused: ReadonlyArray<[Partial<Cli.Settings>, string]> = [
-      [{ seedPrompt: "Other." }, `"seedPrompt" differs`],
-      [{ train: "/data/other.jsonl" }, `"train" differs`],
-      [{ minibatchSize: 7 }, `"minibatchSize" differs`],
-      [{ metric: "contains" }, `"metric" differs`],
-      [{ merge: true }, `"merge" differs`],
-      [{ seed: 3 }, `"seed" differs`],
-      [{ taskModel: { model: "m", temperature: 1 } }, `"taskModel.temperature" differs`],
-      [{ validation: "/data/val.jsonl" }, `"validation" differs from the saved run (saved: null; now: "/data/val.jsonl")`]
-    ]
-    for (const [change, message] of refused) {
-      expect(Option.getOrThrow(Cli.resumeConflict(saved, { ...saved, ...change }))).toContain(message)
-    }
-  })
+  it.effect("lets budget, concurrency and where the models run change on resume, and nothing else", () =>
+    Effect.gen(function*() {
+      const saved = yield* Cli.resolveSettings(base, {}, { cwd: "/cwd", now: new Date(0) })
+      const allowed: Cli.Settings = {
+        ...saved,
+        maxMetricCalls: 500,
+        maxIterations: 3,
+        timeout: Duration.hours(1),
+        scoreThreshold: 0.9,
+        maxConcurrency: 2,
+        taskModel: { model: "m-renamed", baseUrl: "http://elsewhere/v1", timeout: Duration.seconds(5) },
+        reflectionModel: { model: "r2", timeout: Duration.minutes(5) }
+      }
+      expect(Option.isNone(Cli.resumeConflict(saved, allowed))).toBe(true)
+      const refused: ReadonlyArray<[Partial<Cli.Settings>, string]> = [
+        [{ seedPrompt: "Other." }, `"seedPrompt" differs`],
+        [{ train: "/data/other.jsonl" }, `"train" differs`],
+        [{ minibatchSize: 7 }, `"minibatchSize" differs`],
+        [{ metric: "contains" }, `"metric" differs`],
+        [{ merge: true }, `"merge" differs`],
+        [{ seed: 3 }, `"seed" differs`],
+        [{ taskModel: { model: "m", temperature: 1 } }, `"taskModel.temperature" differs`],
+        [{ validation: "/data/val.jsonl" }, `"validation" differs from the saved run (saved: null; now: "/data/val.jsonl")`]
+      ]
+      for (const [change, message] of refused) {
+        expect(Option.getOrThrow(Cli.resumeConflict(saved, { ...saved, ...change }))).toContain(message)
+      }
+    }))
 })
 
 describe("gepa optimize / show / report / resume", () => {
@@ -1060,18 +1068,19 @@ describe("a run of several components", () => {
       for (const [name, text] of Object.entries(result2.bestCandidate)) expect(shown.out).toContain(`--- ${name} ---\n${text}`)
     }))
 
-  it("refuses a components config that also names one prompt, or scores with a built-in metric", () => {
-    const base = { train: "t.jsonl", components: { a: "x", b: "y" }, taskModel: { model: "m" }, reflectionModel: { model: "r" }, maxIterations: 1 }
-    const settings = (file: Cli.Input, flags: Cli.Input = {}) => Cli.resolveSettings(file, flags, { cwd: "/tmp" })
-    expect(messageOf(settings({ ...base, metric: "./m.ts", seedPrompt: "z" }))).toBe(
-      `"seedPrompt": a run of "components" takes each seed text from "components"; give one prompt or several components, not both`
-    )
-    expect(messageOf(settings({ ...base, metric: "./m.ts" }, { component: "c" }))).toContain(`--component: a run of "components"`)
-    expect(messageOf(settings({ ...base, metric: "exact" }))).toContain(`"metric": "exact" is a built-in: a run of "components" needs a metric module`)
-    expect(messageOf(settings(base))).toContain(`missing setting "metric"`)
-    expect(messageOf(settings({ ...base, metric: "./m.ts", components: {} }))).toBe(`"components": name at least one component with its seed text`)
-    const ok = settings({ ...base, metric: "./m.ts", merge: true })
-    expect(Either.getOrThrow(ok).components).toEqual({ a: "x", b: "y" })
-    expect(Either.getOrThrow(ok).merge).toBe(true)
-  })
+  it.effect("refuses a components config that also names one prompt, or scores with a built-in metric", () =>
+    Effect.gen(function*() {
+      const base = { train: "t.jsonl", components: { a: "x", b: "y" }, taskModel: { model: "m" }, reflectionModel: { model: "r" }, maxIterations: 1 }
+      const settings = (file: Cli.Input, flags: Cli.Input = {}) => Cli.resolveSettings(file, flags, { cwd: "/tmp" })
+      expect(yield* failureOf(settings({ ...base, metric: "./m.ts", seedPrompt: "z" }))).toBe(
+        `"seedPrompt": a run of "components" takes each seed text from "components"; give one prompt or several components, not both`
+      )
+      expect(yield* failureOf(settings({ ...base, metric: "./m.ts" }, { component: "c" }))).toContain(`--component: a run of "components"`)
+      expect(yield* failureOf(settings({ ...base, metric: "exact" }))).toContain(`"metric": "exact" is a built-in: a run of "components" needs a metric module`)
+      expect(yield* failureOf(settings(base))).toContain(`missing setting "metric"`)
+      expect(yield* failureOf(settings({ ...base, metric: "./m.ts", components: {} }))).toBe(`"components": name at least one component with its seed text`)
+      const ok = yield* settings({ ...base, metric: "./m.ts", merge: true })
+      expect(ok.components).toEqual({ a: "x", b: "y" })
+      expect(ok.merge).toBe(true)
+    }))
 })

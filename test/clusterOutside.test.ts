@@ -12,7 +12,7 @@ import * as path from "node:path"
 import * as Adapter from "../src/Adapter.js"
 import * as ClusterAdapter from "../src/ClusterAdapter.js"
 import * as ClusterEvaluation from "../src/ClusterEvaluation.js"
-import { commonJsHint } from "../src/internal/userModule.js"
+import { commonJsHint } from "../src/internal/shared/userModule.js"
 import { tmpDir } from "./fixtures/tmp.js"
 import { freePort } from "./fixtures/freePort.js"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { field, isRecord } from "../src/internal/fields.js"
-import { at, defined } from "../src/internal/invariant.js"
+import { field, isRecord } from "../src/internal/shared/fields.js"
+import { at, defined } from "../src/internal/shared/invariant.js"
 
 describe("invariant helpers", () => {
   it("at reads every index below the length, as indexing does", () => {

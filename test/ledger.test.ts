@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import * as Ledger from "../src/internal/ledger.js"
+import * as Ledger from "../src/internal/engine/ledger.js"
 import * as PublicLedger from "../src/Ledger.js"
 
 /** One proposal as planned: its worst case and the evaluations it makes (fixed by the plan, so a relaunch replays them). */

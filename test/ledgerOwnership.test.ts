@@ -1,5 +1,5 @@
 /**
- * One module counts metric calls: outside `src/internal/ledger.ts` no code
+ * One module counts metric calls: outside `src/internal/engine/ledger.ts` no code
  * adds, subtracts or increments a count of metric calls (spent, paid, owed,
  * lost, reserved, on record). The scan reads `src/` line by line; the few
  * lines it flags that do not count (a sort, the dashboard's browser script)
@@ -37,7 +37,7 @@ const sources = (dir: string): Array<string> =>
     e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []
   )
 
-const LEDGER = "internal/ledger.ts"
+const LEDGER = "internal/engine/ledger.ts"
 // flagged lines that do not count metric calls, and why
 const notCounting: ReadonlyArray<readonly [file: string, text: string, why: string]> = [
   ["internal/report/sections.ts", ".sort((p, q) => p.metricCalls - q.metricCalls)", "orders a chart's points by their total"],
@@ -47,7 +47,7 @@ const notCounting: ReadonlyArray<readonly [file: string, text: string, why: stri
     "the browser's time-left estimate, from the totals the run reported"
   ],
   [
-    "internal/evaluate.ts",
+    "internal/engine/evaluate.ts",
     "if (hit.owed === true) owedHits++",
     "tallies the owed cache hits an evaluation found; what they cost is Ledger.charge's to say"
   ]
@@ -89,7 +89,7 @@ describe("the ledger owns the count", () => {
         found.push(`src/${rel}:${h.line}: ${h.text}`)
       }
     }
-    expect(found, "count metric calls through src/internal/ledger.ts (or explain the line in this test)").toEqual([])
+    expect(found, "count metric calls through src/internal/engine/ledger.ts (or explain the line in this test)").toEqual([])
     // the scan sees the ledger's own arithmetic: it reads what it should
     expect(inLedger).toBeGreaterThan(5)
   })

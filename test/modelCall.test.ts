@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, Random, TestClock } from "effect"
 import * as fc from "fast-check"
-import * as internal from "../src/internal/modelCall.js"
+import * as internal from "../src/internal/models/call.js"
 import { LlmBadRequest, LlmRateLimited, LlmTransportError } from "../src/LanguageModel.js"
 
 const policy = { maxRetries: 3, retryBaseDelayMillis: 100, maxRetryDelayMillis: 1000 }

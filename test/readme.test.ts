@@ -176,18 +176,19 @@ describe("README and docs/", () => {
     }
   })
 
-  it("docs/cli.md's complete gepa.json is a config file gepa optimize starts a run with, without a warning", () => {
-    const config = blocks("docs/cli.md").filter((b) => b.lang === "json" && b.code.startsWith("{\n  \"train\"") && !b.code.includes("\"components\""))
-    expect(config).toHaveLength(1)
-    // the seed prompt file it names, where it names it (relative to the config file)
-    const dir = makeTmpDir("gepa-config-")
-    fs.mkdirSync(path.join(dir, "prompts"))
-    fs.writeFileSync(path.join(dir, "prompts", "seed.txt"), "Answer the question.\n")
-    const parsed = Either.getOrThrow(parseConfig(config[0]!.code, path.join(dir, "gepa.json")))
-    expect(parsed.warnings).toEqual([])
-    const settings = resolveSettings(parsed.input, {}, { cwd: dir })
-    expect(Either.isRight(settings) ? "accepted" : settings.left.message).toBe("accepted")
-  })
+  it.effect("docs/cli.md's complete gepa.json is a config file gepa optimize starts a run with, without a warning", () =>
+    Effect.gen(function*() {
+      const config = blocks("docs/cli.md").filter((b) => b.lang === "json" && b.code.startsWith("{\n  \"train\"") && !b.code.includes("\"components\""))
+      expect(config).toHaveLength(1)
+      // the seed prompt file it names, where it names it (relative to the config file)
+      const dir = makeTmpDir("gepa-config-")
+      fs.mkdirSync(path.join(dir, "prompts"))
+      fs.writeFileSync(path.join(dir, "prompts", "seed.txt"), "Answer the question.\n")
+      const parsed = Either.getOrThrow(parseConfig(config[0]!.code, path.join(dir, "gepa.json")))
+      expect(parsed.warnings).toEqual([])
+      const settings = yield* Effect.either(resolveSettings(parsed.input, {}, { cwd: dir }))
+      expect(Either.isRight(settings) ? "accepted" : settings.left.message).toBe("accepted")
+    }))
 
   it.effect("docs/concepts.md quotes the summary the demo prints (every line but the time, which it leaves out)", () =>
     Effect.gen(function*() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import * as Journal from "../src/internal/stateJournal.js"
+import * as Journal from "../src/internal/runDir/stateJournal.js"
 
 // JSON values as the state holds them: no undefined inside arrays, no -0 (JSON writes it as 0)
 const json = fc.letrec((tie) => ({

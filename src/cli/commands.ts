@@ -5,13 +5,13 @@
  */
 import { Args, Command, type Options } from "@effect/cli"
 import { Deferred, Effect, Either, Exit, Option, Schema } from "effect"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import * as ClusterCommand from "../internal/cluster/command.js"
 import * as AnythingCommand from "../internal/optimizeAnything/cliCommand.js"
 import * as Result from "../Result.js"
+import * as UserFile from "./userFile.js"
 import * as RunDir from "../RunDir.js"
-import { CliInputError, errorText, fromEither, inputError } from "./errors.js"
+import { CliInputError, inputError } from "./errors.js"
 import { commands } from "./help.js"
 import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions, uiOptions } from "./options.js"
 import { type Environment, prepare, type RunFailure, runPrepared } from "./run.js"
@@ -59,7 +59,8 @@ type OptimizeFlags = ValuesOf<typeof optimizeOptions>
 
 /**
  * The settings of `gepa optimize`: the config file's, then the flags'. Pure
- * apart from reading the config and seed prompt files.
+ * apart from reading the config and seed prompt files (through the
+ * context's `FileSystem`, else `@effect/platform-node`'s).
  *
  * @since 0.2.0
  * @category parsing
@@ -68,11 +69,11 @@ export const optimizeSettings = (
   flags: OptimizeFlags,
   cwd: string,
   now?: Date
-): Either.Either<
+): Effect.Effect<
   { readonly settings: Settings; readonly resume: boolean; readonly warnings: ReadonlyArray<string> },
   CliInputError
 > =>
-  Either.gen(function*() {
+  Effect.gen(function*() {
     if (flags.merge && flags.noMerge) return yield* Either.left(inputError(`--merge and --no-merge: give one of them, not both`))
     if (flags.ignoreCase && flags.noIgnoreCase) {
       return yield* Either.left(inputError(`--ignore-case and --no-ignore-case: give one of them, not both`))
@@ -125,7 +126,7 @@ const encodeResult = Schema.encodeSync(Result.GepaResult)
 export const make = (env: Environment) => {
   const optimize = Command.make("optimize", optimizeOptions, (flags) =>
     Effect.gen(function*() {
-      const { resume, settings, warnings } = yield* fromEither(optimizeSettings(flags, env.cwd))
+      const { resume, settings, warnings } = yield* optimizeSettings(flags, env.cwd)
       for (const warning of warnings) env.stderr(`gepa: warning: ${warning}\n`)
       const prepared = yield* prepare(settings, env, { resume })
       return yield* runPrepared(prepared, env, { quiet: flags.quiet }).pipe(withUi(flags, env, settings.runDir))
@@ -167,10 +168,7 @@ export const make = (env: Environment) => {
           Effect.mapError((error): RunFailure => ({ error, started: false, runDir }))
         )
         // a file of the user's, outside the run directory: a bad path is an input error
-        : Effect.try({
-          try: () => fs.writeFileSync(out, html),
-          catch: (e) => inputError(`${out}: cannot write the report: ${errorText(e)}`)
-        })
+        : Effect.mapError(UserFile.writeText(out, html), (problem) => inputError(`${out}: cannot write the report: ${problem.detail}`))
       env.stdout(`Report written to ${out}\n`)
     })).pipe(Command.withDescription(commands.report))
 

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Either } from "effect"
+import { Effect, Either } from "effect"
 import { CliInputError, errorText, inputError, show } from "./errors.js"
 import { readText } from "./settings.js"
 
@@ -117,7 +117,8 @@ export const parseExamples = (
   })
 
 /**
- * Reads and parses a data file (see `parseExamples`).
+ * Reads and parses a data file (see `parseExamples`), through the context's
+ * `FileSystem` (else `@effect/platform-node`'s).
  *
  * @since 0.1.0
  * @category parsing
@@ -125,4 +126,4 @@ export const parseExamples = (
 export const loadExamples = (
   file: string,
   options: Parameters<typeof parseExamples>[2]
-): Either.Either<ReadonlyArray<Example>, CliInputError> => Either.flatMap(readText(file), (text) => parseExamples(text, file, options))
+): Effect.Effect<ReadonlyArray<Example>, CliInputError> => Effect.flatMap(readText(file), (text) => parseExamples(text, file, options))

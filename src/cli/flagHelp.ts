@@ -7,7 +7,7 @@
  */
 import { HelpDoc, Options } from "@effect/cli"
 import type { FlagDoc } from "./docs.js"
-import { at } from "../internal/invariant.js"
+import { at } from "../internal/shared/invariant.js"
 
 // eslint-disable-next-line no-control-regex
 const ansi = /\u001b\[[0-9;]*m/g

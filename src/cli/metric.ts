@@ -10,14 +10,16 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-// node:fs, not FileSystem: only to tell a missing metric module from one
-// that fails to load, just before import() loads it
-import * as fs from "node:fs"
-import { importUserModule } from "../internal/userModule.js"
+import * as UserFile from "./userFile.js"
+import { importUserModule } from "../internal/shared/userModule.js"
 import * as Metric from "../Metric.js"
 import type { Example } from "./data.js"
 import { CliInputError, errorText, inputError, show } from "./errors.js"
 import type { Settings } from "./settings.js"
+
+// a missing module is told apart from one that fails to load (a file
+// system that cannot tell leaves it to the import)
+const moduleExists = (file: string): Effect.Effect<boolean> => Effect.orElseSucceed(UserFile.exists(file), () => true)
 
 const expectedText = (e: Example): string | ReadonlyArray<string> => {
   const expected = e.expected
@@ -103,7 +105,7 @@ export const loadMetric = (
   }
   const file = settings.metric
   return Effect.gen(function*() {
-    if (!fs.existsSync(file)) return yield* Effect.fail(inputError(`${file}: metric module not found`))
+    if (!(yield* moduleExists(file))) return yield* Effect.fail(inputError(`${file}: metric module not found`))
     const user = exportedFunction(yield* importModule(file))
     if (user === undefined) {
       return yield* Effect.fail(

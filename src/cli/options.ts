@@ -8,7 +8,7 @@
  */
 import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import { type Duration, Effect, Either, type Option, Schema } from "effect"
-import { firstIssue } from "../internal/issue.js"
+import { firstIssue } from "../internal/shared/issue.js"
 import { docs, type FlagDoc } from "./docs.js"
 import { DurationText, Int, NonNegativeInt, Num, Pattern, PositiveInt, Text } from "./settings.js"
 

@@ -12,7 +12,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { field } from "../internal/fields.js"
+import { field } from "../internal/shared/fields.js"
 
 interface PackageJson {
   readonly name: string

@@ -12,7 +12,7 @@ import { docs, type FlagDoc } from "./docs.js"
 import { CliInputError, ExitCode } from "./errors.js"
 import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions } from "./options.js"
 import { didYouMean } from "./suggest.js"
-import { at } from "../internal/invariant.js"
+import { at } from "../internal/shared/invariant.js"
 import type { Environment, RunFailure } from "./run.js"
 import * as Secrets from "../Secrets.js"
 

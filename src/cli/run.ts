@@ -8,7 +8,6 @@
  * @since 0.2.0
  */
 import { Effect, Option } from "effect"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Adapter } from "../Adapter.js"
 import type { Candidate } from "../Candidate.js"
@@ -23,6 +22,7 @@ import * as Report from "../Report.js"
 import type * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import * as StopCondition from "../StopCondition.js"
+import * as UserFile from "./userFile.js"
 import { type Example, loadExamples } from "./data.js"
 import { defaults } from "./constants.js"
 import { CliInputError, inputError } from "./errors.js"
@@ -74,22 +74,15 @@ export interface Prepared {
  * @since 0.2.0
  * @category running
  */
-export const creatable = (dir: string): string | undefined => {
-  let at = path.resolve(dir)
-  while (!fs.existsSync(at)) {
-    const parent = path.dirname(at)
-    if (parent === at) return undefined
-    at = parent
-  }
-  if (at === path.resolve(dir)) return undefined
-  if (!fs.statSync(at).isDirectory()) return `${dir}: cannot create the run directory: ${at} is a file`
-  try {
-    fs.accessSync(at, fs.constants.W_OK)
-  } catch {
-    return `${dir}: cannot create the run directory: no permission to write in ${at}`
-  }
-  return undefined
-}
+export const creatable = (dir: string): Effect.Effect<string | undefined> =>
+  UserFile.uncreatable(dir).pipe(
+    Effect.map((found) =>
+      found === undefined
+        ? undefined
+        : `${dir}: cannot create the run directory: ${found.why === "file" ? `${found.at} is a file` : `no permission to write in ${found.at}`}`
+    ),
+    Effect.catchAll((problem) => Effect.succeed(`${dir}: cannot create the run directory: ${problem.detail}`))
+  )
 
 /**
  * Loads the data, the metric and the models of `settings`, and checks the
@@ -123,7 +116,7 @@ export const prepare = (
     const taskModel = yield* env.makeModel("task", settings.taskModel, { maxConcurrency: settings.maxConcurrency })
     const reflectionModel = yield* env.makeModel("reflection", settings.reflectionModel, { maxConcurrency: settings.maxConcurrency })
     const dir = settings.runDir
-    const problem = creatable(dir)
+    const problem = yield* creatable(dir)
     if (problem !== undefined) return yield* Effect.fail(inputError(problem))
     const kind = yield* Effect.orElseSucceed(RunDir.pathKind(dir), () => "other" as const)
     if (kind !== "missing") {

@@ -12,7 +12,7 @@ import * as Report from "../Report.js"
 import * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import type * as State from "../State.js"
-import * as Typed from "../internal/typed.js"
+import * as Typed from "../internal/engine/typed.js"
 import { CliInputError, fromEither, inputError } from "./errors.js"
 import { parseSettingsJson, type Settings } from "./settings.js"
 

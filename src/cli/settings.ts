@@ -6,10 +6,10 @@
  *
  * @since 0.1.0
  */
-import { Either, Option, Schema } from "effect"
-import * as fs from "node:fs"
+import { Effect, Either, Option, Schema } from "effect"
 import * as path from "node:path"
-import { firstIssue } from "../internal/issue.js"
+import { firstIssue } from "../internal/shared/issue.js"
+import * as UserFile from "./userFile.js"
 import { builtInMetrics, changeableOnResume, defaults } from "./constants.js"
 import { CliInputError, errorText, inputError, show } from "./errors.js"
 import { didYouMean } from "./suggest.js"
@@ -201,17 +201,21 @@ export const resolvePaths = (input: Input, base: string): Input => {
   return out
 }
 
-/** @internal */
-export const readText = (file: string): Either.Either<string, CliInputError> => {
-  try {
-    return Either.right(fs.readFileSync(file, "utf8"))
-  } catch (e) {
-    const code = e instanceof Error && "code" in e ? e.code : undefined
-    if (code === "ENOENT") return Either.left(inputError(`${file}: file not found`))
-    if (code === "EISDIR") return Either.left(inputError(`${file}: is a directory, expected a file`))
-    return Either.left(inputError(`${file}: cannot read the file: ${errorText(e)}`))
-  }
-}
+/**
+ * Reads a file the user named, through the context's `FileSystem` (else
+ * Node's); a failure is one line naming the file.
+ *
+ * @internal
+ */
+export const readText = (file: string): Effect.Effect<string, CliInputError> =>
+  Effect.mapError(UserFile.readText(file), (problem) =>
+    inputError(
+      problem.kind === "missing"
+        ? `${file}: file not found`
+        : problem.kind === "directory"
+        ? `${file}: is a directory, expected a file`
+        : `${file}: cannot read the file: ${problem.detail}`
+    ))
 
 const decodeConfigFile = Schema.decodeUnknownEither(ConfigFile, { onExcessProperty: "error", errors: "all" })
 
@@ -308,7 +312,9 @@ const completeModel = (role: "task" | "reflection", spec: Partial<ModelSpec> | u
 /**
  * Merges the config file's values with the flags' (flags win) and checks
  * that a run can start: data, seed prompt, models and a stop condition.
- * Does not touch the file system except to read the seed prompt file.
+ * Does not touch the file system except to read the seed prompt file and
+ * the components' seed files, through the context's `FileSystem` (else
+ * `@effect/platform-node`'s).
  *
  * @since 0.1.0
  * @category parsing
@@ -317,8 +323,8 @@ export const resolveSettings = (
   file: Input,
   flags: Input,
   options: { readonly cwd: string; readonly now?: Date | undefined }
-): Either.Either<Settings, CliInputError> =>
-  Either.gen(function*() {
+): Effect.Effect<Settings, CliInputError> =>
+  Effect.gen(function*() {
     const task = mergeModel(file.taskModel, flags.taskModel)
     const reflection = mergeModel(file.reflectionModel, flags.reflectionModel)
     const raw: Input = {
@@ -426,8 +432,8 @@ const resolveComponents = (
   train: string,
   seeds: NonNullable<Input["components"]>,
   layers: { readonly file: Input; readonly flags: Input; readonly options: { readonly cwd: string; readonly now?: Date | undefined } }
-): Either.Either<Settings, CliInputError> =>
-  Either.gen(function*() {
+): Effect.Effect<Settings, CliInputError> =>
+  Effect.gen(function*() {
     const { file, flags, options } = layers
     const single = (["component", "seedPrompt", "seedPromptFile"] as const).find((k) => file[k] !== undefined || flags[k] !== undefined)
     if (single !== undefined) {

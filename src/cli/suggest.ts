@@ -4,7 +4,7 @@
  *
  * @since 0.2.0
  */
-import { at } from "../internal/invariant.js"
+import { at } from "../internal/shared/invariant.js"
 
 // Damerau-Levenshtein (optimal string alignment): a swapped pair of letters
 // ("trian") is one edit, as people make it

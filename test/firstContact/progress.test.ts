@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import * as Progress from "../../src/cli/progress.js"
 import { GepaEvent } from "../../src/Event.js"
-import * as LineageLayout from "../../src/internal/lineageLayout.js"
+import * as LineageLayout from "../../src/internal/report/lineageLayout.js"
 import type { GepaState } from "../../src/State.js"
 
 // the fields of a state the progress display reads

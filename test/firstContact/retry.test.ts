@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger } from "effect"
-import * as internal from "../../src/internal/modelCall.js"
+import * as internal from "../../src/internal/models/call.js"
 import { LlmTransportError } from "../../src/LanguageModel.js"
 
 const refused = new LlmTransportError({ model: "task", endpoint: "127.0.0.1:1", detail: "fetch failed (ECONNREFUSED)", code: "ECONNREFUSED" })

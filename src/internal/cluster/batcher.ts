@@ -15,7 +15,7 @@
  * @internal
  */
 import { Deferred, Effect, type Scope } from "effect"
-import { at } from "../invariant.js"
+import { at } from "../shared/invariant.js"
 import type { ItemResult } from "./protocol.js"
 import type { Router } from "./router.js"
 

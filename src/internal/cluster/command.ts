@@ -12,7 +12,7 @@
 import { Command, Options } from "@effect/cli"
 import { Cause, Duration, Effect, Logger, Option } from "effect"
 import { ConfigError } from "../../Errors.js"
-import { at } from "../invariant.js"
+import { at } from "../shared/invariant.js"
 
 const text = (name: string, description: string) => Options.text(name).pipe(Options.withDescription(description), Options.optional)
 

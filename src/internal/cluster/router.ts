@@ -13,7 +13,7 @@
  *
  * @internal
  */
-import { at, defined } from "../invariant.js"
+import { at, defined } from "../shared/invariant.js"
 
 /** @internal */
 export interface Router {

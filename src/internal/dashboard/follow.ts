@@ -11,11 +11,11 @@ import { Effect, Option } from "effect"
 import * as os from "node:os"
 import type { PersistenceError } from "../../Errors.js"
 import * as RunDir from "../../RunDir.js"
-import { field, isRecord } from "../fields.js"
-import { isAlive } from "../runDir.js"
-import { type Disk, exists, readText, resolve } from "../runDirDisk.js"
+import { field, isRecord } from "../shared/fields.js"
+import { isAlive } from "../runDir/format.js"
+import { type Disk, exists, readText, resolve } from "../runDir/disk.js"
 import type { EventLike, Model } from "./model.js"
-import { parseJsonLine } from "../jsonLine.js"
+import { parseJsonLine } from "../runDir/jsonLine.js"
 
 export interface Follower {
   /** reads what is new; cheap when nothing changed */

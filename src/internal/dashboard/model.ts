@@ -16,12 +16,12 @@
  */
 import { Array as Arr } from "effect"
 import * as CandidateSchema from "../../CandidateSchema.js"
-import * as Typed from "../typed.js"
+import * as Typed from "../engine/typed.js"
 import type { GepaEvent } from "../../Event.js"
 import * as Pareto from "../../Pareto.js"
 import * as State from "../../State.js"
 import type { GepaState } from "../../State.js"
-import { describeEvent } from "../eventLog.js"
+import { describeEvent } from "../telemetry/eventLog.js"
 
 /** An event as delivered live or read back from `events.jsonl`. */
 export type EventLike = { readonly _tag: string; readonly [key: string]: unknown }

@@ -14,10 +14,10 @@ import { GepaEvent } from "../../Event.js"
 import * as Merge from "../../Merge.js"
 import { ProposalResult } from "../../Proposal.js"
 import * as State from "../../State.js"
-import * as AppendOnly from "../appendOnly.js"
-import * as Ledger from "../ledger.js"
-import type { Outcome } from "../evaluate.js"
-import { at, defined } from "../invariant.js"
+import * as AppendOnly from "./appendOnly.js"
+import * as Ledger from "./ledger.js"
+import type { Outcome } from "./evaluate.js"
+import { at, defined } from "../shared/invariant.js"
 import type { Finished } from "./propose.js"
 import type { Resolved } from "./resolve.js"
 import { valsetOf, type Wants } from "./session.js"
@@ -263,7 +263,7 @@ export const fold = <D, T, O>(
   f: Finished<T, O>,
   /** the events someone receives: only those are built */
   wants: Wants,
-  /** the run's owner of the state's arrays: appended in place when it made them (see internal/appendOnly.ts) */
+  /** the run's owner of the state's arrays: appended in place when it made them (see internal/engine/appendOnly.ts) */
   owner?: AppendOnly.Owner | undefined
 ): Either.Either<Folded<T, O>, MissingObjectiveScores> => {
   const { plan, usage } = f

@@ -18,7 +18,7 @@
  * @internal
  */
 import * as Acceptance from "../../Acceptance.js"
-import { at, defined } from "../invariant.js"
+import { at, defined } from "../shared/invariant.js"
 import type { Resolved } from "./resolve.js"
 
 /** @internal */

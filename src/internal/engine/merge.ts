@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
-import * as Spans from "../spans.js"
+import * as Spans from "../telemetry/spans.js"
 import type { Proposed } from "./proposed.js"
 import { noUsage } from "./proposed.js"
 import type { Session } from "./session.js"

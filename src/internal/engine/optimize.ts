@@ -15,7 +15,7 @@ import type { ReflectionModel } from "../../LanguageModel.js"
 import type { OptimizeResult } from "../../Result.js"
 import * as RunDir from "../../RunDir.js"
 import { none as noStore, RunStoreService } from "../../RunStore.js"
-import { engineScheduler } from "../scheduler.js"
+import { engineScheduler } from "./scheduler.js"
 import * as loop from "./loop.js"
 import type { Resolved } from "./resolve.js"
 

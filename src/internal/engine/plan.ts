@@ -20,9 +20,9 @@ import * as Merge from "../../Merge.js"
 import * as Pareto from "../../Pareto.js"
 import { Rng } from "../../Rng.js"
 import * as State from "../../State.js"
-import * as AppendOnly from "../appendOnly.js"
-import { at, defined } from "../invariant.js"
-import * as Ledger from "../ledger.js"
+import * as AppendOnly from "./appendOnly.js"
+import { at, defined } from "../shared/invariant.js"
+import * as Ledger from "./ledger.js"
 import { type Resolved, reusesMinibatches } from "./resolve.js"
 import type { Wants } from "./session.js"
 
@@ -213,7 +213,7 @@ export const plan = <D, T, O>(
   available: number,
   /** the events someone receives: only those are built */
   wants: Wants,
-  /** the run's owner of the state's arrays (see internal/appendOnly.ts) */
+  /** the run's owner of the state's arrays (see internal/engine/appendOnly.ts) */
   owner?: AppendOnly.Owner | undefined
 ): Planned => {
   const rng = Rng.fromState(state.rng)

@@ -25,7 +25,7 @@
 import * as Candidate from "../../Candidate.js"
 import * as Merge from "../../Merge.js"
 import * as State from "../../State.js"
-import { at, defined } from "../invariant.js"
+import { at, defined } from "../shared/invariant.js"
 
 /** @internal */
 export interface Rebase {

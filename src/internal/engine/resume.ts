@@ -11,7 +11,7 @@ import { GepaEvent } from "../../Event.js"
 import * as Fingerprint from "../../Fingerprint.js"
 import { Rng } from "../../Rng.js"
 import type * as State from "../../State.js"
-import * as Ledger from "../ledger.js"
+import * as Ledger from "./ledger.js"
 import { minimumRemainderValidation, validationIds } from "./plan.js"
 import type { Resolved } from "./resolve.js"
 

@@ -26,9 +26,9 @@ import type { RunStore } from "../../RunStore.js"
 import type * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Observer from "../telemetry/observer.js"
-import * as AppendOnly from "../appendOnly.js"
-import { evaluate, type Evaluation, hashOf, makePace, type Outcome, type Pool } from "../evaluate.js"
-import * as Spans from "../spans.js"
+import * as AppendOnly from "./appendOnly.js"
+import { evaluate, type Evaluation, hashOf, makePace, type Outcome, type Pool } from "./evaluate.js"
+import * as Spans from "../telemetry/spans.js"
 import type { Resolved } from "./resolve.js"
 
 /** An event's tag. @internal */
@@ -82,7 +82,7 @@ export interface Session<D, T, O> {
   /** whether anyone receives events of a tag (steps skip building the others) */
   readonly wants: Wants
   /**
-   * the run's owner of the state's growing arrays (see internal/appendOnly.ts);
+   * the run's owner of the state's growing arrays (see internal/engine/appendOnly.ts);
    * `seal` before a state goes where it may be kept (a save)
    */
   readonly owner: AppendOnly.Owner

@@ -17,7 +17,7 @@ import type { ObjectiveScores } from "../../EvaluationBatch.js"
 import { fit } from "./promptBudget.js"
 import { budget, type EvaluationRecord, type EvaluationTrace, type Limits, rawRecord, toJsonLike, truncateString } from "./sideInfo.js"
 import * as Secrets from "../../Secrets.js"
-import { field, isRecord } from "../fields.js"
+import { field, isRecord } from "../shared/fields.js"
 
 /** @internal */
 export interface Options {

@@ -8,10 +8,10 @@
  * @internal
  */
 import { Effect, Either } from "effect"
-import * as fs from "node:fs"
 import * as path from "node:path"
-import { field as fieldOf, isRecord } from "../fields.js"
-import { importUserModule } from "../userModule.js"
+import { field as fieldOf, isRecord } from "../shared/fields.js"
+import * as UserFile from "../../cli/userFile.js"
+import { importUserModule } from "../shared/userModule.js"
 import type { Candidate } from "../../Candidate.js"
 import { ConfigError } from "../../Errors.js"
 import type { LanguageModel } from "../../LanguageModel.js"
@@ -61,17 +61,16 @@ export const files = { report: RunDir.FILES.report, test: RunDir.FILES.testScore
 
 const inputError = (field: string, detail: string) => new ConfigError({ field, detail })
 
-const readText = (field: string, file: string): Either.Either<string, ConfigError> => {
-  try {
-    return Either.right(fs.readFileSync(file, "utf8"))
-  } catch (e) {
-    const code = fieldOf(e, "code")
-    return Either.left(inputError(
+const readText = (field: string, file: string): Effect.Effect<string, ConfigError> =>
+  Effect.mapError(UserFile.readText(file), (problem) =>
+    inputError(
       field,
-      code === "ENOENT" ? `${file}: file not found` : code === "EISDIR" ? `${file}: is a directory, expected a file` : `${file}: ${String(e)}`
+      problem.kind === "missing"
+        ? `${file}: file not found`
+        : problem.kind === "directory"
+        ? `${file}: is a directory, expected a file`
+        : `${file}: ${String(problem.error)}`
     ))
-  }
-}
 
 /**
  * The examples of a data file: JSON Lines (one JSON value per non-blank
@@ -129,7 +128,10 @@ const parseSeed = (file: string, text: string): Either.Either<string | Candidate
  */
 export const loadEvaluator = (file: string): Effect.Effect<OA.Evaluator<unknown, unknown, unknown>, ConfigError> =>
   Effect.gen(function*() {
-    if (!fs.existsSync(file)) return yield* Effect.fail(inputError("--evaluator", `${file}: module not found`))
+    // a file system that cannot tell leaves a missing module to the import
+    if (!(yield* Effect.orElseSucceed(UserFile.exists(file), () => true))) {
+      return yield* Effect.fail(inputError("--evaluator", `${file}: module not found`))
+    }
     const mod = yield* Effect.tryPromise({
       try: () => importUserModule(file, { sameGraphFirst: true, orIsolated: true }),
       catch: (e) => inputError("--evaluator", `${file}: cannot load the module: ${e instanceof Error ? e.message : String(e)}`)
@@ -163,9 +165,9 @@ export const runCommand = (
     const seedFile = options.seed
     const seed = seedFile === undefined
       ? undefined
-      : yield* Either.flatMap(readText("--seed", at(seedFile)), (text) => parseSeed(at(seedFile), text))
+      : yield* Effect.flatMap(readText("--seed", at(seedFile)), (text) => parseSeed(at(seedFile), text))
     const data = (field: string, file: string | undefined) =>
-      file === undefined ? Either.right(undefined) : Either.flatMap(readText(field, at(file)), (text) => parseData(field, at(file), text))
+      file === undefined ? Effect.succeed(undefined) : Effect.flatMap(readText(field, at(file)), (text) => parseData(field, at(file), text))
     const dataset = yield* data("--dataset", options.dataset)
     const valset = yield* data("--valset", options.valset)
     const testset = yield* data("--testset", options.testset)

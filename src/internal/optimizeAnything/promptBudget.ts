@@ -21,7 +21,7 @@
  */
 import type { ReflectiveRecord } from "../../Adapter.js"
 import { renderRecords } from "../../Reflection.js"
-import { isRecord } from "../fields.js"
+import { isRecord } from "../shared/fields.js"
 import { budget, dropRepeats, inlineRecord, type Limits, setOwn } from "./sideInfo.js"
 
 /**

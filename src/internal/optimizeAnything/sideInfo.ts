@@ -8,7 +8,7 @@
  */
 import type { ReflectiveRecord } from "../../Adapter.js"
 import type { ObjectiveScores } from "../../EvaluationBatch.js"
-import { field, isRecord } from "../fields.js"
+import { field, isRecord } from "../shared/fields.js"
 
 // a key such as "__proto__" from user data must become an own field, not a prototype
 /** @internal */

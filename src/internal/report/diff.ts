@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { at } from "../invariant.js"
+import { at } from "../shared/invariant.js"
 
 /** One line of a line diff. @internal */
 export interface DiffLine {

@@ -10,8 +10,8 @@ import * as CandidateSchema from "../../CandidateSchema.js"
 import type { GepaResult } from "../../Result.js"
 import { formatScore, lineage } from "../../Result.js"
 import type { TraceEntry } from "../../State.js"
-import { at } from "../invariant.js"
-import * as LineageLayout from "../lineageLayout.js"
+import { at } from "../shared/invariant.js"
+import * as LineageLayout from "./lineageLayout.js"
 import { bestChart, legend, scatterChart, W } from "./charts.js"
 import { type DiffLine, diffLines } from "./diff.js"
 import {
@@ -82,7 +82,7 @@ export const chartsSection = (
     `</section>`
 }
 
-// The lineage as a layered tree (internal/lineageLayout.ts): one row per
+// The lineage as a layered tree (internal/report/lineageLayout.ts): one row per
 // generation, subtrees packed by their contours, in an SVG at its natural
 // size inside a scrolling box, so that labels keep their size however deep
 // or wide the run; a "fit" zoom (CSS only, no script) shows it whole.

@@ -6,9 +6,9 @@
  */
 import { Clock, Context, Effect, type Fiber, FiberRef, LogLevel } from "effect"
 import type { GepaEvent } from "../../Event.js"
-import * as eventLog from "../eventLog.js"
-import { isRecord } from "../fields.js"
-import * as Ledger from "../ledger.js"
+import * as eventLog from "./eventLog.js"
+import { isRecord } from "../shared/fields.js"
+import * as Ledger from "../engine/ledger.js"
 import { bestScore, evaluationSync, iterations, type Labels, metricCalls, type ProposalOutcome, proposalSync } from "./metrics.js"
 
 // ---------------------------------------------------------------------------

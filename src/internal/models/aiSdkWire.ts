@@ -19,9 +19,9 @@ import {
   messages as promptMessages,
   type Prompt,
   type Usage
-} from "../LanguageModel.js"
-import { field, isRecord } from "./fields.js"
-import { type AttemptFailure, costOf, endpointOf, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./modelCall.js"
+} from "../../LanguageModel.js"
+import { field, isRecord } from "../shared/fields.js"
+import { type AttemptFailure, costOf, endpointOf, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./call.js"
 import { statusFailure } from "./statusFailure.js"
 
 /** A JSON value, as the specification's provider options hold them (mutable, as the specification spells it). */

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { at } from "../invariant.js"
+import { at } from "../../shared/invariant.js"
 
 export interface Block {
   readonly content: string

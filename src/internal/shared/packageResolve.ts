@@ -66,14 +66,14 @@ export async function resolve(specifier, context, next) {
 
 /**
  * The running copy of the package, found from this file's own location
- * (`<modules>/internal/packageResolve.{ts,js}`); undefined when it is not
- * inside a package folder (bundled, say).
+ * (`<modules>/internal/shared/packageResolve.{ts,js}`); undefined when it
+ * is not inside a package folder (bundled, say).
  *
  * @internal
  */
 export const target = (): Target | undefined => {
   const here = fileURLToPath(import.meta.url)
-  const modules = path.dirname(path.dirname(here))
+  const modules = path.resolve(path.dirname(here), "..", "..")
   let dir = modules
   while (!fs.existsSync(path.join(dir, "package.json"))) {
     const up = path.dirname(dir)

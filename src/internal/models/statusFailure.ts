@@ -6,8 +6,8 @@
  *
  * @internal
  */
-import { LlmAuthenticationError, LlmBadRequest, LlmModelNotFound, LlmRateLimited, LlmTransportError } from "../LanguageModel.js"
-import type { AttemptFailure } from "./modelCall.js"
+import { LlmAuthenticationError, LlmBadRequest, LlmModelNotFound, LlmRateLimited, LlmTransportError } from "../../LanguageModel.js"
+import type { AttemptFailure } from "./call.js"
 
 /**
  * `detail` and `code` are already scrubbed and cut by the caller; `retryAfter`

@@ -11,8 +11,8 @@
  * @internal
  */
 import { Effect, Exit, Option, Scope } from "effect"
-import { PersistenceError } from "../Errors.js"
-import * as State from "../State.js"
+import { PersistenceError } from "../../Errors.js"
+import * as State from "../../State.js"
 import {
   CANDIDATE_FIELDS,
   type CandidateLog,
@@ -24,8 +24,8 @@ import {
   replayJournal,
   type SavedState,
   stampNow
-} from "./runDir.js"
-import { type AppendLog, byteLength, type Disk, exists, failed, openAppend, readText, remove, syncDir, writeAtomic } from "./runDirDisk.js"
+} from "./format.js"
+import { type AppendLog, byteLength, type Disk, exists, failed, openAppend, readText, remove, syncDir, writeAtomic } from "./disk.js"
 import * as Journal from "./stateJournal.js"
 
 /** Opens the journal of the run directory `root` for the scope. */

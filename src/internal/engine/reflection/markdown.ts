@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { at } from "../invariant.js"
+import { at } from "../../shared/invariant.js"
 
 /**
  * A fence of `char` longer than any run of it at the start of a line of

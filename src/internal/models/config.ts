@@ -7,8 +7,8 @@
  * @internal
  */
 import { Config, ConfigError as EffectConfigError, Effect, Option, Redacted } from "effect"
-import { ConfigError } from "../Errors.js"
-import * as Secrets from "../Secrets.js"
+import { ConfigError } from "../../Errors.js"
+import * as Secrets from "../../Secrets.js"
 
 const describe = (error: EffectConfigError.ConfigError): string =>
   // the provider's message names the path, never the value

@@ -7,10 +7,10 @@
  */
 import { Cause, Clock, Duration, Effect, type FiberId, FiberRef, HashSet, Logger, Option, Schedule, ScheduleDecision, SynchronizedRef } from "effect"
 import { globalValue } from "effect/GlobalValue"
-import { ConfigError } from "../Errors.js"
-import { field } from "./fields.js"
-import * as Secrets from "../Secrets.js"
-import type { LlmError, Usage } from "../LanguageModel.js"
+import { ConfigError } from "../../Errors.js"
+import { field } from "../shared/fields.js"
+import * as Secrets from "../../Secrets.js"
+import type { LlmError, Usage } from "../../LanguageModel.js"
 
 /** An attempt's failure, before retries are decided. */
 export interface AttemptFailure {

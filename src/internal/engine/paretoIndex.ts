@@ -28,8 +28,8 @@
  *
  * @internal
  */
-import type { Rng } from "../Rng.js"
-import { at, defined } from "./invariant.js"
+import type { Rng } from "../../Rng.js"
+import { at, defined } from "../shared/invariant.js"
 
 /** The fronts as tables of key -> program list (one table per tracked front family). @internal */
 export type FrontTables = ReadonlyArray<Readonly<Record<string, ReadonlyArray<number>>>>

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type { EvaluationBatch } from "../EvaluationBatch.js"
+import type { EvaluationBatch } from "../../EvaluationBatch.js"
 
 /**
  * What is wrong with the adapter's answer, or `undefined` when it keeps the

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { GepaEvent } from "../Event.js"
+import type { GepaEvent } from "../../Event.js"
 
 const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(4))
 

@@ -8,9 +8,9 @@
  * @internal
  */
 import { Effect } from "effect"
-import type { PersistenceError } from "../Errors.js"
-import * as Ledger from "./ledger.js"
-import type { AppendLog } from "./runDirDisk.js"
+import type { PersistenceError } from "../../Errors.js"
+import * as Ledger from "../engine/ledger.js"
+import type { AppendLog } from "./disk.js"
 import { parseJsonLine } from "./jsonLine.js"
 
 /** One payment of a cache key (one cache line): by which iteration, after which save, and whether the loaded state still owes it. */

@@ -9,8 +9,8 @@ import type * as AiLm from "@effect/ai/LanguageModel"
 import { Effect, Layer, type Redacted } from "effect"
 import type * as Ai from "../../AiLanguageModel.js"
 import { ConfigError } from "../../Errors.js"
-import { field as fieldOf } from "../fields.js"
-import * as modelConfig from "../modelConfig.js"
+import { field as fieldOf } from "../shared/fields.js"
+import * as modelConfig from "./config.js"
 
 const isMissing = (error: unknown): boolean => {
   const code = fieldOf(error, "code")

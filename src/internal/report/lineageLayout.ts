@@ -11,7 +11,7 @@
  * @internal
  */
 
-import { at, defined } from "./invariant.js"
+import { at, defined } from "../shared/invariant.js"
 
 /** A node's place: `column` and `depth` (row). */
 export interface Placed {

@@ -9,9 +9,9 @@
  * @internal
  */
 import { Effect, Option } from "effect"
-import type { Adapter } from "../Adapter.js"
-import type { PersistenceError } from "../Errors.js"
-import { batchOf, type CacheKey, type CachedEvaluation, type CachedScore, type EvaluationCache, isVisible, type Split } from "../EvaluationCache.js"
+import type { Adapter } from "../../Adapter.js"
+import type { PersistenceError } from "../../Errors.js"
+import { batchOf, type CacheKey, type CachedEvaluation, type CachedScore, type EvaluationCache, isVisible, type Split } from "../../EvaluationCache.js"
 
 /** What a lookup asks for. @internal */
 export interface Lookup {

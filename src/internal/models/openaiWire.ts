@@ -18,9 +18,9 @@ import {
   LlmTimeout,
   LlmTransportError,
   type Usage
-} from "../LanguageModel.js"
-import { field, isRecord } from "./fields.js"
-import { type AttemptFailure, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./modelCall.js"
+} from "../../LanguageModel.js"
+import { field, isRecord } from "../shared/fields.js"
+import { type AttemptFailure, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./call.js"
 
 /** See `OpenAiLanguageModel.retryAfterMillis`. */
 export const retryAfterMillis = (

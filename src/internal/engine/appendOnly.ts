@@ -20,8 +20,8 @@
  *
  * @internal
  */
-import type { GepaState } from "../State.js"
-import { at } from "./invariant.js"
+import type { GepaState } from "../../State.js"
+import { at } from "../shared/invariant.js"
 
 /** @internal */
 export interface Owner {

@@ -7,13 +7,13 @@
  * @internal
  */
 import { Effect, Either } from "effect"
-import type { Adapter } from "../Adapter.js"
-import type { Candidate } from "../Candidate.js"
-import * as CandidateSchema from "../CandidateSchema.js"
-import type { TextProposer } from "../ComponentProposer.js"
-import { ConfigError } from "../Errors.js"
-import type { GepaEvent, StructuredEvent } from "../Event.js"
-import * as State from "../State.js"
+import type { Adapter } from "../../Adapter.js"
+import type { Candidate } from "../../Candidate.js"
+import * as CandidateSchema from "../../CandidateSchema.js"
+import type { TextProposer } from "../../ComponentProposer.js"
+import { ConfigError } from "../../Errors.js"
+import type { GepaEvent, StructuredEvent } from "../../Event.js"
+import * as State from "../../State.js"
 
 /** The typed fields of a structured run's configuration. @internal */
 export interface TypedFields<A, D, T, O> {

@@ -2,18 +2,18 @@
  * What a run directory's files hold and how they are read: the file names,
  * the saved state's envelope and its decoding, the candidate and journal
  * lines, the cache lines, the event lines and the lock's content. Pure: the
- * file access is `runDirDisk.ts` (on `FileSystem`), used by `RunDir` and
- * its `runDir*.ts` parts.
+ * file access is `disk.ts` (on `FileSystem`), used by `RunDir` and the
+ * other parts of this folder.
  *
  * @internal
  */
 import { Effect, Option, Schema } from "effect"
-import { PersistenceError } from "../Errors.js"
-import type { GepaEvent } from "../Event.js"
-import * as Result from "../Result.js"
-import * as State from "../State.js"
-import * as AppendOnly from "./appendOnly.js"
-import { firstIssue } from "./issue.js"
+import { PersistenceError } from "../../Errors.js"
+import type { GepaEvent } from "../../Event.js"
+import * as Result from "../../Result.js"
+import * as State from "../../State.js"
+import * as AppendOnly from "../engine/appendOnly.js"
+import { firstIssue } from "../shared/issue.js"
 import * as Journal from "./stateJournal.js"
 
 /**

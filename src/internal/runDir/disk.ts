@@ -16,7 +16,7 @@
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import { Effect, Layer, Option, type Scope } from "effect"
-import { PersistenceError } from "../Errors.js"
+import { PersistenceError } from "../../Errors.js"
 
 /** The file system and path services a run directory works through. */
 export interface Disk {

@@ -14,13 +14,13 @@
  * @internal
  */
 import { Effect, Option } from "effect"
-import type { ObjectiveScores } from "../EvaluationBatch.js"
-import type { PersistenceError } from "../Errors.js"
-import * as EvaluationCache from "../EvaluationCache.js"
-import type { GepaState } from "../State.js"
-import { type CacheLine, isCacheLine, sharedKey } from "./runDir.js"
-import type { Owed, Payment } from "./runDirBudget.js"
-import type { AppendLog } from "./runDirDisk.js"
+import type { ObjectiveScores } from "../../EvaluationBatch.js"
+import type { PersistenceError } from "../../Errors.js"
+import * as EvaluationCache from "../../EvaluationCache.js"
+import type { GepaState } from "../../State.js"
+import { type CacheLine, isCacheLine, sharedKey } from "./format.js"
+import type { Owed, Payment } from "./budget.js"
+import type { AppendLog } from "./disk.js"
 import { parseJsonLine } from "./jsonLine.js"
 
 /** One candidate's entries: a slot per example, outputs, scores and paying iterations by slot. */

@@ -10,17 +10,17 @@
  * @internal
  */
 import { Deferred, Duration, Effect, FiberId, Option, type Schedule } from "effect"
-import type { Adapter } from "../Adapter.js"
-import * as Candidate from "../Candidate.js"
-import type { DataLoader, DataLoaderError } from "../DataLoader.js"
-import { AdapterContractError, type AdapterError, EvaluationTimeout, ModelUnrecoverable, type PersistenceError } from "../Errors.js"
-import type { EvaluationBatch, ObjectiveScores } from "../EvaluationBatch.js"
-import { batchOf, type CacheKey, type CachedEvaluation, type EvaluationCache, type Split } from "../EvaluationCache.js"
-import { unrecoverable } from "../LanguageModel.js"
+import type { Adapter } from "../../Adapter.js"
+import * as Candidate from "../../Candidate.js"
+import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
+import { AdapterContractError, type AdapterError, EvaluationTimeout, ModelUnrecoverable, type PersistenceError } from "../../Errors.js"
+import type { EvaluationBatch, ObjectiveScores } from "../../EvaluationBatch.js"
+import { batchOf, type CacheKey, type CachedEvaluation, type EvaluationCache, type Split } from "../../EvaluationCache.js"
+import { unrecoverable } from "../../LanguageModel.js"
 import { contractBreach } from "./adapterContract.js"
 import * as CacheAccess from "./cacheAccess.js"
 import * as Ledger from "./ledger.js"
-import * as Secrets from "../Secrets.js"
+import * as Secrets from "../../Secrets.js"
 
 /** @internal */
 export interface Outcome<T, O> {

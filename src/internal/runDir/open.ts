@@ -8,11 +8,11 @@
  */
 import { Effect, Option, Scope } from "effect"
 import * as os from "node:os"
-import * as Candidate from "../Candidate.js"
-import { ConfigError, PersistenceError } from "../Errors.js"
-import type { LogName } from "../RunStore.js"
-import * as State from "../State.js"
-import { field } from "./fields.js"
+import * as Candidate from "../../Candidate.js"
+import { ConfigError, PersistenceError } from "../../Errors.js"
+import type { LogName } from "../../RunStore.js"
+import * as State from "../../State.js"
+import { field } from "../shared/fields.js"
 import {
   type CandidateLine,
   type CandidateLog,
@@ -24,9 +24,9 @@ import {
   type Migrations,
   parseCandidateLog,
   stampNow
-} from "./runDir.js"
-import type { CacheIndex } from "./runDirCache.js"
-import { type AppendLog, type Disk, exists, failed, kind, openAppend, readText, remove, syncDir, writeAtomic } from "./runDirDisk.js"
+} from "./format.js"
+import type { CacheIndex } from "./cache.js"
+import { type AppendLog, type Disk, exists, failed, kind, openAppend, readText, remove, syncDir, writeAtomic } from "./disk.js"
 
 /** Reads and decodes one state file (see `decodeSaved`). */
 export const readStateFile = (disk: Disk, file: string, migrations: Migrations, candidates: CandidateLog): Effect.Effect<Decoded, PersistenceError> =>
