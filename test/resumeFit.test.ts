@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as Ledger from "../src/Ledger.js"
-import type { Owed } from "../src/internal/ledger.js"
+import type { Owed } from "../src/internal/engine/ledger.js"
 import * as State from "../src/State.js"
 import type { Resolved } from "../src/internal/engine/resolve.js"
 import { fitPending } from "../src/internal/engine/resume.js"
