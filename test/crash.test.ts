@@ -8,108 +8,25 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Candidate from "../src/Candidate.js"
-import * as Fingerprint from "../src/Fingerprint.js"
 import * as Gepa from "../src/Gepa.js"
 import * as RunDir from "../src/RunDir.js"
 import * as State from "../src/State.js"
 import * as Toy from "./fixtures/toy.js"
-import { killConfig, trainset, valset } from "./fixtures/killChild.js"
+import { killConfig } from "./fixtures/killChild.js"
+import { cachedKeys, countBy, paidTwiceByOneStep, pooled, readLedger, rerunCompleted, runChild } from "./fixtures/killRun.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
-const child = path.join(import.meta.dirname, "fixtures", "killChild.ts")
 const iterations = 25
 
-/** Runs the child once; true when it was killed. */
-const runChild = (dir: string, budget: number, kill: string) =>
-  new Promise<boolean>((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", child, dir, String(budget), String(iterations), kill], {
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let err = ""
-    p.stderr.on("data", (d: Buffer) => (err += d.toString()))
-    p.on("error", reject)
-    p.on("exit", (code, signal) => {
-      if (signal === "SIGKILL") resolve(true)
-      // 3: the kill point was never reached and the run finished
-      else if (code === 0 || code === 3) resolve(false)
-      else reject(new Error(`child (${kill}) exited with ${code}: ${err}`))
-    })
-  })
-
-/** the cache key of a ledger line (candidate hash, example id, traced) */
-const keyOf = (line: string): { readonly key: string; readonly traced: boolean } => {
-  const [hash, exampleId, flag] = line.split("\t")
-  const id = Number(exampleId)
-  const example = id >= 100 ? valset[id - 100]! : trainset[id]!
-  // the cache keys an example by its content, whatever split it is evaluated in
-  return { key: `${hash}\u0000${Fingerprint.exampleHash(example)}`, traced: flag === "T" }
-}
-
-/** the number of complete lines per key in cache.jsonl: one per completed call */
-const cachedKeys = (dir: string): Map<string, number> => {
-  const keys = new Map<string, number>()
-  const file = path.join(dir, RunDir.FILES.cache)
-  if (!fs.existsSync(file)) return keys
-  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
-    try {
-      const parsed = JSON.parse(line) as { k: string }
-      keys.set(parsed.k, (keys.get(parsed.k) ?? 0) + 1)
-    } catch {
-      // a line cut by the kill
-    }
-  }
-  return keys
-}
-
-const readLedger = (dir: string): Array<string> => {
-  const file = path.join(dir, "evals.log")
-  return fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
-}
-
-const countBy = (lines: ReadonlyArray<string>) => {
-  const m = new Map<string, number>()
-  for (const l of lines) m.set(l, (m.get(l) ?? 0) + 1)
-  return m
-}
-
 interface Outcome {
+  readonly dir: string
   readonly kills: number
   readonly result: Gepa.OptimizeResult<string>
   readonly ledger: ReadonlyArray<string>
   readonly restarts: ReadonlyArray<{ readonly at: number; readonly cached: Map<string, number> }>
-}
-
-/**
- * Calls whose result was complete in cache.jsonl at a kill and that ran again
- * after it. A pair the uninterrupted run pays for n times (GEPA evaluates a
- * parent again with traces in every iteration that selects it; two proposals
- * in flight side by side may each pay for it) may be paid after a restart
- * only n times less the calls of it completed before the restart; calls cut
- * short by the kill are not in the cache, so running them again is allowed.
- */
-const rerunCompleted = (outcome: Outcome, baseline: ReadonlyArray<string>): Array<string> => {
-  const expected = countBy(baseline.map((line) => keyOf(line).key))
-  const found: Array<string> = []
-  outcome.restarts.forEach((restart, r) => {
-    // up to the next kill: a call cut short by it is run again after it, in the next window
-    const window = outcome.ledger.slice(restart.at, outcome.restarts[r + 1]?.at ?? outcome.ledger.length)
-    const after = countBy(window.map((line) => keyOf(line).key))
-    for (const [key, calls] of after) {
-      const completed = restart.cached.get(key) ?? 0
-      if (completed > 0 && calls > (expected.get(key) ?? 0) - completed) {
-        const line = window.find((l) => keyOf(l).key === key)
-        found.push(
-          `${line} after the restart at ${restart.at}: ${calls} calls, ${completed} completed before, ` +
-            `${expected.get(key) ?? 0} uninterrupted`
-        )
-      }
-    }
-  })
-  return found
 }
 
 /** One run: killed at each point in turn, then resumed until done; invariants checked after every exit. */
@@ -119,7 +36,7 @@ const killedRun = async (budget: number, points: ReadonlyArray<string>): Promise
   let kills = 0
   const restarts: Array<{ readonly at: number; readonly cached: Map<string, number> }> = []
   for (const kill of [...points, "none", "none"]) {
-    const killed = await runChild(dir, budget, kill)
+    const killed = await runChild(dir, budget, iterations, kill)
     // the state on disk always decodes, and holds every candidate accepted before
     const stateFile = path.join(dir, RunDir.FILES.state)
     if (fs.existsSync(stateFile)) {
@@ -150,7 +67,7 @@ const killedRun = async (budget: number, points: ReadonlyArray<string>): Promise
   }
   const ledger = readLedger(dir)
   const result = JSON.parse(fs.readFileSync(path.join(dir, RunDir.FILES.result), "utf8")) as Gepa.OptimizeResult<string>
-  return { kills, result, ledger, restarts }
+  return { dir, kills, result, ledger, restarts }
 }
 
 /** the uninterrupted run, with its own ledger */
@@ -170,19 +87,6 @@ const baseline = (budget: number) =>
     const result = yield* Gepa.optimize(killConfig(adapter, Toy.reflectionModel(), budget, iterations))
     return { result, ledger }
   })
-
-/** runs `tasks` with at most `n` at a time */
-const pooled = async <A>(tasks: ReadonlyArray<() => Promise<A>>, n: number): Promise<Array<A>> => {
-  const out: Array<A> = new Array(tasks.length)
-  let next = 0
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < tasks.length) {
-      const i = next++
-      out[i] = await tasks[i]!()
-    }
-  }))
-  return out
-}
 
 describe("crash exactness", () => {
   // 25 kill points; the budget of 400 is not binding (the run ends after 25 iterations), 170 is
@@ -222,8 +126,9 @@ describe("crash exactness", () => {
           // the independent ledger: every call the adapter started, over every process
           // no completed evaluation runs again after a restart, also where two proposals in flight
           // paid for the same pair (each finds its own result again)
-          const rerun = rerunCompleted(outcome, base.ledger)
+          const rerun = rerunCompleted(ledger, outcome.restarts, base.ledger, budget === loose)
           expect(rerun, `${label}: ${rerun.join("; ")}`).toEqual([])
+          expect(paidTwiceByOneStep(outcome.dir), label).toEqual([])
           expect(ledger.length, label).toBeLessThanOrEqual(budget)
           // every real call is charged, as a counted metric call or as lost work (a reservation
           // whose calls never started is charged too: the write-ahead log errs on the safe side)
