@@ -30,6 +30,7 @@ import { fileURLToPath } from "node:url"
 import * as FaultInjection from "../src/FaultInjection.js"
 import * as Gepa from "../src/Gepa.js"
 import { mean, sd } from "./latencyQuality.js"
+import * as Provider from "./provider.js"
 import { makeTask, type TaskOptions } from "./task.js"
 
 /** The comparable task (bench/reference/task.py ports it). */
@@ -42,6 +43,16 @@ export const comparableTask: TaskOptions = {
   learnPermille: 300
 }
 
+/**
+ * The tasks of `--task`: the comparable task, and the same keywords owned by
+ * one component or by four (the reference ports each: `run.py --task`).
+ */
+export const tasks: Readonly<Record<string, TaskOptions>> = {
+  "2x16": comparableTask,
+  "1x32": { ...comparableTask, components: 1, keywordsPerComponent: 32 },
+  "4x8": { ...comparableTask, components: 4, keywordsPerComponent: 8 }
+}
+
 export interface Strategy {
   readonly label: string
   readonly settings: Partial<
@@ -51,6 +62,8 @@ export interface Strategy {
 
 export const strategies: ReadonlyArray<Strategy> = [
   { label: "default", settings: {} },
+  // the default before 0.3's shape-dependent one: the GEPA loop with reuseMinibatch
+  { label: "1 per step, reuse (0.2 default)", settings: { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" } },
   { label: "1 per step (GEPA loop)", settings: { proposalsPerStep: 1 } },
   { label: "2 per step, best", settings: { proposalsPerStep: 2, proposalSelection: "best" } },
   { label: "3 per step, best", settings: { proposalsPerStep: 3, proposalSelection: "best" } },
@@ -87,18 +100,27 @@ interface RunOptions {
   /** random extra latency per call (ms): for the determinism check */
   readonly jitterMs?: number
   readonly latencySeed?: number
+  /** the task (default the comparable task) */
+  readonly task?: TaskOptions
+  /** a simulated provider instead of fixed latencies (`taskLatencyMs`, `llmLatencyMs` are then ignored) */
+  readonly profile?: Provider.Profile
 }
 
 export const runOnce = async (strategy: Strategy, o: RunOptions) => {
-  const task = makeTask(comparableTask)
-  const slow = o.taskLatencyMs === 0 && o.jitterMs === undefined
+  const task = makeTask(o.task ?? comparableTask)
+  const provider = o.profile === undefined ? undefined : Provider.make(o.profile, o.latencySeed ?? o.seed)
+  const slow = provider !== undefined
+    ? provider.adapter(task.adapter)
+    : o.taskLatencyMs === 0 && o.jitterMs === undefined
     ? task.adapter
     : FaultInjection.adapter(task.adapter, {
       latency: `${o.taskLatencyMs} millis`,
       ...(o.jitterMs === undefined ? {} : { jitter: `${o.jitterMs} millis` }),
       seed: (o.latencySeed ?? o.seed) + 1
     }).adapter
-  const model = o.llmLatencyMs === 0 && o.jitterMs === undefined
+  const model = provider !== undefined
+    ? provider.model(task.reflectionModel)
+    : o.llmLatencyMs === 0 && o.jitterMs === undefined
     ? task.reflectionModel
     : FaultInjection.languageModel(task.reflectionModel, {
       latency: `${o.llmLatencyMs} millis`,
@@ -126,6 +148,9 @@ export const runOnce = async (strategy: Strategy, o: RunOptions) => {
     metricCalls: result.totalMetricCalls,
     adapterCalls: task.timers.adapterCalls,
     candidates: result.candidates.length,
+    reflections: task.timers.modelCalls,
+    criticalReflections: provider?.criticalReflections(),
+    profileSeconds: provider?.seconds(wallMs),
     fingerprint: JSON.stringify({
       candidates: result.candidates,
       valScores: result.valScores,
@@ -159,7 +184,14 @@ export interface QualityRow {
 export interface LatencyRow {
   readonly strategy: string
   readonly seeds: number
+  /** "20/50 ms", or a provider profile's label */
+  readonly profile: string
   readonly medianWallMs: number
+  /** a provider profile's wall, in its seconds */
+  readonly medianProfileSeconds?: number
+  /** reflection calls per run, and those that started with no other in flight */
+  readonly reflectionsMean: number
+  readonly criticalReflectionsMean?: number
   readonly testMean: number
   readonly testSd: number
   readonly spentMean: number
@@ -177,13 +209,14 @@ export const quality = async (
   list: ReadonlyArray<Strategy>,
   budgets: ReadonlyArray<number>,
   seeds: ReadonlyArray<number>,
-  log: (line: string) => void
+  log: (line: string) => void,
+  task: TaskOptions = comparableTask
 ): Promise<Array<QualityRow>> => {
   const rows: Array<QualityRow> = []
   for (const budget of budgets) {
     for (const strategy of list) {
       const runs = []
-      for (const seed of seeds) runs.push(await runOnce(strategy, { budget, seed, maxConcurrency: 8, taskLatencyMs: 0, llmLatencyMs: 0 }))
+      for (const seed of seeds) runs.push(await runOnce(strategy, { budget, seed, maxConcurrency: 8, taskLatencyMs: 0, llmLatencyMs: 0, task }))
       const row: QualityRow = {
         strategy: strategy.label,
         budget,
@@ -210,21 +243,47 @@ export const quality = async (
 export const latency = async (
   list: ReadonlyArray<Strategy>,
   seeds: ReadonlyArray<number>,
-  log: (line: string) => void
+  log: (line: string) => void,
+  task: TaskOptions = comparableTask,
+  profile?: Provider.Profile,
+  budget = 1000
 ): Promise<Array<LatencyRow>> => {
   const rows: Array<LatencyRow> = []
   for (const strategy of list) {
     const runs = []
-    for (const seed of seeds) runs.push(await runOnce(strategy, { budget: 1000, seed, maxConcurrency: 16, taskLatencyMs: 20, llmLatencyMs: 50 }))
+    for (const seed of seeds) {
+      runs.push(
+        await runOnce(strategy, {
+          budget,
+          seed,
+          maxConcurrency: 16,
+          taskLatencyMs: 20,
+          llmLatencyMs: 50,
+          task,
+          ...(profile === undefined ? {} : { profile })
+        })
+      )
+    }
+    const critical = runs.flatMap((r) => (r.criticalReflections === undefined ? [] : [r.criticalReflections]))
+    const profileWalls = runs.flatMap((r) => (r.profileSeconds === undefined ? [] : [r.profileSeconds]))
     const row: LatencyRow = {
       strategy: strategy.label,
       seeds: seeds.length,
+      profile: profile?.label ?? "20/50 ms",
       medianWallMs: median(runs.map((r) => r.wallMs)),
+      ...(profileWalls.length === 0 ? {} : { medianProfileSeconds: median(profileWalls) }),
+      reflectionsMean: mean(runs.map((r) => r.reflections)),
+      ...(critical.length === 0 ? {} : { criticalReflectionsMean: mean(critical) }),
       testMean: mean(runs.map((r) => r.test)),
       testSd: sd(runs.map((r) => r.test)),
       spentMean: mean(runs.map((r) => r.metricCalls))
     }
-    log(`  latency ${row.strategy}: wall ${(row.medianWallMs / 1000).toFixed(2)} s, held-out ${row.testMean.toFixed(3)} ± ${row.testSd.toFixed(3)}`)
+    log(
+      `  latency ${row.profile} ${row.strategy}: wall ${(row.medianWallMs / 1000).toFixed(2)} s` +
+        (row.medianProfileSeconds === undefined ? "" : ` (${row.medianProfileSeconds.toFixed(0)} profile s)`) +
+        `, held-out ${row.testMean.toFixed(3)} ± ${row.testSd.toFixed(3)}, reflections ${row.reflectionsMean.toFixed(0)}` +
+        (row.criticalReflectionsMean === undefined ? "" : ` (${row.criticalReflectionsMean.toFixed(0)} on the critical path)`)
+    )
     rows.push(row)
   }
   return rows
@@ -234,7 +293,8 @@ export const determinism = async (
   strategy: Strategy,
   budgets: ReadonlyArray<number>,
   seeds: ReadonlyArray<number>,
-  log: (line: string) => void
+  log: (line: string) => void,
+  task: TaskOptions = comparableTask
 ): Promise<Array<DeterminismRow>> => {
   const rows: Array<DeterminismRow> = []
   for (const budget of budgets) {
@@ -242,7 +302,7 @@ export const determinism = async (
     for (const seed of seeds) {
       const prints = await Promise.all(
         [1, 8, 16].map((maxConcurrency, i) =>
-          runOnce(strategy, { budget, seed, maxConcurrency, taskLatencyMs: 0, llmLatencyMs: 0, jitterMs: 2, latencySeed: 1000 * i + seed })
+          runOnce(strategy, { budget, seed, maxConcurrency, taskLatencyMs: 0, llmLatencyMs: 0, jitterMs: 2, latencySeed: 1000 * i + seed, task })
         )
       )
       if (prints.every((p) => p.fingerprint === prints[0]!.fingerprint)) identical++
@@ -276,7 +336,7 @@ export type Reference = typeof ReferenceRecord.Type
  * `undefined` otherwise (the reference needs Python: bench/reference/README.md).
  * A file that is there but malformed fails with one line naming it.
  */
-export const readReference = async (file: string): Promise<Reference | undefined> => {
+export const readReference = async (file: string, task: TaskOptions = comparableTask): Promise<Reference | undefined> => {
   let text: string
   try {
     text = await fs.readFile(file, "utf8")
@@ -288,8 +348,7 @@ export const readReference = async (file: string): Promise<Reference | undefined
   const decoded = Schema.decodeUnknownEither(Schema.parseJson(ReferenceRecord))(text)
   if (Either.isLeft(decoded)) throw new Error(`${file}: not a reference record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left).split("\n")[0]}`)
   const t = decoded.right.task
-  const same = t.components === comparableTask.components && t.keywordsPerComponent === comparableTask.keywordsPerComponent &&
-    t.valSize === comparableTask.valSize
+  const same = t.components === task.components && t.keywordsPerComponent === task.keywordsPerComponent && t.valSize === task.valSize
   return same ? decoded.right : undefined
 }
 
@@ -324,20 +383,30 @@ export const markdown = (
     if (reference !== undefined) lines.push(`Reference rows: gepa-ai/gepa at ${reference.referenceCommit.slice(0, 7)}, recorded by bench/reference/run.py.`, "")
   }
   if (l.length > 0) {
-    lines.push("## Latency-bound (task 20 ms, reflection 50 ms, 16 in flight, budget 1000)", "")
-    lines.push("| strategy | seeds | median wall s | held-out mean ± sd | spent mean |", "|---|---|---|---|---|")
+    lines.push(
+      "## Latency-bound (16 in flight; 20/50 ms: task 20 ms, reflection 50 ms; realistic: see bench/provider.ts, wall in its seconds)",
+      ""
+    )
+    lines.push(
+      "| strategy | profile | seeds | median wall s | profile wall s | held-out mean ± sd | spent mean | reflections (on the critical path) |",
+      "|---|---|---|---|---|---|---|---|"
+    )
     for (const r of l) {
       lines.push(
-        `| ${r.strategy} | ${r.seeds} | ${(r.medianWallMs / 1000).toFixed(2)} | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${r.spentMean.toFixed(0)} |`
+        `| ${r.strategy} | ${r.profile} | ${r.seeds} | ${(r.medianWallMs / 1000).toFixed(2)} | ${r.medianProfileSeconds?.toFixed(0) ?? "–"} | ${
+          r.testMean.toFixed(3)
+        } ± ${r.testSd.toFixed(3)} | ${r.spentMean.toFixed(0)} | ${r.reflectionsMean.toFixed(0)}${
+          r.criticalReflectionsMean === undefined ? "" : ` (${r.criticalReflectionsMean.toFixed(0)})`
+        } |`
       )
     }
     for (const [setting, rows] of Object.entries(reference?.latencyBound ?? {})) {
       const r = rows["1000"]
       if (r?.wallMedianSeconds === undefined) continue
       lines.push(
-        `| reference: ${setting} | ${r.seeds.length} | ${r.wallMedianSeconds.toFixed(2)} | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${
+        `| reference: ${setting} | 20/50 ms | ${r.seeds.length} | ${r.wallMedianSeconds.toFixed(2)} | – | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${
           r.metricCallsMean.toFixed(0)
-        } |`
+        } | |`
       )
     }
     lines.push("")
@@ -358,6 +427,14 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const pick = argv.indexOf("--strategies")
   const chosen = pick >= 0 ? strategies.filter((s) => argv[pick + 1]!.split(";").includes(s.label)) : strategies
   const log = (line: string) => console.error(`[bench concurrency] ${line}`)
+  const taskAt = argv.indexOf("--task")
+  const taskName = taskAt >= 0 ? argv[taskAt + 1]! : "2x16"
+  const task = tasks[taskName]
+  if (task === undefined) throw new Error(`--task: expected one of ${Object.keys(tasks).join(", ")}, got ${taskName}`)
+  const profileAt = argv.indexOf("--profile")
+  const profileName = profileAt >= 0 ? argv[profileAt + 1] : undefined
+  if (profileName !== undefined && profileName !== Provider.realistic.label) throw new Error(`--profile: expected realistic, got ${profileName}`)
+  const profile = profileName === undefined ? undefined : Provider.realistic
   const seeds = Array.from({ length: quick ? 2 : 10 }, (_, i) => i)
   const budgetsAt = argv.indexOf("--budgets")
   const budgets = budgetsAt >= 0 ? argv[budgetsAt + 1]!.split(",").map(Number) : quick ? [500] : [500, 1000, 2000]
@@ -365,19 +442,22 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const range = rangeAt >= 0 ? /^(\d+)-(\d+)$/.exec(argv[rangeAt + 1] ?? "") : null
   if (rangeAt >= 0 && range === null) throw new Error(`--quality-seeds: expected FIRST-LAST (e.g. 10-59), got ${argv[rangeAt + 1]}`)
   const qualitySeeds = range === null ? seeds : Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_, i) => Number(range[1]) + i)
-  const q = only === undefined || only === "quality" ? await quality(chosen, budgets, qualitySeeds, log) : []
+  const q = only === undefined || only === "quality" ? await quality(chosen, budgets, qualitySeeds, log, task) : []
   const seedsAt = argv.indexOf("--seeds")
   const latencySeeds = quick ? [0] : seedsAt >= 0 ? seeds.slice(0, Number(argv[seedsAt + 1])) : seeds
-  const l = only === undefined || only === "latency" ? await latency(chosen, latencySeeds, log) : []
+  const l = only === undefined || only === "latency" ? await latency(chosen, latencySeeds, log, task, profile) : []
   const d: Array<DeterminismRow> = []
   if (only === undefined || only === "determinism") {
     for (const s of chosen) {
-      d.push(...(await determinism(s, s.label === "default" ? budgets : [budgets[0]!], s.label === "default" ? seeds : seeds.slice(0, 3), log)))
+      d.push(...(await determinism(s, s.label === "default" ? budgets : [budgets[0]!], s.label === "default" ? seeds : seeds.slice(0, 3), log, task)))
     }
   }
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")
   await fs.mkdir(dir, { recursive: true })
-  const name = quick
+  const suffix = `${taskName === "2x16" ? "" : `-${taskName}`}${profile === undefined ? "" : `-${profile.label}`}`
+  const name = suffix !== "" && !quick
+    ? `concurrency${suffix}${only === undefined ? "" : `-${only}`}.json`
+    : quick
     ? "concurrency-quick.json"
     : range !== null
     ? `concurrency-quality-seeds-${range[1]}-${range[2]}.json`
@@ -385,5 +465,5 @@ export const main = async (argv: ReadonlyArray<string>) => {
     ? "concurrency.json"
     : `concurrency-${only}.json`
   await fs.writeFile(path.join(dir, name), JSON.stringify({ date: new Date().toISOString(), quality: q, latency: l, determinism: d }, null, 2) + "\n")
-  process.stdout.write(markdown(q, l, d, await readReference(path.join(dir, "reference.json"))))
+  process.stdout.write(markdown(q, l, d, await readReference(path.join(dir, "reference.json"), task)))
 }

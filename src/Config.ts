@@ -134,7 +134,8 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly parallelProposals?: number
   /**
-   * reflective proposals planned together as one step (default 1). They run
+   * reflective proposals planned together as one step (default: by the
+   * candidate's components, see `defaultStrategy`). They run
    * side by side (parent minibatch, reflection, child minibatch), then the
    * step's `proposalSelection` decides which accepted children are
    * validated. More proposals per step spend more on minibatches for each
@@ -142,8 +143,8 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly proposalsPerStep?: number
   /**
-   * how a step's proposals get their parents and minibatches (default
-   * `"independent"`): each selects its own parent with the candidate
+   * how a step's proposals get their parents and minibatches (default: see
+   * `defaultStrategy`). `"independent"`: each selects its own parent with the candidate
    * selector and draws its own minibatch; `"same_parent"`: one parent, a
    * minibatch each; `"same_minibatch"`: one parent, and one minibatch per
    * round of components (a new one when a component would come round
@@ -155,7 +156,8 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly proposalSampling?: "independent" | "same_parent" | "same_minibatch"
   /**
-   * which accepted children of a step are validated (default `"best"`): the
+   * which accepted children of a step are validated (default: see
+   * `defaultStrategy`): `"best"`, the
    * one that improved its minibatch most (ties: the first planned), the `topK`
    * that improved most, or `"all"`. `"combine"`: the one that improved most,
    * with the changes of the step's other accepted children of the same
@@ -243,6 +245,9 @@ export interface Config<D, T = unknown, O = unknown> {
  * an entry are required or have no default (`maxMetricCalls`, `stop`,
  * `valset`: the trainset, `adapter` and `reflectionModel`: the context).
  *
+ * `proposalsPerStep`, `proposalSampling` and `proposalSelection` have no
+ * entry: their default depends on the candidate's shape (`defaultStrategy`).
+ *
  * The proposal settings (`parallelProposals`, `proposalsPerStep`,
  * `proposalSampling`, `proposalSelection`, `earlyRejection`, `reuseMinibatch`) are algorithm
  * settings, never derived from `maxConcurrency`: concurrency is an execution
@@ -268,9 +273,6 @@ export const defaults = {
   chunkSize: 1,
   fallbackScore: 0,
   parallelProposals: 1,
-  proposalsPerStep: 1,
-  proposalSampling: "independent",
-  proposalSelection: "best",
   earlyRejection: true,
   reuseMinibatch: true,
   foldOrder: "plan",
@@ -291,3 +293,63 @@ export const mergeDefaults = {
   overlapFloor: 5,
   subsampleSize: 5
 } as const satisfies Required<MergeConfig>
+
+/**
+ * A step's proposal strategy: `proposalsPerStep`, `proposalSampling` and
+ * `proposalSelection` together.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Strategy {
+  readonly proposalsPerStep: number
+  readonly proposalSampling: "independent" | "same_parent" | "same_minibatch"
+  readonly proposalSelection: "best" | "all" | "combine" | { readonly topK: number }
+}
+
+/**
+ * The most proposals per step the default plans: a step of every component
+ * of a candidate of many components would ask the model that many times
+ * at once and spend a large share of a small budget on one parent.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultMaxProposalsPerStep = 8
+
+/**
+ * The default strategy for a candidate of `components` components, used for
+ * each of the three settings a configuration leaves out. It depends only on
+ * what the search sees, never on `maxConcurrency`, so the same seed gives the
+ * same run at any concurrency; it is saved with the run, and a resumed run
+ * keeps the saved strategy unless the settings are given.
+ *
+ * - One component: one proposal per step (the GEPA loop). A step of several
+ *   proposals on one component validates the best of several minibatches,
+ *   which lost quality per budget in every measurement (bench/RESULTS.md).
+ * - Several components: one round of components per step (one proposal per
+ *   component, at most `defaultMaxProposalsPerStep`), on one shared
+ *   minibatch whose evidence is paid once (`"same_minibatch"`), and one
+ *   validation that keeps every accepted component's change (`"combine"`).
+ *   Measured ahead of one proposal per step on the bench's two- and
+ *   four-component tasks at budgets 500 and 1,000, and faster when calls
+ *   are slow.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const defaultStrategy = (components: number): Strategy =>
+  components <= 1
+    ? { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" }
+    : { proposalsPerStep: Math.min(components, defaultMaxProposalsPerStep), proposalSampling: "same_minibatch", proposalSelection: "combine" }
+
+/**
+ * A strategy in one line, as the run's settings print it.
+ *
+ * @since 0.3.0
+ * @category formatting
+ */
+export const formatStrategy = (s: Strategy): string => {
+  const selection = typeof s.proposalSelection === "string" ? s.proposalSelection : `top ${s.proposalSelection.topK}`
+  return `${s.proposalsPerStep} ${s.proposalsPerStep === 1 ? "proposal" : "proposals"} per step, ${s.proposalSampling}, ${selection}`
+}

@@ -47,7 +47,18 @@ export type GepaEvent = Data.TaggedEnum<{
    * earlier answers could not be used
    */
   SeedGenerated: { readonly attempts: number; readonly rejected: ReadonlyArray<string>; readonly candidate: Candidate }
-  OptimizationStarted: { readonly resumed: boolean; readonly trainSize: number; readonly valSize: number; readonly budget: number | undefined }
+  /**
+   * `strategy`: the step's proposal strategy the run goes on with, in one
+   * line (`Config.formatStrategy`), given or the default for the candidate's
+   * shape (since 0.3)
+   */
+  OptimizationStarted: {
+    readonly resumed: boolean
+    readonly trainSize: number
+    readonly valSize: number
+    readonly budget: number | undefined
+    readonly strategy?: string
+  }
   /**
    * the run's result, and (since 0.3.0) the state it was built from, as
    * `IterationEnded` carries it

@@ -7,6 +7,7 @@ import * as Task from "../examples/demo/task.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as LanguageModel from "../src/LanguageModel.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
+import { onePerStep } from "./fixtures/strategy.js"
 
 describe("demo", () => {
   it.effect("improves on the seed prompt with a small budget and writes its report", () =>
@@ -25,12 +26,14 @@ describe("demo", () => {
       expect(fs.existsSync(path.join(runDir, "gepa_state.json"))).toBe(true)
     }))
 
-  // The demo settings with a smaller budget; seed 0 accepts 3 of 3 merges at
-  // 500 metric calls (the run is deterministic, so this does not flake).
+  // The demo settings with a smaller budget and one proposal per step, two steps in flight, which
+  // leaves lineages that improved different components (the default combines
+  // both components' changes within a step, so the demo's own run needs no
+  // merge); the run is deterministic, so this does not flake.
   it.effect("merges lineages that improved different components, and accepts the merge", () =>
     Effect.gen(function*() {
       const runDir = path.join(makeTmpDir("gepa-demo-"), "run")
-      const { result } = yield* runDemo({ maxMetricCalls: 500, seed: 0, runDir, writeReport: false })
+      const { result } = yield* runDemo({ maxMetricCalls: 500, seed: 0, runDir, writeReport: false, strategy: { ...onePerStep, parallelProposals: 2 } })
       expect(result.mergesAttempted).toBeGreaterThanOrEqual(1)
       expect(result.mergesAccepted).toBeGreaterThanOrEqual(1)
       const merged = result.parents.flatMap((ps, i) => (ps.length === 2 ? [i] : []))

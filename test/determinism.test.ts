@@ -229,7 +229,7 @@ describe("the budget", () => {
         }),
         { numRuns: 25 }
       )
-    ), 60_000)
+    ), 120_000)
 })
 
 describe("one cache across splits", () => {

@@ -15,6 +15,7 @@ import * as State from "../src/State.js"
 import * as StopCondition from "../src/StopCondition.js"
 import * as Toy from "./fixtures/toy.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
+import { onePerStep } from "./fixtures/strategy.js"
 
 const trainset = Toy.makeExamples(30)
 const valset = Toy.makeExamples(12, 100)
@@ -424,7 +425,7 @@ describe("evaluation failures", () => {
             : Effect.fail(new AdapterError({ call: "evaluate", detail: "service down" })))
           )
       }
-      const error = yield* Effect.flip(Gepa.optimize({ ...base(flaky), maxMetricCalls: 1000, maxConsecutiveFailedIterations: 3 }))
+      const error = yield* Effect.flip(Gepa.optimize({ ...base(flaky), ...onePerStep, maxMetricCalls: 1000, maxConsecutiveFailedIterations: 3 }))
       assert.strictEqual(error._tag, "AllEvaluationsFailed")
       if (error._tag === "AllEvaluationsFailed") {
         assert.strictEqual(error.iterations, 3)
@@ -500,7 +501,8 @@ describe("stop conditions", () => {
         stop,
         maxMetricCalls,
         skipPerfectScore: false,
-        parallelProposals: 1
+        parallelProposals: 1,
+        ...onePerStep
       }))
 
   it.effect("with proposals in flight, no proposal starts once a condition holds; those in flight finish", () =>
@@ -515,6 +517,7 @@ describe("stop conditions", () => {
           maxMetricCalls: 2000,
           skipPerfectScore: false,
           parallelProposals,
+          ...onePerStep,
           onEvent: (e) => void events.push(e)
         })
         // the condition held after the fold that added the third candidate;
@@ -657,6 +660,7 @@ describe("stop conditions", () => {
         maxMetricCalls: 2000,
         skipPerfectScore: false,
         parallelProposals: 1,
+        ...onePerStep,
         stop: StopCondition.onSignal(["SIGUSR2"]),
         onEvent: (e) => {
           if (e._tag === "IterationEnded" && ++iterations === 3) process.emit("SIGUSR2")

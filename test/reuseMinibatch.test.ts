@@ -9,6 +9,7 @@ import type { GepaEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
 import * as RunStore from "../src/RunStore.js"
 import * as StopCondition from "../src/StopCondition.js"
+import { onePerStep } from "./fixtures/strategy.js"
 
 /** A run of the bench task with what its events say about each iteration. */
 const observed = (options: { readonly reuseMinibatch?: boolean; readonly components?: number }) =>
@@ -24,6 +25,7 @@ const observed = (options: { readonly reuseMinibatch?: boolean; readonly compone
     }
     const result = yield* Gepa.optimize({
       ...runOf(task),
+      ...onePerStep,
       maxMetricCalls: 400,
       seed: 3,
       onEvent,
@@ -73,14 +75,14 @@ describe("reuseMinibatch", () => {
   it.effect("the same result at maxConcurrency 1 and 16", () =>
     Effect.gen(function*() {
       const task = makeTask(twoComponents)
-      const run = (maxConcurrency: number) => Gepa.optimize({ ...runOf(task), maxMetricCalls: 300, seed: 5, maxConcurrency })
+      const run = (maxConcurrency: number) => Gepa.optimize({ ...runOf(task), ...onePerStep, maxMetricCalls: 300, seed: 5, maxConcurrency })
       assert.deepStrictEqual(fingerprint(yield* run(1)), fingerprint(yield* run(16)))
     }))
 
   it.effect("a run stopped after any iteration and resumed from its run directory ends as the uninterrupted run (an adapter without a trace codec)", () =>
     Effect.gen(function*() {
       const task = makeTask(twoComponents)
-      const config = { ...runOf(task), maxMetricCalls: 200, seed: 3 }
+      const config = { ...runOf(task), ...onePerStep, maxMetricCalls: 200, seed: 3 }
       const full = yield* Gepa.optimize(config)
       const reusedAt = full.state.trace.filter((t, i) => t.outcome === "rejected" && full.state.trace[i + 1]?.parents[0] === t.parents[0])
       assert.isAbove(reusedAt.length, 0)
@@ -119,6 +121,7 @@ describe("reuseMinibatch", () => {
           const events: Array<GepaEvent> = []
           const result = yield* Gepa.optimize({
             ...runOf(task),
+            ...onePerStep,
             maxMetricCalls: 2000,
             seed: 3,
             stop: StopCondition.maxIterations(iterations),

@@ -16,6 +16,7 @@ import * as StopCondition from "../src/StopCondition.js"
 import { crashConfig, instrument, trainset as crashTrainset, valset as crashValset } from "./fixtures/crashChild.js"
 import * as Toy from "./fixtures/toy.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
+import { onePerStep } from "./fixtures/strategy.js"
 
 const tmpDir = () => makeTmpDir("gepa-rundir-")
 
@@ -41,7 +42,9 @@ const baseConfig = <T>(adapter: Gepa.Config<Toy.Example, T, string>["adapter"] &
   maxMetricCalls: 200,
   merge: true,
   minibatchSize: 3,
-  seed: 3
+  seed: 3,
+  // the GEPA loop: these tests stop and resume at given iterations (the toy's two components default to steps of two)
+  ...onePerStep
 })
 
 const comparable = (r: Gepa.OptimizeResult<string>) => ({

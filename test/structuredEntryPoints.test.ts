@@ -14,6 +14,7 @@ import type { StructuredEvent } from "../src/Event.js"
 import * as Gepa from "../src/Gepa.js"
 import * as OptimizeAnything from "../src/OptimizeAnything.js"
 import * as RunDir from "../src/RunDir.js"
+import { onePerStep } from "./fixtures/strategy.js"
 import { tmpDir } from "./fixtures/tmp.js"
 import * as Task from "./fixtures/typedTask.js"
 
@@ -33,6 +34,10 @@ const streamConfig = (options: { readonly runDir?: string; readonly maxMetricCal
   maxMetricCalls: options.maxMetricCalls,
   minibatchSize: 2,
   merge: false,
+  // one proposal per step: the first run's budget of 24 then ends between steps, so its resume
+  // continues as the uninterrupted run (a budget that binds mid-step shrinks that step, and the
+  // continuation is the budget-limited one)
+  ...onePerStep,
   ...(options.runDir === undefined ? {} : { runDir: options.runDir })
 })
 
@@ -110,6 +115,10 @@ const anythingConfig = (options: { readonly runDir?: string; readonly maxMetricC
   maxMetricCalls: options.maxMetricCalls,
   minibatchSize: 2,
   merge: false as const,
+  // one proposal per step: the first run's budget of 24 then ends between steps, so its resume
+  // continues as the uninterrupted run (a budget that binds mid-step shrinks that step, and the
+  // continuation is the budget-limited one)
+  ...onePerStep,
   ...(options.runDir === undefined ? {} : { runDir: options.runDir })
 })
 

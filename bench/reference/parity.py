@@ -18,7 +18,7 @@ import sys
 sys.dont_write_bytecode = True  # keep bench/reference free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from task import COMPARABLE, Adapter, Task, fnv  # noqa: E402
+from task import COMPARABLE, Adapter, Task, TaskOptions, fnv  # noqa: E402
 
 task = Task(COMPARABLE)
 adapter = Adapter(task)
@@ -69,3 +69,14 @@ for name, cand in CANDIDATES:
     line({"candidate": name, "records": records})
 for p in PROMPTS:
     line({"fnv": fnv(p), "answer": task.reflect(p)})
+
+# one component owning every keyword (run.py --task 1x32)
+one = Task(TaskOptions(components=1, keywords_per_component=32, train_size=120, val_size=30, test_size=300, learn_permille=300))
+one_adapter = Adapter(one)
+line({"one": [ex.category for ex in one.trainset[:40]], "seed": one.seed_candidate})
+for cand in [one.seed_candidate, {"component_0": f"[c0] know: {kw_list(0, range(0, 32, 3))}| v1"}]:
+    ev = one_adapter.evaluate(one.trainset[:12], cand, capture_traces=True)
+    line({"one_val": f6(one.val_score(cand)), "one_test": f6(one.test_score(cand)), "scores": [f6(x) for x in ev.scores], "outputs": ev.outputs})
+for i in range(20):
+    p = f"[c0] know: | v{i}\nmust mention 'c0k{i}' must mention 'c0k{31 - i}'"
+    line({"one_answer": one.reflect(p)})

@@ -62,3 +62,15 @@ for (const p of prompts) {
   const answer = Effect.runSync(task.reflectionModel.complete(p)).text
   line({ fnv: fnv(p), answer })
 }
+
+// one component owning every keyword (run.py --task 1x32)
+const one = makeTask({ components: 1, keywordsPerComponent: 32, trainSize: 120, valSize: 30, testSize: 300, learnPermille: 300 })
+line({ one: one.trainset.slice(0, 40).map((e) => e.category), seed: one.seedCandidate })
+for (const c of [one.seedCandidate, { component_0: `[c0] know: ${Array.from({ length: 11 }, (_, k) => `c0k${3 * k} `).join("")}| v1` }]) {
+  const ev = Effect.runSync(one.adapter.evaluate(one.trainset.slice(0, 12), c, { captureTraces: true }))
+  line({ one_val: f6(one.trueScore(c)), one_test: f6(one.testScore(c)), scores: ev.scores.map(f6), outputs: ev.outputs })
+}
+for (let i = 0; i < 20; i++) {
+  const p = `[c0] know: | v${i}\nmust mention 'c0k${i}' must mention 'c0k${31 - i}'`
+  line({ one_answer: Effect.runSync(one.reflectionModel.complete(p)).text })
+}

@@ -42,11 +42,16 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 RESULTS_MD = os.path.join(HERE, "RESULTS.md")
 
 # "2x16" is issue 21's comparable task; "4x8" is the task of our latency x
-# quality bench (bench/latencyQuality.ts, latencyQualityTask)
+# quality bench (bench/latencyQuality.ts, latencyQualityTask); "1x32" the same
+# keywords in one component (bench/concurrency.ts `tasks`)
 TASKS: dict[str, TaskOptions] = {
     "2x16": COMPARABLE,
     "4x8": TaskOptions(
         components=4, keywords_per_component=8, train_size=120, val_size=30, test_size=300, learn_permille=300
+    ),
+    # one component owning every keyword: the common case (one system prompt)
+    "1x32": TaskOptions(
+        components=1, keywords_per_component=32, train_size=120, val_size=30, test_size=300, learn_permille=300
     ),
 }
 

@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Candidate } from "effect-gepa/Candidate"
+import type { Config } from "effect-gepa/Config"
 import { type ConfigError, PersistenceError } from "effect-gepa/Errors"
 import type { GepaEvent } from "effect-gepa/Event"
 import * as Gepa from "effect-gepa/Gepa"
@@ -52,6 +53,13 @@ export interface DemoOptions {
   readonly onEvent?: ((event: GepaEvent) => void) | undefined
   /** write `report.html` into the run directory; default true */
   readonly writeReport?: boolean | undefined
+  /**
+   * the proposal strategy; default the engine's for the candidate's shape
+   * (one round of both components per step, their changes combined). One
+   * proposal per step leaves lineages that improved different components for
+   * merges to combine.
+   */
+  readonly strategy?: Pick<Config<unknown, unknown, unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals"> | undefined
 }
 
 /**
@@ -171,8 +179,8 @@ export const runDemo = (
       seed,
       candidateSelector: "pareto" as const,
       merge: true,
-      parallelProposals: 2,
       maxConcurrency: 8,
+      ...options.strategy,
       // the run directory keeps state, events and the best candidate, so a
       // stopped demo can be inspected with `gepa show <dir>`
       runDir,

@@ -161,7 +161,7 @@ export const make = (options: ProgressOptions): Progress => {
         figures.resumed = event.resumed
         options.write(
           `${event.resumed ? "Resuming" : "Starting"}: ${event.trainSize} training and ${event.valSize} validation examples, ` +
-            `budget ${event.budget ?? "none"} metric calls\n`
+            `budget ${event.budget ?? "none"} metric calls${event.strategy === undefined ? "" : `, ${event.strategy}`}\n`
         )
         startBar()
         break

@@ -26,7 +26,7 @@
  */
 import { Duration, Effect, Either, Option, type Scope } from "effect"
 import type { AdapterService } from "../../Adapter.js"
-import type { Config } from "../../Config.js"
+import { type Config, formatStrategy } from "../../Config.js"
 import { AllEvaluationsFailed, type OptimizeError, ProposalsFailed } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
 import type { ReflectionModel } from "../../LanguageModel.js"
@@ -132,7 +132,14 @@ const start = <D, T, O>(
 ): Effect.Effect<State.GepaState, OptimizeError> =>
   Effect.gen(function*() {
     const started = (resumed: boolean) =>
-      s.emit("OptimizationStarted", () => GepaEvent.OptimizationStarted({ resumed, trainSize: r.trainIds.length, valSize: r.valIds.length, budget: r.budget }))
+      s.emit("OptimizationStarted", () =>
+        GepaEvent.OptimizationStarted({
+          resumed,
+          trainSize: r.trainIds.length,
+          valSize: r.valIds.length,
+          budget: r.budget,
+          strategy: formatStrategy(r)
+        }))
     const { lost } = yield* unaccounted
     const chargeLost = (state: State.GepaState) =>
       lost === 0 ? Effect.void : s.emit("LostWorkCharged", () => GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls }))

@@ -281,7 +281,7 @@ export const plan = <D, T, O>(
     // proposal sharing its group's minibatch pays no parent evaluation. With
     // "combine", each example of the step's minibatches may also be paid once
     // more, for the combined child's judgment.
-    const perExample = (leader === undefined ? factor : factor - 1) + (leader === undefined && r.proposalSelection === "combine" ? 1 : 0)
+    let perExample = (leader === undefined ? factor : factor - 1) + (leader === undefined && r.proposalSelection === "combine" ? 1 : 0)
     let valIds = r.policy(current, r.valIds, rng)
     const cost = (mb: number, val: number) => Ledger.stepCost(minibatchCost + perExample * mb, [...validationCosts, val], keep)
     let reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
@@ -307,9 +307,13 @@ export const plan = <D, T, O>(
       }
     }
     let remainder = false
+    let shrunk = false
     if (reserved > available) {
       // only the step's first proposal shrinks: later ones are simply not planned
       if (i > 0) break
+      shrunk = true
+      // the step ends with this proposal, so no combination is judged: its minibatch is paid by parent and child only
+      perExample = factor
       const left = available - minibatchCost
       const fullVal = Ledger.distinct(valIds)
       const minVal = minimumRemainderValidation(fullVal, r.budget, perExample)
@@ -366,6 +370,7 @@ export const plan = <D, T, O>(
     if (wants("CandidateSelected")) events.push(GepaEvent.CandidateSelected({ iteration: it, candidate: parent, score: State.scoreOf(current)(parent) }))
     if (wants("MinibatchSampled")) events.push(GepaEvent.MinibatchSampled({ iteration: it, ids }))
     if (wants("ProposalStarted")) events.push(GepaEvent.ProposalStarted({ iteration: it, parent, components: selection.components }))
+    if (shrunk) break
   }
   // the first proposal either is planned or says why not
   if (plans.length === 0) return defined(exhausted, "why a step planned nothing")

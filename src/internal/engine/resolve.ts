@@ -13,7 +13,7 @@ import { type Adapter, type AdapterService, tag as adapterTag } from "../../Adap
 import type { Candidate } from "../../Candidate.js"
 import * as CandidateSelector from "../../CandidateSelector.js"
 import * as ComponentSelector from "../../ComponentSelector.js"
-import { type Config, defaults, mergeDefaults } from "../../Config.js"
+import { type Config, defaults, defaultStrategy, mergeDefaults } from "../../Config.js"
 import * as DataLoader from "../../DataLoader.js"
 import { type AdapterError, ConfigError, type EvaluationTimeout, type PersistenceError } from "../../Errors.js"
 import type { EvaluationCache } from "../../EvaluationCache.js"
@@ -68,6 +68,8 @@ export interface Resolved<D, T, O> {
   readonly given: {
     readonly parallelProposals: boolean
     readonly proposalsPerStep: boolean
+    readonly proposalSampling: boolean
+    readonly proposalSelection: boolean
     readonly earlyRejection: boolean
     readonly reuseMinibatch: boolean
   }
@@ -313,14 +315,16 @@ export const resolve = <D, T, O>(
     const { adapter, proposer, reflectionModel } = yield* resolveProposer(config)
     const budget = stop.budget
     const data = yield* resolveData(config, budget)
+    // the default strategy follows the candidate's shape, never maxConcurrency
+    const strategy = defaultStrategy(Object.keys(config.seedCandidate).length)
     const settings = {
       seed: config.seed ?? defaults.seed,
       frontierType: config.frontierType ?? defaults.frontierType,
       minibatchSize: config.minibatchSize ?? defaults.minibatchSize,
       parallelProposals: config.parallelProposals ?? defaults.parallelProposals,
-      proposalsPerStep: config.proposalsPerStep ?? defaults.proposalsPerStep,
-      proposalSampling: config.proposalSampling ?? defaults.proposalSampling,
-      proposalSelection: config.proposalSelection ?? defaults.proposalSelection,
+      proposalsPerStep: config.proposalsPerStep ?? strategy.proposalsPerStep,
+      proposalSampling: config.proposalSampling ?? strategy.proposalSampling,
+      proposalSelection: config.proposalSelection ?? strategy.proposalSelection,
       earlyRejection: config.earlyRejection ?? defaults.earlyRejection,
       reuseMinibatch: config.reuseMinibatch ?? defaults.reuseMinibatch,
       foldOrder: config.foldOrder ?? defaults.foldOrder,
@@ -352,6 +356,8 @@ export const resolve = <D, T, O>(
       given: {
         parallelProposals: config.parallelProposals !== undefined,
         proposalsPerStep: config.proposalsPerStep !== undefined,
+        proposalSampling: config.proposalSampling !== undefined,
+        proposalSelection: config.proposalSelection !== undefined,
         earlyRejection: config.earlyRejection !== undefined,
         reuseMinibatch: config.reuseMinibatch !== undefined
       },
@@ -436,7 +442,7 @@ const settingsOf = <D, T, O>(
   parallelProposals: String(resolved.parallelProposals),
   proposalsPerStep: String(resolved.proposalsPerStep),
   proposalSampling: resolved.proposalSampling,
-  proposalSelection: named(resolved.proposalSelection, defaults.proposalSelection),
+  proposalSelection: named(resolved.proposalSelection, "best"),
   earlyRejection: String(resolved.earlyRejection),
   reuseMinibatch: String(resolved.reuseMinibatch),
   foldOrder: resolved.foldOrder,

@@ -17,12 +17,23 @@ import type { Resolved } from "./resolve.js"
 
 const isPositiveInt = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0
 
+const samplings = ["independent", "same_parent", "same_minibatch"] as const
+const samplingOf = (saved: string | undefined) => samplings.find((s) => s === saved)
+const selectionOf = (saved: string | undefined): Resolved<unknown, unknown, unknown>["proposalSelection"] | undefined => {
+  if (saved === "best" || saved === "all" || saved === "combine") return saved
+  const topK = /^\{"topK":(\d+)\}$/.exec(saved ?? "")
+  return topK === null ? undefined : { topK: Number(topK[1]) }
+}
+
 /**
  * The configuration a resume continues with. Runs saved by 0.2 derived the
  * pipeline depth from `maxConcurrency` and planned one proposal per step,
  * and runs saved without `reuseMinibatch` drew a new minibatch for every proposal:
  * without explicit settings, such a run continues as it was planned (these
- * settings change the schedule, and so the result).
+ * settings change the schedule, and so the result). The strategy
+ * (`proposalsPerStep`, `proposalSampling`, `proposalSelection`) left to its
+ * default continues as saved too: a run saved before the default followed
+ * the candidate's shape keeps its one proposal per step.
  *
  * @internal
  */
@@ -33,16 +44,35 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
   const depth = r.given.parallelProposals || !isPositiveInt(saved) ? r.parallelProposals : saved
   // a fingerprint without the step settings was written by 0.2: one proposal per step
   const legacy = settings["proposalsPerStep"] === undefined
-  const perStep = r.given.proposalsPerStep || !legacy ? r.proposalsPerStep : 1
+  const savedPerStep = Number(settings["proposalsPerStep"])
+  // the default strategy was chosen when the run started (and 0.2 planned one proposal per step): a resume keeps it
+  const perStep = r.given.proposalsPerStep ? r.proposalsPerStep : legacy ? 1 : isPositiveInt(savedPerStep) ? savedPerStep : r.proposalsPerStep
+  const sampling = r.given.proposalSampling ? r.proposalSampling : legacy ? "independent" : samplingOf(settings["proposalSampling"]) ?? r.proposalSampling
+  const selection = r.given.proposalSelection ? r.proposalSelection : legacy ? "best" : selectionOf(settings["proposalSelection"]) ?? r.proposalSelection
   // 0.2 judged every child on its whole minibatch
   const early = r.given.earlyRejection || !legacy ? r.earlyRejection : false
   // runs saved without the setting drew a new minibatch for every proposal
   const reuse = r.given.reuseMinibatch || settings["reuseMinibatch"] !== undefined ? r.reuseMinibatch : false
-  if (depth === r.parallelProposals && perStep === r.proposalsPerStep && early === r.earlyRejection && reuse === r.reuseMinibatch) return r
-  const next = { ...r, parallelProposals: depth, proposalsPerStep: perStep, earlyRejection: early, reuseMinibatch: reuse }
+  if (
+    depth === r.parallelProposals && perStep === r.proposalsPerStep && sampling === r.proposalSampling &&
+    settings["proposalSelection"] === r.fingerprint.settings["proposalSelection"] && early === r.earlyRejection &&
+    reuse === r.reuseMinibatch
+  ) return r
+  const next = {
+    ...r,
+    parallelProposals: depth,
+    proposalsPerStep: perStep,
+    proposalSampling: sampling,
+    proposalSelection: selection,
+    earlyRejection: early,
+    reuseMinibatch: reuse
+  }
   const fingerprintSettings: Record<string, string> = {
     ...r.fingerprint.settings,
     parallelProposals: String(depth),
+    proposalsPerStep: String(perStep),
+    proposalSampling: sampling,
+    proposalSelection: typeof selection === "string" ? selection : Fingerprint.stableStringify(selection),
     reuseMinibatch: String(reuse)
   }
   if (legacy) {

@@ -24,7 +24,8 @@ export const describeEvent = (
       return {
         level: "info",
         message: `${event.resumed ? "resuming" : "starting"} optimization: ${event.trainSize} training and ` +
-          `${event.valSize} validation examples, budget ${event.budget ?? "unlimited"} metric calls`
+          `${event.valSize} validation examples, budget ${event.budget ?? "unlimited"} metric calls` +
+          (event.strategy === undefined ? "" : `, ${event.strategy}`)
       }
     case "OptimizationEnded":
       return {
