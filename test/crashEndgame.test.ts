@@ -164,8 +164,11 @@ describe("crash exactness at the end of the budget", () => {
             }
           }
           console.log(figures.join("\n"))
-          // every stage was aimed at (a last step may reflect nothing, its parent perfect on its minibatch)
-          for (const stage of ["parent", "child", "save"]) expect(base.stages[stage]!.length, stage).toBeGreaterThan(0)
+          // the parent's evaluation and the saves are aimed at in every case; a run that ends with nothing
+          // left to learn (the loose budget) may have no child or reflection in its last two steps, the
+          // tight one has them (the figures print each point)
+          for (const stage of ["parent", "save"]) expect(base.stages[stage]!.length, stage).toBeGreaterThan(0)
+          if (budgetBinds) expect(base.stages["child"]!.length, "child").toBeGreaterThan(0)
           expect(outcomes.filter((o) => o.killed).length).toBeGreaterThan(outcomes.length / 2)
         }),
       timeout
