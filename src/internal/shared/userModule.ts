@@ -23,7 +23,8 @@ const isTypeScript = (file: string): boolean => /\.[cm]?tsx?$/i.test(file)
 /**
  * With `sameGraphFirst`, the user's module shares one module graph with the
  * process: a plain `import()` first (a process that already runs TypeScript:
- * tsx, a test runner), else tsx registered for the whole process. With
+ * tsx, a test runner; not where Node would strip the types itself, by rules
+ * of its own), else tsx registered for the whole process. With
  * `orIsolated` as well, a module that cannot load that way (a `.ts` file that
  * tsx compiles to CommonJS, whose `require` may not see the ES modules it
  * imports) is loaded through `tsImport` instead, with copies of its own of
@@ -53,14 +54,37 @@ export const importUserModule = async (
   }
 }
 
+/**
+ * Whether this file runs as TypeScript: the process already has a loader
+ * for TypeScript (tsx, a test runner), which a plain `import()` of the
+ * user's module goes through.
+ */
+const runsAsTypeScript = isTypeScript(new URL(import.meta.url).pathname)
+
+/**
+ * Whether Node strips TypeScript types itself (`process.features.typescript`:
+ * on by default from Node 22.18 and 23.6). Its loader takes a `.ts` file
+ * when nothing else does, by rules of its own: no `./x.js` import of an
+ * `x.ts`, no enums, and a `.ts` in a CommonJS package read as CommonJS (a
+ * module with `import`/`export` fails, after a warning on stderr).
+ */
+const nodeStripsTypes = (): boolean => {
+  const typescript = field(process.features, "typescript")
+  return typescript !== undefined && typescript !== false
+}
+
 const load = async (file: string, options?: { readonly sameGraphFirst?: boolean }): Promise<unknown> => {
   const url = pathToFileURL(file).href
   if (!isTypeScript(file)) return importUrl(url)
   if (options?.sameGraphFirst === true) {
-    try {
-      return await importUrl(url)
-    } catch (e) {
-      if (field(e, "code") !== "ERR_UNKNOWN_FILE_EXTENSION") throw e
+    // a plain import() first when it can only succeed through a TypeScript loader of the process's
+    // own: where Node strips types itself, it would be Node that answers, with other rules than tsx's
+    if (runsAsTypeScript || !nodeStripsTypes()) {
+      try {
+        return await importUrl(url)
+      } catch (e) {
+        if (field(e, "code") !== "ERR_UNKNOWN_FILE_EXTENSION") throw e
+      }
     }
     // tsx's hooks for the whole process, not tsImport's: tsImport resolves everything the module imports
     // under a namespace of its own, so effect and this package would load a second time, as other
