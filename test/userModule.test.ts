@@ -23,7 +23,7 @@ const sources = { esm: `import { Effect } from "effect"\nexport { Effect }\n${me
 
 // cwd is the repository: `effect` and the compiled package resolve from there
 const script = `
-const { importUserModule } = await import("./dist/src/internal/userModule.js")
+const { importUserModule } = await import("./dist/src/internal/shared/userModule.js")
 const effect = await import("effect")
 const [esm, commonJs] = process.argv.slice(1)
 const a = await importUserModule(esm, { sameGraphFirst: true })
