@@ -13,6 +13,12 @@
 # Node version takes. A test that cannot load the addon fails: nothing is
 # skipped.
 #
+# `MAJOR:light` runs that version's suite with GEPA_TEST_LIGHT=1: every test,
+# fewer rounds of the stress loops (test/fixtures/repeats.ts). With
+# `--prepare` first, it only installs the Node binaries and builds their
+# better-sqlite3 addons (cached in .ci/node-<major>/), running no test: CI
+# does that on its second core while single-threaded checks run.
+#
 # Prints, per version, "node vX.Y.Z: N passed, N failed, N skipped (T s, C s
 # of CPU)";
 # the last line is the plain "N passed, N failed" of all the runs together.
@@ -20,14 +26,17 @@
 # JSON report (per-file and per-test durations) is kept as <dir>/node-<major>.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "$#" -gt 0 ] || { echo "usage: bash .ci/node-versions.sh MAJOR..." >&2; exit 2; }
+prepare=0
+if [ "${1:-}" = "--prepare" ]; then prepare=1; shift; fi
+[ "$#" -gt 0 ] || { echo "usage: bash .ci/node-versions.sh [--prepare] MAJOR[:light]..." >&2; exit 2; }
 
 addon=node_modules/better-sqlite3/build/Release/better_sqlite3.node
 [ -f "$addon" ] || { echo "$addon is missing: run npm ci first" >&2; exit 2; }
 original="$(mktemp -d)"
 cp "$addon" "$original/"
 restore() {
-  cp "$original/better_sqlite3.node" "$addon"
+  # --prepare never replaces the addon: nothing to put back (and something else may be loading it)
+  [ "$prepare" = 1 ] || cp "$original/better_sqlite3.node" "$addon"
   rm -rf "$original" "${times_file:-}"
 }
 trap restore EXIT
@@ -111,6 +120,7 @@ match_addon() {
     cp "$src/build/Release/better_sqlite3.node" "$cache"
     rm -rf "$src"
   fi
+  [ "$prepare" = 1 ] && return
   cp "$cache" "$addon"
   PATH="$bin:$PATH" node -e 'new (require("better-sqlite3"))(":memory:").close()'
 }
@@ -132,16 +142,25 @@ passed=0
 failed=0
 status=0
 summary=()
-for major in "$@"; do
+for spec in "$@"; do
+  major="${spec%%:light}"
+  light=0
+  [ "$major" != "$spec" ] && light=1
   bin="$(node_bin "$major")"
+  if [ "$prepare" = 1 ]; then
+    # the cache only: the addon npm ci built stays in place for whatever runs meanwhile
+    [ "$major" = "$system_major" ] || match_addon "$bin" "$major"
+    echo "Node $(PATH="$bin:$PATH" node -v) ready"
+    continue
+  fi
   match_addon "$bin" "$major"
   version="$(PATH="$bin:$PATH" node -v)"
-  echo "=== the test suite on Node $version ==="
+  echo "=== the test suite on Node $version$([ "$light" = 1 ] && echo " (GEPA_TEST_LIGHT=1: fewer rounds of the stress loops)") ==="
   report="$(mktemp)"
   started=$SECONDS
   read_cpu
   cpu_before=$cpu_now
-  PATH="$bin:$PATH" npm test -- --reporter=default --reporter=json --outputFile.json="$report" || status=1
+  PATH="$bin:$PATH" GEPA_TEST_LIGHT="$light" npm test -- --reporter=default --reporter=json --outputFile.json="$report" || status=1
   seconds=$((SECONDS - started))
   read_cpu
   cpu=$((cpu_now - cpu_before))
@@ -153,8 +172,9 @@ for major in "$@"; do
   read -r p f s <<< "$counts"
   passed=$((passed + p))
   failed=$((failed + f))
-  summary+=("node $version: $p passed, $f failed, $s skipped ($seconds s, $cpu s of CPU)")
+  summary+=("node $version$([ "$light" = 1 ] && echo " (light)"): $p passed, $f failed, $s skipped ($seconds s, $cpu s of CPU)")
 done
+[ "$prepare" = 1 ] && exit 0
 for line in "${summary[@]}"; do echo "$line"; done
 echo "$passed passed, $failed failed"
 exit "$status"

@@ -12,11 +12,13 @@ import { type Browser, chromium } from "playwright-core"
 import { runDemo, simulatedModels } from "../examples/demo/run.js"
 import { pacedModels } from "../examples/demo/ui.js"
 import * as Dashboard from "../src/Dashboard.js"
+import { repeats } from "./fixtures/repeats.js"
 import { tmpDir } from "./fixtures/tmp.js"
 
 const CHROME = process.env["CHROME_PATH"] ?? "/usr/bin/chromium"
 const skip = !fs.existsSync(CHROME) && process.env["CI"] === undefined
-const tries = 20
+// light (test/fixtures/repeats.ts): 5
+const tries = repeats(20, 5)
 
 let browser: Browser | undefined
 beforeAll(async () => {
