@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import * as B from "../bench/benchmarks.js"
+import * as Overhead from "../bench/overhead.js"
 import { markdown, runAll, type Sizes } from "../bench/run.js"
 
 const tiny: Sizes = {
@@ -57,6 +58,15 @@ describe("bench", () => {
     }
     // the JSON file is this object serialized: it must survive a round trip
     expect(JSON.parse(JSON.stringify(report)).overhead.iterations).toBe(report.overhead.iterations)
+  })
+
+  it("measures the engine's overhead per metric call within the budget, with every field finite", async () => {
+    const row = await Overhead.measure("1x32", 0, 100, false)
+    expect(row.metricCalls).toBeGreaterThan(0)
+    expect(row.metricCalls).toBeLessThanOrEqual(100)
+    for (const x of [row.wallUsPerCall, row.engineUsPerCall, row.cpuUsPerCall, row.gcShare, row.test]) expect(Number.isFinite(x)).toBe(true)
+    expect(row.engineUsPerCall).toBeLessThanOrEqual(row.wallUsPerCall)
+    await expect(Overhead.measure("3x3", 0, 100, false)).rejects.toThrow(/--task: expected one of/)
   })
 
   it("builds synthetic states that pass the state's own consistency check", async () => {
