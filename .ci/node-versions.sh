@@ -120,7 +120,7 @@ match_addon() {
     cp "$src/build/Release/better_sqlite3.node" "$cache"
     rm -rf "$src"
   fi
-  [ "$prepare" = 1 ] && return
+  if [ "$prepare" = 1 ]; then return; fi
   cp "$cache" "$addon"
   PATH="$bin:$PATH" node -e 'new (require("better-sqlite3"))(":memory:").close()'
 }
@@ -144,8 +144,8 @@ status=0
 summary=()
 for spec in "$@"; do
   major="${spec%%:light}"
-  light=0
-  [ "$major" != "$spec" ] && light=1
+  # (if, not &&: a false test as an assignment's last command would end the script under set -e)
+  if [ "$major" != "$spec" ]; then light=1; tag=" (light)"; else light=0; tag=""; fi
   bin="$(node_bin "$major")"
   if [ "$prepare" = 1 ]; then
     # the cache only: the addon npm ci built stays in place for whatever runs meanwhile
@@ -155,7 +155,8 @@ for spec in "$@"; do
   fi
   match_addon "$bin" "$major"
   version="$(PATH="$bin:$PATH" node -v)"
-  echo "=== the test suite on Node $version$([ "$light" = 1 ] && echo " (GEPA_TEST_LIGHT=1: fewer rounds of the stress loops)") ==="
+  echo "=== the test suite on Node $version$tag ==="
+  [ "$light" = 0 ] || echo "(GEPA_TEST_LIGHT=1: every test, fewer rounds of the stress loops: test/fixtures/repeats.ts)"
   report="$(mktemp)"
   started=$SECONDS
   read_cpu
@@ -172,9 +173,9 @@ for spec in "$@"; do
   read -r p f s <<< "$counts"
   passed=$((passed + p))
   failed=$((failed + f))
-  summary+=("node $version$([ "$light" = 1 ] && echo " (light)"): $p passed, $f failed, $s skipped ($seconds s, $cpu s of CPU)")
+  summary+=("node $version$tag: $p passed, $f failed, $s skipped ($seconds s, $cpu s of CPU)")
 done
-[ "$prepare" = 1 ] && exit 0
+if [ "$prepare" = 1 ]; then exit 0; fi
 for line in "${summary[@]}"; do echo "$line"; done
 echo "$passed passed, $failed failed"
 exit "$status"
