@@ -105,7 +105,7 @@ describe("crash exactness", () => {
     { budget: tight, points: ["eval:50", "validate:4"] },
     { budget: tight, points: ["fsync:30", "reflect:2", "rename:3"] }
   ]
-  // light (test/fixtures/repeats.ts): one run per budget, and every kind of kill point still hit
+  // light (test/fixtures/repeats.ts): two runs per budget, every kind of kill point still hit
   const chosen = light ? [runs[7]!, runs[8]!, runs[9]!, runs[3]!] : runs
   const pointCount = chosen.reduce((n, r) => n + r.points.length, 0)
 
