@@ -17,8 +17,8 @@ import { tmpDir } from "./fixtures/tmp.js"
 
 const CHROME = process.env["CHROME_PATH"] ?? "/usr/bin/chromium"
 const skip = !fs.existsSync(CHROME) && process.env["CI"] === undefined
-// light (test/fixtures/repeats.ts): 5
-const tries = repeats(20, 5)
+// light (test/fixtures/repeats.ts): 3
+const tries = repeats(20, 3)
 
 let browser: Browser | undefined
 beforeAll(async () => {
