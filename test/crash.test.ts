@@ -101,7 +101,8 @@ describe("crash exactness", () => {
     { budget: loose, points: ["validate:1", "validate:20"] },
     { budget: loose, points: ["eval:20", "eval:100", "eval:60"] },
     { budget: loose, points: ["rename:7", "reflect:3", "validate:5"] },
-    { budget: loose, points: ["write:200", "fsync:12", "eval:30"] },
+    // (a whole run makes about 200 writes, a number that varies with timing: a first point near it may never be reached)
+    { budget: loose, points: ["write:100", "fsync:12", "eval:30"] },
     { budget: tight, points: ["eval:50", "validate:4"] },
     { budget: tight, points: ["fsync:30", "reflect:2", "rename:3"] }
   ]
