@@ -162,7 +162,8 @@ export const runOnce = async (strategy: Strategy, o: RunOptions) => {
   }
 }
 
-const median = (xs: ReadonlyArray<number>) => {
+/** the median of a non-empty list (the mean of the two middle values for an even length) */
+export const median = (xs: ReadonlyArray<number>) => {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2

@@ -20,7 +20,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import { PerformanceObserver } from "node:perf_hooks"
 import * as Gepa from "../src/Gepa.js"
-import { tasks } from "./concurrency.js"
+import { median, tasks } from "./concurrency.js"
 import { makeTask } from "./task.js"
 
 export interface OverheadRow {
@@ -82,12 +82,6 @@ export const measure = async (
     gcShare: gc.ms / wallMs,
     test: task.testScore(result.bestCandidate)
   }
-}
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
 const option = (argv: ReadonlyArray<string>, name: string): string | undefined => {
