@@ -44,7 +44,7 @@ export const seedCandidate: Candidate = {
   style: "Answer with the queue name only."
 }
 
-/** Proposes the parent's text plus one rule; the third proposal's rule holds markup, which every page must show as text. */
+/** Proposes the parent's text plus one rule; every third proposal's rule holds markup, which every page must show as text. */
 export const makeConfig = (options: {
   readonly maxCandidates: number
   readonly runDir?: string | undefined
@@ -70,7 +70,7 @@ export const makeConfig = (options: {
         const out: Record<string, string> = {}
         for (const c of components) {
           const word = words[Math.floor(hash(`${parent[c]}|${proposals}`) * words.length)]
-          out[c] = proposals === 3
+          out[c] = proposals % 3 === 0
             ? `${parent[c]}\n- <script>alert(1)</script> tickets go to ${word}`
             : c === "instructions"
             ? `${parent[c]}\n- tickets about ${word} #${proposals} go to ${word}`

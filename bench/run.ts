@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as B from "./benchmarks.js"
 import * as Concurrency from "./concurrency.js"
+import * as DemoTask from "./demoTask.js"
 import * as LQ from "./latencyQuality.js"
 import * as Overhead from "./overhead.js"
 import * as Scale from "./scale.js"
@@ -265,6 +266,7 @@ const main = async () => {
   if (process.argv.includes("concurrency")) return Concurrency.main(process.argv.slice(2))
   if (process.argv.includes("scale")) return Scale.main(process.argv.slice(2))
   if (process.argv.includes("overhead")) return Overhead.main(process.argv.slice(2))
+  if (process.argv.includes("demo")) return DemoTask.main(process.argv.slice(2))
   const quick = process.argv.includes("--quick")
   const report = await runAll(quick ? quickSizes : fullSizes, quick ? "quick" : "full", (line) => console.error(`[bench] ${line}`))
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")

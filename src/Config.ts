@@ -318,6 +318,17 @@ export interface Strategy {
 export const defaultMaxProposalsPerStep = 8
 
 /**
+ * How many rounds of components a default step plans for a candidate of
+ * several components: three rounds (each component rewritten three times,
+ * from three reflections on the same evidence) keep more calls in flight
+ * than one round and measured as good per budget (bench/RESULTS.md).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultRoundsPerStep = 3
+
+/**
  * The default strategy for a candidate of `components` components, used for
  * each of the three settings a configuration leaves out. It depends only on
  * what the search sees, never on `maxConcurrency`, so the same seed gives the
@@ -327,13 +338,14 @@ export const defaultMaxProposalsPerStep = 8
  * - One component: one proposal per step (the GEPA loop). A step of several
  *   proposals on one component validates the best of several minibatches,
  *   which lost quality per budget in every measurement (bench/RESULTS.md).
- * - Several components: one round of components per step (one proposal per
- *   component, at most `defaultMaxProposalsPerStep`), on one shared
- *   minibatch whose evidence is paid once (`"same_minibatch"`), and one
- *   validation that keeps every accepted component's change (`"combine"`).
- *   Measured ahead of one proposal per step on the bench's two- and
- *   four-component tasks at budgets 500 and 1,000, and faster when calls
- *   are slow.
+ * - Several components: `defaultRoundsPerStep` rounds of components per
+ *   step (each component rewritten that many times, at most
+ *   `defaultMaxProposalsPerStep` proposals), on one shared minibatch whose
+ *   evidence is paid once (`"same_minibatch"`), and one validation that
+ *   keeps every accepted component's change (`"combine"`). Measured as good
+ *   per budget as one round of components on the bench's two- and
+ *   four-component tasks and on the demo's task, and 1.3-1.8x faster when
+ *   calls are slow.
  *
  * @since 0.3.0
  * @category constructors
@@ -341,7 +353,11 @@ export const defaultMaxProposalsPerStep = 8
 export const defaultStrategy = (components: number): Strategy =>
   components <= 1
     ? { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" }
-    : { proposalsPerStep: Math.min(components, defaultMaxProposalsPerStep), proposalSampling: "same_minibatch", proposalSelection: "combine" }
+    : {
+      proposalsPerStep: Math.min(components * defaultRoundsPerStep, defaultMaxProposalsPerStep),
+      proposalSampling: "same_minibatch",
+      proposalSelection: "combine"
+    }
 
 /**
  * A strategy in one line, as the run's settings print it.

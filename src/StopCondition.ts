@@ -228,6 +228,11 @@ export const timeout = (duration: Duration.DurationInput): StopCondition => {
 
 /**
  * Stop when the best validation score has not improved for `n` iterations.
+ * An iteration is one proposal (one reflection), as in the reference's loop;
+ * a step plans several when the strategy says so (the default for a
+ * candidate of two components plans 6), so `n` iterations are about
+ * `n / proposalsPerStep` validations of a new child. Size a patience in
+ * proposals, not in steps.
  *
  * @since 0.1.0
  * @category built-ins
@@ -291,7 +296,9 @@ export const stopFile = (path: string): StopCondition => ({
 
 /**
  * Stop when the reflection model's accumulated cost reaches `max` (needs a
- * model layer with a price table).
+ * model layer with a price table). Checked before each step is planned: a
+ * step already planned reflects for each of its proposals, so the cost may
+ * pass `max` by one step's reflections (up to `proposalsPerStep` calls).
  *
  * @since 0.1.0
  * @category built-ins

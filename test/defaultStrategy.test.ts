@@ -27,15 +27,17 @@ const taskOf = (components: number) => makeTask({ ...twoComponents, components, 
 describe("the default strategy", () => {
   it("follows the number of components, never maxConcurrency", () => {
     assert.deepStrictEqual(Config.defaultStrategy(1), { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" })
-    assert.deepStrictEqual(Config.defaultStrategy(2), { proposalsPerStep: 2, proposalSampling: "same_minibatch", proposalSelection: "combine" })
-    assert.strictEqual(Config.defaultStrategy(4).proposalsPerStep, 4)
+    // three rounds of components per step, at most eight proposals
+    assert.deepStrictEqual(Config.defaultStrategy(2), { proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "combine" })
+    assert.strictEqual(Config.defaultStrategy(3).proposalsPerStep, 8)
+    assert.strictEqual(Config.defaultStrategy(4).proposalsPerStep, 8)
     assert.strictEqual(Config.defaultStrategy(20).proposalsPerStep, Config.defaultMaxProposalsPerStep)
-    assert.strictEqual(Config.formatStrategy(Config.defaultStrategy(2)), "2 proposals per step, same_minibatch, combine")
+    assert.strictEqual(Config.formatStrategy(Config.defaultStrategy(2)), "6 proposals per step, same_minibatch, combine")
   })
 
   it.effect("is said at the run's start and saved in the run's settings; given settings win", () =>
     Effect.gen(function*() {
-      for (const [components, expected] of [[1, "1 proposal per step, independent, best"], [4, "4 proposals per step, same_minibatch, combine"]] as const) {
+      for (const [components, expected] of [[1, "1 proposal per step, independent, best"], [4, "8 proposals per step, same_minibatch, combine"]] as const) {
         const events: Array<GepaEvent> = []
         const result = yield* Gepa.optimize({ ...runOf(taskOf(components)), maxMetricCalls: 120, onEvent: (e) => void events.push(e) })
         const started = events.find((e) => e._tag === "OptimizationStarted")

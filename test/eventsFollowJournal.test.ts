@@ -72,7 +72,8 @@ const config = () =>
   Effect.map(Toy.makeAdapter(), ({ adapter }) => ({
     ...Toy.runConfig(adapter),
     maxMetricCalls: 300,
-    stop: StopCondition.maxIterations(10),
+    // four steps of the default's six proposals, two in flight
+    stop: StopCondition.maxIterations(24),
     parallelProposals: 2
   }))
 

@@ -37,11 +37,11 @@ describe("RunStore", () => {
         Effect.provide(RunStore.layerNone)
       )
       const { adapter } = yield* Toy.makeAdapter()
-      // at a step's end: the toy's two components plan steps of two proposals, and a cap inside one cuts it short
-      const first = yield* Gepa.optimize({ ...config(adapter), stop: StopCondition.maxIterations(4) })
-      expect(first.iterations).toBe(4)
+      // at a step's end: the toy's two components plan steps of six proposals (three rounds), and a cap inside one cuts it short
+      const first = yield* Gepa.optimize({ ...config(adapter), stop: StopCondition.maxIterations(6) })
+      expect(first.iterations).toBe(6)
       const memory = yield* Ref.get(yield* RunStore.MemoryRef)
-      expect(Option.map(memory.state, (s) => s.iteration)).toEqual(Option.some(4))
+      expect(Option.map(memory.state, (s) => s.iteration)).toEqual(Option.some(6))
       expect(Option.isSome(memory.finished)).toBe(true)
       const resumed = yield* Gepa.optimize(config(adapter))
       expect(resumed.candidates).toEqual(full.candidates)

@@ -55,11 +55,13 @@ export interface DemoOptions {
   readonly writeReport?: boolean | undefined
   /**
    * the proposal strategy; default the engine's for the candidate's shape
-   * (one round of both components per step, their changes combined). One
+   * (three rounds of both components per step, their changes combined). One
    * proposal per step leaves lineages that improved different components for
    * merges to combine.
    */
   readonly strategy?: Pick<Config<unknown, unknown, unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals"> | undefined
+  /** the stop conditions besides the budget; default a perfect validation score and `patience` iterations without a new best */
+  readonly stop?: ReadonlyArray<StopCondition.StopCondition> | undefined
 }
 
 /**
@@ -88,12 +90,14 @@ export const defaultMaxMetricCalls = 2000
 
 /**
  * The demo stops early when it can no longer improve: at a perfect
- * validation score, or after this many iterations without a new best.
+ * validation score, or after this many iterations without a new best. An
+ * iteration is one proposal, and a step of the default plans six for the
+ * demo's two components: 120 iterations are 20 steps.
  *
  * @since 0.2.0
  * @category constants
  */
-export const patience = 40
+export const patience = 120
 
 /**
  * The deterministic offline models of the demo task.
@@ -149,8 +153,9 @@ const writeFile = (file: string, text: string): Effect.Effect<void, PersistenceE
   })
 
 /**
- * Runs the demo: GEPA with Pareto selection, merges, two proposals per
- * iteration and eight evaluations in flight, on the ticket-routing task.
+ * Runs the demo: GEPA with Pareto selection, merges, the default strategy
+ * (six proposals per step for the task's two components) and eight
+ * evaluations in flight, on the ticket-routing task.
  *
  * @since 0.1.0
  * @category running
@@ -175,7 +180,7 @@ export const runDemo = (
       maxMetricCalls: options.maxMetricCalls ?? defaultMaxMetricCalls,
       // the budget is an upper bound: nothing is gained by spending it after
       // the validation score is perfect, or once it has stopped moving
-      stop: [StopCondition.scoreThreshold(1), StopCondition.noImprovement(patience)],
+      stop: options.stop ?? [StopCondition.scoreThreshold(1), StopCondition.noImprovement(patience)],
       seed,
       candidateSelector: "pareto" as const,
       merge: true,
@@ -207,8 +212,9 @@ export const runDemo = (
   })
 
 /**
- * Why a demo run stopped, in words: the perfect score, the patience running
- * out, or the budget.
+ * Why a demo run stopped, in words: the perfect score, a pass over the
+ * training set with nothing to learn, the patience running out, or the
+ * budget.
  *
  * @since 0.2.0
  * @category running
@@ -217,6 +223,9 @@ export const stopExplanation = (result: Gepa.OptimizeResult<unknown>): string =>
   const { state } = result
   if (result.bestScore !== null && result.bestScore >= 1) {
     return "early: the validation score is perfect, nothing left to improve"
+  }
+  if (result.stopReason.startsWith("nothing left to learn")) {
+    return "early: a pass over the training set found nothing to improve, nothing left to learn"
   }
   if (state.iteration - state.lastImprovementIteration >= patience) {
     return `early: no new best in the last ${patience} iterations, it can no longer improve`

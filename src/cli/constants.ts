@@ -30,7 +30,7 @@ export const defaults = {
   component: "system_prompt",
   metric: "exact",
   maxConcurrency: engine.maxConcurrency,
-  /** iterations without a better validation score before a run stops (0: never) */
+  /** steps without a better validation score before a run stops, unless `patience` is given in iterations (0: never) */
   patience: 30,
   /** a perfect validation score (1) stops a run */
   stopAtPerfect: true,

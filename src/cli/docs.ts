@@ -70,7 +70,11 @@ export const docs = {
   maxIterations: { flag: "max-iterations", arg: "N", text: "stop after this many iterations" },
   timeout: { flag: "timeout", arg: "DURATION", text: `stop after this long: "90s", "15m", "2h"` },
   scoreThreshold: { flag: "score-threshold", arg: "X", text: "stop once the best validation score reaches this" },
-  patience: { flag: "patience", arg: "N", text: `stop after N iterations with no better score (default ${defaults.patience})` },
+  patience: {
+    flag: "patience",
+    arg: "N",
+    text: `stop after N iterations with no better score (default: ${defaults.patience} steps, ${defaults.patience} iterations for one text)`
+  },
   noPatience: { flag: "no-patience", text: "never stop for lack of improvement (= --patience 0)" },
   noStopAtPerfect: { flag: "no-stop-at-perfect", text: "go on after a perfect score (1), which stops a run" },
   maxConcurrency: { flag: "max-concurrency", arg: "N", text: `evaluations in flight at most (default ${defaults.maxConcurrency})` },

@@ -11,6 +11,7 @@ import { Effect, Option } from "effect"
 import * as path from "node:path"
 import type { Adapter } from "../Adapter.js"
 import type { Candidate } from "../Candidate.js"
+import * as Config from "../Config.js"
 import * as DataLoader from "../DataLoader.js"
 import * as DefaultAdapter from "../DefaultAdapter.js"
 import { PersistenceError } from "../Errors.js"
@@ -172,7 +173,10 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
     if (s.scoreThreshold !== undefined) stop.push(StopCondition.scoreThreshold(s.scoreThreshold))
     // nothing left to gain: a perfect score, or a run that stopped improving
     if (s.stopAtPerfect ?? defaults.stopAtPerfect) stop.push(StopCondition.perfectScore(1))
-    const patience = s.patience ?? defaults.patience
+    // an unset patience counts steps: a step of several texts' default plans
+    // several proposals (iterations), and one validation judges them together
+    const perStep = s.proposalsPerStep ?? Config.defaultStrategy(Object.keys(seedCandidate).length).proposalsPerStep
+    const patience = s.patience ?? defaults.patience * perStep
     if (patience > 0) stop.push(StopCondition.noImprovement(patience))
     const idOf = (e: Example) => e.id
     return {

@@ -80,7 +80,7 @@ const commonFields = {
   scoreThreshold: opt(Num),
   /** stop when the validation score is perfect (1); default true */
   stopAtPerfect: opt(Bool),
-  /** stop after this many iterations without a better validation score; 0: never; default `defaults.patience` */
+  /** stop after this many iterations without a better validation score; 0: never; unset: `defaults.patience` steps (that many times the proposals per step) */
   patience: opt(NonNegativeInt)
 }
 

@@ -300,7 +300,18 @@ export const fold = <D, T, O>(
     }
     case "Skipped": {
       step = {
-        next: { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "skipped", reason: result.reason, metricCalls: next.metricCalls }) }
+        // the minibatch is kept so that `freeSkips` counts minibatches, not
+        // proposals: the proposals of a round share one
+        next: {
+          ...next,
+          trace: AppendOnly.append(owner, next.trace, {
+            ...entry,
+            outcome: "skipped",
+            reason: result.reason,
+            subsampleIds: plan.ids,
+            metricCalls: next.metricCalls
+          })
+        }
       }
       if (wants("ProposalEnded")) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
       break

@@ -121,23 +121,38 @@ const planMerge = <D, T, O>(
 }
 
 /**
- * Why the run cannot learn any more, when the last `epoch` proposals were
- * all skipped for free (their parents were known to be perfect on their
- * minibatches): a whole pass over the training set taught nothing, and
- * without a cost the run would go on forever.
+ * Why the run cannot learn any more, when the last proposals were all
+ * skipped for free (their parents were known to be perfect on their
+ * minibatches) on `epoch` minibatches in a row: a whole pass over the
+ * training set taught nothing, and without a cost the run would go on
+ * forever. Minibatches, not proposals, are counted: the proposals of a
+ * round of components share one minibatch (`"same_minibatch"`), so
+ * `epoch` such proposals may have seen a fraction of the training set.
+ * A line saved without its minibatch (before 0.3) counts as one.
  *
  * @internal
  */
 export const freeSkips = (state: State.GepaState, epoch: number): string | undefined => {
   const trace = state.trace
-  if (trace.length < epoch) return undefined
-  for (let i = trace.length - epoch; i < trace.length; i++) {
+  let minibatches = 0
+  let previous: string | undefined
+  for (let i = trace.length - 1; i >= 0; i--) {
     const t = at(trace, i)
     if (t.outcome !== "skipped" || t.kind !== "reflective") return undefined
     const before = trace[i - 1]?.metricCalls
     if (before === undefined || t.metricCalls !== before) return undefined
+    const key = t.subsampleIds === undefined ? undefined : t.subsampleIds.join("\u0000")
+    if (key === undefined || key !== previous) minibatches++
+    previous = key
+    if (minibatches >= epoch) {
+      // the whole of the oldest minibatch's proposals, for the count
+      let first = i
+      while (first > 1 && trace[first - 1]!.outcome === "skipped" && trace[first - 1]!.subsampleIds?.join("\u0000") === key && key !== undefined) first--
+      const proposals = trace.length - first
+      return `nothing left to learn: the last ${proposals} proposals, on ${epoch} minibatches (a pass over the training set), found their parents already perfect on them`
+    }
   }
-  return `nothing left to learn: the last ${epoch} proposals (a pass over the training set) found their parents already perfect on their minibatches`
+  return undefined
 }
 
 // " of 400 metric calls" when the run has a budget
