@@ -69,6 +69,16 @@ describe("bench", () => {
     await expect(Overhead.measure("3x3", 0, 100, false)).rejects.toThrow(/--task: expected one of/)
   })
 
+  it("runs the demo's task with a strategy to the end, within the budget", async () => {
+    const DemoTask = await import("../bench/demoTask.js")
+    const row = await DemoTask.measure("one-round", 0, 200)
+    expect(row.metricCalls).toBeGreaterThan(0)
+    expect(row.metricCalls).toBeLessThanOrEqual(200)
+    expect(row.best).toBeGreaterThanOrEqual(0)
+    expect(row.test).toBeGreaterThanOrEqual(0)
+    expect(row.test).toBeLessThanOrEqual(1)
+  })
+
   it("builds synthetic states that pass the state's own consistency check", async () => {
     const { checkConsistency } = await import("../src/State.js")
     expect(checkConsistency(B.syntheticState(30, 40, { fullScores: true }))).toEqual([])
