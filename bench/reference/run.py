@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # keep bench/reference free of __pycache__
 sys.path.insert(0, HERE)
 
-from task import COMPARABLE, Adapter, Counters, ReflectionModel, Task, TaskOptions  # noqa: E402
+from task import COMPARABLE, Adapter, Counters, Provider, ReflectionModel, Task, TaskOptions  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 RESULTS_MD = os.path.join(HERE, "RESULTS.md")
@@ -145,8 +145,10 @@ class SilentLogger:
         pass
 
 
-def run_once(label: str, budget: int, seed: int, latency: bool, task_name: str = "2x16") -> dict[str, Any]:
-    """One optimization run; returns its figures."""
+def run_once(label: str, budget: int, seed: int, latency: bool, task_name: str = "2x16", realistic: bool = False) -> dict[str, Any]:
+    """One optimization run; returns its figures. `realistic`: the provider
+    of bench/provider.ts (task calls 1 s, reflections 10 s, log-normal sd 0.5,
+    300 requests per minute, 10 ms per profile second) instead of 20/50 ms."""
     import gepa
 
     if WORKAROUND:
@@ -154,8 +156,9 @@ def run_once(label: str, budget: int, seed: int, latency: bool, task_name: str =
     _merge_fallbacks[0] = 0
     task = Task(TASKS[task_name])
     counters = Counters()
-    adapter = Adapter(task, latency_ms=TASK_LATENCY_MS if latency else 0, max_in_flight=MAX_IN_FLIGHT, counters=counters)
-    model = ReflectionModel(task, latency_ms=LLM_LATENCY_MS if latency else 0, counters=counters)
+    provider = Provider(seed) if realistic else None
+    adapter = Adapter(task, latency_ms=TASK_LATENCY_MS if latency else 0, max_in_flight=MAX_IN_FLIGHT, counters=counters, provider=provider)
+    model = ReflectionModel(task, latency_ms=LLM_LATENCY_MS if latency else 0, counters=counters, provider=provider)
     sampling, selection = strategies(label)
     t0 = time.perf_counter()
     try:
@@ -194,10 +197,12 @@ def run_once(label: str, budget: int, seed: int, latency: bool, task_name: str =
         # ValueError in the unpatched reference (see _ZeroWeightSafeRng)
         "mergeZeroWeightFallbacks": _merge_fallbacks[0],
         "wallSeconds": wall,
+        # the realistic profile's wall in its own seconds, and its reflections on the critical path
+        **({"profileWallSeconds": wall / provider.scale_s, "criticalReflections": counters.critical_reflections} if provider is not None else {}),
     }
 
 
-def _run_args(args: tuple[str, int, int, bool, str]) -> dict[str, Any]:
+def _run_args(args: tuple[str, int, int, bool, str, bool]) -> dict[str, Any]:
     return run_once(*args)
 
 
@@ -235,6 +240,9 @@ def summarize(runs: list[dict[str, Any]], budget: int, latency: bool) -> dict[st
         cell["wallMedianSeconds"] = statistics.median(walls)
         cell["maxTaskCallsInFlight"] = max(r.get("maxTaskCallsInFlight", 0) for r in runs)
         cell["maxReflectionCallsInFlight"] = max(r.get("maxReflectionCallsInFlight", 0) for r in runs)
+        if all("profileWallSeconds" in r for r in runs):
+            cell["profileWallMedianSeconds"] = statistics.median([r["profileWallSeconds"] for r in runs])
+            cell["criticalReflectionsMean"] = mean([r["criticalReflections"] for r in runs])
     else:
         cell["engineSecondsPerMetricCallMean"] = mean([r["wallSeconds"] / max(1, r["metricCalls"]) for r in runs])
     return cell
@@ -319,17 +327,17 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def measure(
-    mode: str, labels: list[str], budgets: list[int], seeds: list[int], jobs: int, only_missing: bool, task_name: str
+    mode: str, labels: list[str], budgets: list[int], seeds: list[int], jobs: int, only_missing: bool, task_name: str, realistic: bool = False
 ) -> None:
     latency = mode == "latency"
-    section = "latencyBound" if latency else "quality"
+    section = ("latencyRealistic" if realistic else "latencyBound") if latency else "quality"
     for label in labels:
         for budget in budgets:
             doc = load(task_name)
             if only_missing and str(budget) in doc.get(section, {}).get(label, {}):
                 continue
             t0 = time.perf_counter()
-            work = [(label, budget, seed, latency, task_name) for seed in seeds]
+            work = [(label, budget, seed, latency, task_name, realistic) for seed in seeds]
             if jobs > 1:
                 with ProcessPoolExecutor(max_workers=jobs) as pool:
                     runs = list(pool.map(_run_args, work))
@@ -341,6 +349,8 @@ def measure(
             doc.setdefault(section, {}).setdefault(label, {})[str(budget)] = cell
             save(doc, task_name)
             extra = f", wall median {cell['wallMedianSeconds']:.2f} s" if latency else ""
+            if realistic:
+                extra += f" ({cell['profileWallMedianSeconds']:.0f} profile s, {cell['reflectionCallsMean']:.0f} reflections, {cell['criticalReflectionsMean']:.0f} on the critical path)"
             print(
                 f"{task_name} {section} {label} budget {budget}: test {cell['testMean']:.3f} ± {cell['testSd']:.3f}, "
                 f"calls {cell['metricCallsMean']:.0f} (max {cell['metricCallsMax']}){extra}  "
@@ -410,6 +420,25 @@ def task_tables(doc: dict[str, Any], task_name: str) -> list[str]:
                 f"| {c.get('maxTaskCallsInFlight', '?')} / {c.get('maxReflectionCallsInFlight', '?')} "
                 f"| {c['runsHittingMergeBug']}/{len(c['seeds'])} | {same}/{compared} |"
             )
+    real = doc.get("latencyRealistic", {})
+    if real:
+        lines += [
+            "",
+            f"### Realistic profile (budget {LATENCY_BUDGET}; `--profile realistic`: the provider of bench/provider.ts, task calls 1 s and "
+            "reflections 10 s, log-normal sd 0.5, 300 requests per minute for both, 10 ms per profile second, "
+            f"at most {MAX_IN_FLIGHT} task calls in flight)",
+            "",
+            "| setting | seeds | wall median (profile s) | held-out mean | sd | metric calls mean / max | reflection calls | on the critical path |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for label, by_budget in real.items():
+            if str(LATENCY_BUDGET) not in by_budget:
+                continue
+            c = by_budget[str(LATENCY_BUDGET)]
+            lines.append(
+                f"| {label} | {len(c['seeds'])} | {c.get('profileWallMedianSeconds', 0):.0f} | {c['testMean']:.3f} | {c['testSd']:.3f} "
+                f"| {c['metricCallsMean']:.0f} / {c['metricCallsMax']} | {c['reflectionCallsMean']:.0f} | {c.get('criticalReflectionsMean', 0):.0f} |"
+            )
     return lines + [""]
 
 
@@ -453,6 +482,7 @@ def main() -> None:
     p.add_argument("--only-missing", action="store_true")
     p.add_argument("--task", default="2x16", choices=list(TASKS))
     p.add_argument("--no-workaround", action="store_true", help="run the reference's merge proposer unpatched")
+    p.add_argument("--profile", default="", choices=["", "realistic"], help="latency mode: the realistic provider of bench/provider.ts")
     a = p.parse_args()
     if a.no_workaround:
         global WORKAROUND
@@ -483,7 +513,7 @@ def main() -> None:
     latency = a.mode == "latency"
     budgets = [int(b) for b in (a.budgets or (str(LATENCY_BUDGET) if latency else "500,1000,2000")).split(",")]
     jobs = a.jobs or (1 if latency else 2)
-    measure(a.mode, labels, budgets, seeds, jobs, a.only_missing, a.task)
+    measure(a.mode, labels, budgets, seeds, jobs, a.only_missing, a.task, a.profile == "realistic")
     table()
 
 

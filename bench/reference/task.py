@@ -20,11 +20,14 @@ the randomness is statistically equivalent, not identical.
 Latency (for the latency-bound runs) is added here, not in gepa: every task
 example call sleeps `task_latency_ms` in a worker of one thread pool of
 `max_in_flight` threads per run, and every reflection call sleeps
-`llm_latency_ms` (batched reflection calls run in concurrent threads).
+`llm_latency_ms` (batched reflection calls run in concurrent threads). With a
+`Provider` (the realistic profile of bench/provider.ts) every call instead
+waits for the provider's rate limit and a log-normal latency.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -91,7 +94,39 @@ class Counters:
     task_max_in_flight: int = 0
     model_in_flight: int = 0
     model_max_in_flight: int = 0
+    # reflections started while no other was in flight (bench/provider.ts)
+    critical_reflections: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Provider:
+    """The simulated provider of bench/provider.ts: every task and reflection
+    call takes the rate limit's next slot (one request every 60 / rpm profile
+    seconds, both kinds counted), waits for it, then sleeps a log-normal time
+    around its median. One profile second lasts `ms_per_second` real
+    milliseconds. The latencies come from a seeded generator in the order the
+    calls arrive (not the same draws as ours: the calls arrive in another
+    order), so compare medians over seeds."""
+
+    def __init__(self, seed: int, task_seconds: float = 1.0, reflection_seconds: float = 10.0, sigma: float = 0.5, rpm: float = 300.0, ms_per_second: float = 10.0):
+        import random
+
+        self.random = random.Random(seed * 7919 + 17)
+        self.task_seconds = task_seconds
+        self.reflection_seconds = reflection_seconds
+        self.sigma = sigma
+        self.spacing_s = (60.0 / rpm) * ms_per_second / 1000.0
+        self.scale_s = ms_per_second / 1000.0
+        self.next_slot = 0.0
+        self.lock = threading.Lock()
+
+    def request(self, median_seconds: float) -> None:
+        with self.lock:
+            now = time.perf_counter()
+            slot = max(now, self.next_slot)
+            self.next_slot = slot + self.spacing_s
+            latency = median_seconds * math.exp(self.sigma * self.random.gauss(0.0, 1.0)) * self.scale_s
+        time.sleep(slot - now + latency)
 
 
 class Task:
@@ -175,19 +210,24 @@ class ReflectionModel:
     (several proposals per iteration) issues its calls concurrently, as it does
     with litellm.batch_completion."""
 
-    def __init__(self, task: Task, latency_ms: float = 0.0, counters: Counters | None = None):
+    def __init__(self, task: Task, latency_ms: float = 0.0, counters: Counters | None = None, provider: Provider | None = None):
         self.task = task
         self.latency_s = latency_ms / 1000.0
         self.counters = counters or Counters()
+        self.provider = provider
 
     def __call__(self, prompt: Any) -> str:
         c = self.counters
         with c.lock:
             c.model_calls += 1
+            if c.model_in_flight == 0:
+                c.critical_reflections += 1
             c.model_in_flight += 1
             c.model_max_in_flight = max(c.model_max_in_flight, c.model_in_flight)
         try:
-            if self.latency_s > 0:
+            if self.provider is not None:
+                self.provider.request(self.provider.reflection_seconds)
+            elif self.latency_s > 0:
                 time.sleep(self.latency_s)
             return self.task.reflect(_prompt_text(prompt))
         finally:
@@ -195,7 +235,7 @@ class ReflectionModel:
                 c.model_in_flight -= 1
 
     def batch_complete(self, messages_list: list[Any]) -> list[str]:
-        if len(messages_list) <= 1 or self.latency_s <= 0:
+        if len(messages_list) <= 1 or (self.latency_s <= 0 and self.provider is None):
             return [self(m) for m in messages_list]
         with ThreadPoolExecutor(max_workers=len(messages_list)) as pool:
             return list(pool.map(self, messages_list))
@@ -214,11 +254,12 @@ class Adapter:
 
     propose_new_texts = None
 
-    def __init__(self, task: Task, latency_ms: float = 0.0, max_in_flight: int = 16, counters: Counters | None = None):
+    def __init__(self, task: Task, latency_ms: float = 0.0, max_in_flight: int = 16, counters: Counters | None = None, provider: Provider | None = None):
         self.task = task
         self.latency_s = latency_ms / 1000.0
         self.counters = counters or Counters()
-        self.pool = ThreadPoolExecutor(max_workers=max_in_flight) if self.latency_s > 0 else None
+        self.provider = provider
+        self.pool = ThreadPoolExecutor(max_workers=max_in_flight) if self.latency_s > 0 or provider is not None else None
 
     def close(self) -> None:
         if self.pool is not None:
@@ -231,7 +272,9 @@ class Adapter:
             c.task_in_flight += 1
             c.task_max_in_flight = max(c.task_max_in_flight, c.task_in_flight)
         try:
-            if self.latency_s > 0:
+            if self.provider is not None:
+                self.provider.request(self.provider.task_seconds)
+            elif self.latency_s > 0:
                 time.sleep(self.latency_s)
             return self.task.solve(ex, candidate)
         finally:
