@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Option } from "effect"
 import fc from "fast-check"
-import { spawn, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -9,6 +9,7 @@ import * as Task from "../examples/demo/task.js"
 import * as Cli from "../src/Cli.js"
 import * as LanguageModel from "../src/LanguageModel.js"
 import * as FakeOpenAi from "./fixtures/openaiServer.js"
+import { ensureBuilt } from "./fixtures/bin.js"
 import { light } from "./fixtures/repeats.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
@@ -23,28 +24,6 @@ const tmpDir = () => makeTmpDir("gepa-cli-")
 const distMain = () =>
   [path.join(root, "dist", "src", "cli", "main.js"), path.join(root, "dist", "cli", "main.js")]
     .find((file) => fs.existsSync(file)) ?? path.join(root, "dist", "src", "cli", "main.js")
-const newestSource = (dir: string): number => {
-  let newest = 0
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const file = path.join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(file) : fs.statSync(file).mtimeMs)
-  }
-  return newest
-}
-let built = false
-const ensureBuilt = () => {
-  if (built) return
-  const main = distMain()
-  if (!fs.existsSync(main) || fs.statSync(main).mtimeMs < newestSource(path.join(root, "src"))) {
-    const tsc = spawnSync(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], {
-      cwd: root,
-      encoding: "utf8"
-    })
-    if (tsc.status !== 0) throw new Error(`the build failed:\n${tsc.stdout}${tsc.stderr}`)
-  }
-  built = true
-}
-
 // a few processes at a time: the tests share the machine
 const inBatches = async <A, B>(items: ReadonlyArray<A>, f: (a: A) => Promise<B>, size = 3): Promise<ReadonlyArray<B>> => {
   const out: Array<B> = []

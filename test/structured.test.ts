@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Task from "../examples/code-evolution/task.js"
@@ -71,8 +72,9 @@ describe("CandidateSchema", () => {
 const repoIn = (dir: string) => Task.createRepository(dir)
 
 describe("structured runs (examples/code-evolution)", () => {
-  it("the example runs offline: code and prompt proposals, a merge, a resume", () => {
-    const out = execFileSync("npx", ["tsx", "examples/code-evolution.ts"], { encoding: "utf8", timeout: 120_000 })
+  it("the example runs offline: code and prompt proposals, a merge, a resume", async () => {
+    // asynchronously: a synchronous child blocks the test worker's event loop (vitest's calls to its main process time out)
+    const { stdout: out } = await promisify(execFile)("npx", ["tsx", "examples/code-evolution.ts"], { encoding: "utf8", timeout: 120_000 })
     expect(out).toContain("iteration 1: code   proposal from candidate 0")
     expect(out).toContain("iteration 2: prompt proposal from candidate 0")
     expect(out).toMatch(/merge of candidates 1 and 2 over their ancestor 0/)
