@@ -16,12 +16,17 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { accuracy, runDemo } from "../examples/demo/run.js"
+import * as Config from "../src/Config.js"
 import * as StopCondition from "../src/StopCondition.js"
+import { mean, sd } from "./latencyQuality.js"
+import { option } from "./overhead.js"
 
 const strategies = {
   default: {},
-  "one-round": { proposalsPerStep: 2, proposalSampling: "same_minibatch", proposalSelection: "combine" },
-  "one-per-step": { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" }
+  // the default of two components with one round per step (the default before three rounds)
+  "one-round": { ...Config.defaultStrategy(2), proposalsPerStep: 2 },
+  // the default of one component: the GEPA loop
+  "one-per-step": Config.defaultStrategy(1)
 } as const
 
 export interface DemoRow {
@@ -48,11 +53,6 @@ export const measure = (strategy: keyof typeof strategies, seed: number, budget:
     return { strategy, seed, best: result.bestScore ?? 0, metricCalls: result.totalMetricCalls, test }
   }))
 
-const option = (argv: ReadonlyArray<string>, name: string): string | undefined => {
-  const at = argv.indexOf(name)
-  return at >= 0 ? argv[at + 1] : undefined
-}
-
 export const main = async (argv: ReadonlyArray<string>) => {
   const seeds = Number(option(argv, "--seeds") ?? "10")
   const budget = Number(option(argv, "--budget") ?? "2000")
@@ -63,8 +63,6 @@ export const main = async (argv: ReadonlyArray<string>) => {
     if (!(name in strategies)) throw new Error(`--strategies: expected some of ${Object.keys(strategies).join(", ")}, got ${name}`)
     for (let seed = 0; seed < seeds; seed++) rows.push(await measure(name as keyof typeof strategies, seed, budget))
   }
-  const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
-  const sd = (xs: ReadonlyArray<number>) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)))
   const lines = [
     `# The demo's task (two components), seeds 0-${seeds - 1}, budget ${budget}, stopping at a perfect validation score`,
     "",

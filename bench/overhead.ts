@@ -84,7 +84,8 @@ export const measure = async (
   }
 }
 
-const option = (argv: ReadonlyArray<string>, name: string): string | undefined => {
+/** The value after `name` in a bench's arguments. */
+export const option = (argv: ReadonlyArray<string>, name: string): string | undefined => {
   const at = argv.indexOf(name)
   return at >= 0 ? argv[at + 1] : undefined
 }

@@ -147,7 +147,8 @@ export const freeSkips = (state: State.GepaState, epoch: number): string | undef
     if (minibatches >= epoch) {
       // the whole of the oldest minibatch's proposals, for the count
       let first = i
-      while (first > 1 && trace[first - 1]!.outcome === "skipped" && trace[first - 1]!.subsampleIds?.join("\u0000") === key && key !== undefined) first--
+      const sameMinibatch = (t: State.TraceEntry) => key !== undefined && t.outcome === "skipped" && t.subsampleIds?.join("\u0000") === key
+      while (first > 1 && sameMinibatch(at(trace, first - 1))) first--
       const proposals = trace.length - first
       return `nothing left to learn: the last ${proposals} proposals, on ${epoch} minibatches (a pass over the training set), found their parents already perfect on them`
     }
