@@ -18,7 +18,8 @@
  *   strategies on 3 seeds at budget 500.
  *
  * Options: `--quick` (fewer seeds, one budget), `--only quality|latency|determinism`,
- * `--budgets 500,1000` (the quality budgets), `--strategies "default;2 per step, best"`,
+ * `--budgets 500,1000` (the quality budgets), `--latency-budget 2000` (the latency runs' budget, default 1000),
+ * `--strategies "default;2 per step, best"`,
  * `--quality-seeds 10-59` (other seeds for the quality rows: a change chosen on
  * seeds 0-9 is checked on seeds it was not chosen on; the task's simulated
  * model hashes its prompt, so any change reshuffles which seeds are lucky).
@@ -185,6 +186,8 @@ export interface QualityRow {
 export interface LatencyRow {
   readonly strategy: string
   readonly seeds: number
+  /** the run's budget of metric calls (1,000 unless `--latency-budget`) */
+  readonly budget: number
   /** "20/50 ms", or a provider profile's label */
   readonly profile: string
   readonly medianWallMs: number
@@ -270,6 +273,7 @@ export const latency = async (
     const row: LatencyRow = {
       strategy: strategy.label,
       seeds: seeds.length,
+      budget,
       profile: profile?.label ?? "20/50 ms",
       medianWallMs: median(runs.map((r) => r.wallMs)),
       ...(profileWalls.length === 0 ? {} : { medianProfileSeconds: median(profileWalls) }),
@@ -280,7 +284,7 @@ export const latency = async (
       spentMean: mean(runs.map((r) => r.metricCalls))
     }
     log(
-      `  latency ${row.profile} ${row.strategy}: wall ${(row.medianWallMs / 1000).toFixed(2)} s` +
+      `  latency ${row.profile} ${row.strategy} at ${budget}: wall ${(row.medianWallMs / 1000).toFixed(2)} s` +
         (row.medianProfileSeconds === undefined ? "" : ` (${row.medianProfileSeconds.toFixed(0)} profile s)`) +
         `, held-out ${row.testMean.toFixed(3)} ± ${row.testSd.toFixed(3)}, reflections ${row.reflectionsMean.toFixed(0)}` +
         (row.criticalReflectionsMean === undefined ? "" : ` (${row.criticalReflectionsMean.toFixed(0)} on the critical path)`)
@@ -389,12 +393,12 @@ export const markdown = (
       ""
     )
     lines.push(
-      "| strategy | profile | seeds | median wall s | profile wall s | held-out mean ± sd | spent mean | reflections (on the critical path) |",
-      "|---|---|---|---|---|---|---|---|"
+      "| strategy | profile | budget | seeds | median wall s | profile wall s | held-out mean ± sd | spent mean | reflections (on the critical path) |",
+      "|---|---|---|---|---|---|---|---|---|"
     )
     for (const r of l) {
       lines.push(
-        `| ${r.strategy} | ${r.profile} | ${r.seeds} | ${(r.medianWallMs / 1000).toFixed(2)} | ${r.medianProfileSeconds?.toFixed(0) ?? "–"} | ${
+        `| ${r.strategy} | ${r.profile} | ${r.budget} | ${r.seeds} | ${(r.medianWallMs / 1000).toFixed(2)} | ${r.medianProfileSeconds?.toFixed(0) ?? "–"} | ${
           r.testMean.toFixed(3)
         } ± ${r.testSd.toFixed(3)} | ${r.spentMean.toFixed(0)} | ${r.reflectionsMean.toFixed(0)}${
           r.criticalReflectionsMean === undefined ? "" : ` (${r.criticalReflectionsMean.toFixed(0)})`
@@ -402,13 +406,15 @@ export const markdown = (
       )
     }
     for (const [setting, rows] of Object.entries(reference?.latencyBound ?? {})) {
-      const r = rows["1000"]
-      if (r?.wallMedianSeconds === undefined) continue
-      lines.push(
-        `| reference: ${setting} | 20/50 ms | ${r.seeds.length} | ${r.wallMedianSeconds.toFixed(2)} | – | ${r.testMean.toFixed(3)} ± ${r.testSd.toFixed(3)} | ${
-          r.metricCallsMean.toFixed(0)
-        } | |`
-      )
+      for (const budget of [...new Set(l.map((x) => x.budget))]) {
+        const r = rows[String(budget)]
+        if (r?.wallMedianSeconds === undefined) continue
+        lines.push(
+          `| reference: ${setting} | 20/50 ms | ${budget} | ${r.seeds.length} | ${r.wallMedianSeconds.toFixed(2)} | – | ${r.testMean.toFixed(3)} ± ${
+            r.testSd.toFixed(3)
+          } | ${r.metricCallsMean.toFixed(0)} | |`
+        )
+      }
     }
     lines.push("")
   }
@@ -446,7 +452,13 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const q = only === undefined || only === "quality" ? await quality(chosen, budgets, qualitySeeds, log, task) : []
   const seedsAt = argv.indexOf("--seeds")
   const latencySeeds = quick ? [0] : seedsAt >= 0 ? seeds.slice(0, Number(argv[seedsAt + 1])) : seeds
-  const l = only === undefined || only === "latency" ? await latency(chosen, latencySeeds, log, task, profile) : []
+  const latencyBudget = Number(argv[argv.indexOf("--latency-budget") + 1] ?? "1000")
+  if (argv.includes("--latency-budget") && !(Number.isInteger(latencyBudget) && latencyBudget > 0)) {
+    throw new Error(`--latency-budget: expected a positive whole number of metric calls, got ${argv[argv.indexOf("--latency-budget") + 1]}`)
+  }
+  const l = only === undefined || only === "latency"
+    ? await latency(chosen, latencySeeds, log, task, profile, argv.includes("--latency-budget") ? latencyBudget : 1000)
+    : []
   const d: Array<DeterminismRow> = []
   if (only === undefined || only === "determinism") {
     for (const s of chosen) {
@@ -456,7 +468,8 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")
   await fs.mkdir(dir, { recursive: true })
   const suffix = `${taskName === "2x16" ? "" : `-${taskName}`}${profile === undefined ? "" : `-${profile.label}`}`
-  const name = suffix !== "" && !quick
+  const budgetSuffix = argv.includes("--latency-budget") ? `-${latencyBudget}` : ""
+  const name = budgetSuffix !== "" ? `concurrency${suffix}-latency${budgetSuffix}.json` : suffix !== "" && !quick
     ? `concurrency${suffix}${only === undefined ? "" : `-${only}`}.json`
     : quick
     ? "concurrency-quick.json"

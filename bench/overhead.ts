@@ -11,7 +11,17 @@
  * garbage collection's share of the wall time (the pauses Node reports to a
  * `gc` PerformanceObserver). `--telemetry off` runs with `telemetry: false`
  * (the default keeps Effect's spans and metrics on). Options: `--seeds N`
- * (seeds 0..N-1, default 5), `--budget N` (default 2000), `--json FILE`.
+ * (seeds 0..N-1, default 5), `--budget N` (default 2000), `--json FILE`,
+ * `--steady N` (default 20, 0 to skip).
+ *
+ * Each task is measured twice in the same process. "first runs": its seeds
+ * after one short untimed run (module loading done, most of the engine's
+ * code still unoptimized by V8: a run of 2,000 calls lasts a few tenths of
+ * a second, about what a fresh process's first run costs per call). "steady":
+ * the same seeds again after `--steady` more untimed runs of the task, when
+ * V8 has optimized the code these runs take: what each call costs a
+ * long-lived process (an Effect app that optimizes more than once, or a run
+ * longer than these).
  *
  * For a profile, run it under Node's profiler:
  * `node --cpu-prof --cpu-prof-dir=prof --import tsx bench/run.ts overhead --task 2x16 --seeds 1`.
@@ -25,6 +35,8 @@ import { makeTask } from "./task.js"
 
 export interface OverheadRow {
   readonly task: string
+  /** "first runs", or "steady" after the untimed runs of `--steady` */
+  readonly phase?: "first runs" | "steady" | undefined
   readonly telemetry: boolean
   readonly seed: number
   readonly budget: number
@@ -96,28 +108,37 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const budget = Number(option(argv, "--budget") ?? "2000")
   const telemetry = option(argv, "--telemetry") !== "off"
   const json = option(argv, "--json")
+  const steady = Number(option(argv, "--steady") ?? "20")
+  if (!(Number.isInteger(steady) && steady >= 0)) throw new Error(`--steady: expected a whole number of runs, got ${option(argv, "--steady")}`)
   // one untimed run first: module loading and the JIT's first compilations are not the engine's cost
   await measure(taskNames[0]!, 0, 200, telemetry)
   const rows: Array<OverheadRow> = []
   for (const name of taskNames) {
-    for (let seed = 0; seed < seeds; seed++) rows.push(await measure(name, seed, budget, telemetry))
+    for (let seed = 0; seed < seeds; seed++) rows.push({ ...(await measure(name, seed, budget, telemetry)), phase: "first runs" })
+    if (steady === 0) continue
+    // untimed runs on other seeds, until V8 has optimized what this task's runs execute
+    for (let i = 0; i < steady; i++) await measure(name, 1000 + i, budget, telemetry)
+    for (let seed = 0; seed < seeds; seed++) rows.push({ ...(await measure(name, seed, budget, telemetry)), phase: "steady" })
   }
   const f = (x: number, d = 1) => x.toFixed(d)
   const lines = [
     `# Engine overhead at zero latency (defaults, maxConcurrency 16, budget ${budget}, seeds 0-${seeds - 1}, telemetry ${telemetry ? "on" : "off"})`,
     "",
-    "| task | wall µs per metric call | engine µs per call | CPU µs per call | GC share of wall | runs |",
-    "|---|---|---|---|---|---|"
+    "| task | phase | wall µs per metric call | engine µs per call | CPU µs per call | GC share of wall | runs |",
+    "|---|---|---|---|---|---|---|"
   ]
   for (const name of taskNames) {
-    const r = rows.filter((x) => x.task === name)
-    const range = (pick: (x: OverheadRow) => number, d = 1) =>
-      `${f(median(r.map(pick)), d)} (${f(Math.min(...r.map(pick)), d)}-${f(Math.max(...r.map(pick)), d)})`
-    lines.push(
-      `| ${name} | ${range((x) => x.wallUsPerCall)} | ${range((x) => x.engineUsPerCall)} | ${range((x) => x.cpuUsPerCall)} | ${
-        range((x) => x.gcShare * 100)
-      }% | ${r.length} |`
-    )
+    for (const phase of ["first runs", "steady"] as const) {
+      const r = rows.filter((x) => x.task === name && x.phase === phase)
+      if (r.length === 0) continue
+      const range = (pick: (x: OverheadRow) => number, d = 1) =>
+        `${f(median(r.map(pick)), d)} (${f(Math.min(...r.map(pick)), d)}-${f(Math.max(...r.map(pick)), d)})`
+      lines.push(
+        `| ${name} | ${phase === "steady" ? `steady (after ${steady} runs)` : phase} | ${range((x) => x.wallUsPerCall)} | ${
+          range((x) => x.engineUsPerCall)
+        } | ${range((x) => x.cpuUsPerCall)} | ${range((x) => x.gcShare * 100)}% | ${r.length} |`
+      )
+    }
   }
   lines.push("", "Medians, with the range over seeds in parentheses.")
   if (json !== undefined) await fs.writeFile(json, JSON.stringify({ date: new Date().toISOString(), rows }, null, 2) + "\n")

@@ -124,10 +124,24 @@ describe("bench concurrency", () => {
       overBudget: 0,
       candidatesMean: 1
     }]
-    const l = [{ strategy: "default", profile: "20/50 ms", seeds: 1, medianWallMs: 1000, reflectionsMean: 90, testMean: 0.3, testSd: 0, spentMean: 1000 }]
+    const l = [{
+      strategy: "default",
+      profile: "20/50 ms",
+      seeds: 1,
+      budget: 1000,
+      medianWallMs: 1000,
+      reflectionsMean: 90,
+      testMean: 0.3,
+      testSd: 0,
+      spentMean: 1000
+    }]
     const table = C.markdown(q, l, [], reference)
     expect(table).toContain("| reference: sequential | 0.268 ± 0.042 | 514 (max 534) | (not strict) |")
-    expect(table).toContain("| reference: independent2-best | 20/50 ms | 10 | 4.79 | – | 0.511 ± 0.040 | 1019 | |")
+    expect(table).toContain("| reference: independent2-best | 20/50 ms | 1000 | 10 | 4.79 | – | 0.511 ± 0.040 | 1019 | |")
+    // rows at another budget (`--latency-budget`) sit beside the reference's at that budget
+    const at2000 = C.markdown([], [{ ...l[0]!, budget: 2000 }], [], reference)
+    expect(at2000).toContain("| reference: sequential | 20/50 ms | 2000 | 10 | 16.05 |")
+    expect(at2000).not.toContain("| reference: sequential | 20/50 ms | 1000 |")
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-reference-"))
     expect(await C.readReference(path.join(dir, "absent.json"))).toBeUndefined()
     const bad = path.join(dir, "reference.json")
