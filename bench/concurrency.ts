@@ -449,16 +449,15 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const range = rangeAt >= 0 ? /^(\d+)-(\d+)$/.exec(argv[rangeAt + 1] ?? "") : null
   if (rangeAt >= 0 && range === null) throw new Error(`--quality-seeds: expected FIRST-LAST (e.g. 10-59), got ${argv[rangeAt + 1]}`)
   const qualitySeeds = range === null ? seeds : Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_, i) => Number(range[1]) + i)
+  const latencyBudgetAt = argv.indexOf("--latency-budget")
+  const latencyBudget = latencyBudgetAt >= 0 ? Number(argv[latencyBudgetAt + 1]) : 1000
+  if (!(Number.isInteger(latencyBudget) && latencyBudget > 0)) {
+    throw new Error(`--latency-budget: expected a positive whole number of metric calls, got ${argv[latencyBudgetAt + 1]}`)
+  }
   const q = only === undefined || only === "quality" ? await quality(chosen, budgets, qualitySeeds, log, task) : []
   const seedsAt = argv.indexOf("--seeds")
   const latencySeeds = quick ? [0] : seedsAt >= 0 ? seeds.slice(0, Number(argv[seedsAt + 1])) : seeds
-  const latencyBudget = Number(argv[argv.indexOf("--latency-budget") + 1] ?? "1000")
-  if (argv.includes("--latency-budget") && !(Number.isInteger(latencyBudget) && latencyBudget > 0)) {
-    throw new Error(`--latency-budget: expected a positive whole number of metric calls, got ${argv[argv.indexOf("--latency-budget") + 1]}`)
-  }
-  const l = only === undefined || only === "latency"
-    ? await latency(chosen, latencySeeds, log, task, profile, argv.includes("--latency-budget") ? latencyBudget : 1000)
-    : []
+  const l = only === undefined || only === "latency" ? await latency(chosen, latencySeeds, log, task, profile, latencyBudget) : []
   const d: Array<DeterminismRow> = []
   if (only === undefined || only === "determinism") {
     for (const s of chosen) {
@@ -468,8 +467,10 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results")
   await fs.mkdir(dir, { recursive: true })
   const suffix = `${taskName === "2x16" ? "" : `-${taskName}`}${profile === undefined ? "" : `-${profile.label}`}`
-  const budgetSuffix = argv.includes("--latency-budget") ? `-${latencyBudget}` : ""
-  const name = budgetSuffix !== "" ? `concurrency${suffix}-latency${budgetSuffix}.json` : suffix !== "" && !quick
+  // a run at another latency budget never overwrites the recorded figures at 1,000
+  const name = latencyBudgetAt >= 0
+    ? `concurrency${suffix}${only === undefined ? "" : `-${only}`}-${latencyBudget}.json`
+    : suffix !== "" && !quick
     ? `concurrency${suffix}${only === undefined ? "" : `-${only}`}.json`
     : quick
     ? "concurrency-quick.json"
