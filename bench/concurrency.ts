@@ -405,8 +405,10 @@ export const markdown = (
         } |`
       )
     }
+    // the reference's rows at each budget our rows were run at
+    const budgets = [...new Set(l.map((x) => x.budget))]
     for (const [setting, rows] of Object.entries(reference?.latencyBound ?? {})) {
-      for (const budget of [...new Set(l.map((x) => x.budget))]) {
+      for (const budget of budgets) {
         const r = rows[String(budget)]
         if (r?.wallMedianSeconds === undefined) continue
         lines.push(
