@@ -22,7 +22,8 @@
  * `--strategies "default;2 per step, best"`,
  * `--quality-seeds 10-59` (other seeds for the quality rows: a change chosen on
  * seeds 0-9 is checked on seeds it was not chosen on; the task's simulated
- * model hashes its prompt, so any change reshuffles which seeds are lucky).
+ * model hashes its prompt, so any change reshuffles which seeds are lucky;
+ * the rows go to `concurrency[-TASK]-quality-seeds-FIRST-LAST.json`).
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as fs from "node:fs/promises"
@@ -470,14 +471,15 @@ export const main = async (argv: ReadonlyArray<string>) => {
   await fs.mkdir(dir, { recursive: true })
   const suffix = `${taskName === "2x16" ? "" : `-${taskName}`}${profile === undefined ? "" : `-${profile.label}`}`
   // a run at another latency budget never overwrites the recorded figures at 1,000
+  // and quality rows on other seeds never overwrite those on seeds 0-9, on any task
   const name = latencyBudgetAt >= 0
     ? `concurrency${suffix}${only === undefined ? "" : `-${only}`}-${latencyBudget}.json`
+    : range !== null && !quick
+    ? `concurrency${suffix}-quality-seeds-${range[1]}-${range[2]}.json`
     : suffix !== "" && !quick
     ? `concurrency${suffix}${only === undefined ? "" : `-${only}`}.json`
     : quick
     ? "concurrency-quick.json"
-    : range !== null
-    ? `concurrency-quality-seeds-${range[1]}-${range[2]}.json`
     : only === undefined
     ? "concurrency.json"
     : `concurrency-${only}.json`
