@@ -9,7 +9,7 @@ import { Either } from "effect"
 import * as Ledger from "../src/Ledger.js"
 import type { Owed } from "../src/internal/engine/ledger.js"
 import * as State from "../src/State.js"
-import type { Resolved } from "../src/internal/engine/resolve.js"
+import type { Resolved } from "../src/internal/engine/resolved.js"
 import { fitPending } from "../src/internal/engine/resume.js"
 
 const valIds = Array.from({ length: 12 }, (_, i) => String(i))

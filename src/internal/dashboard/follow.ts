@@ -14,7 +14,8 @@ import * as RunDir from "../../RunDir.js"
 import { field, isRecord } from "../shared/fields.js"
 import { isAlive } from "../runDir/format.js"
 import { type Disk, exists, readText, resolve } from "../runDir/disk.js"
-import type { EventLike, Model } from "./model.js"
+import type { Model } from "./model.js"
+import type { EventLike } from "./types.js"
 import { parseJsonLine } from "../runDir/jsonLine.js"
 
 export interface Follower {

@@ -12,126 +12,18 @@
  * log (`events.jsonl` lines, whose `IterationEnded` and `OptimizationEnded`
  * lack the state and result payloads): both carry `_tag` and the fields below.
  *
+ * The shapes it sends are in `types.ts`; the event list's lines in
+ * `eventLines.ts`, the Pareto grid in `paretoView.ts`, the candidate
+ * detail's texts in `componentTexts.ts`.
+ *
  * @internal
  */
 import { Array as Arr } from "effect"
-import * as CandidateSchema from "../../CandidateSchema.js"
-import * as Typed from "../engine/typed.js"
-import type { GepaEvent } from "../../Event.js"
-import * as Pareto from "../../Pareto.js"
-import * as State from "../../State.js"
 import type { GepaState } from "../../State.js"
-import { describeEvent } from "../telemetry/eventLog.js"
-
-/** An event as delivered live or read back from `events.jsonl`. */
-export type EventLike = { readonly _tag: string; readonly [key: string]: unknown }
-
-/** One candidate as the page draws it (texts are fetched on demand). */
-export interface CandidateRow {
-  readonly i: number
-  readonly parents: ReadonlyArray<number>
-  /** mean validation score; null before any example was scored */
-  score: number | null
-  coverage: number
-  /** metric calls spent when it was found */
-  readonly calls: number
-  /** milliseconds since the run started when it was found */
-  readonly t: number
-  readonly iteration: number
-}
-
-/** One line of the page's event list. */
-export interface EventRow {
-  readonly t: number
-  readonly tag: string
-  readonly text: string
-}
-
-export interface RunInfo {
-  status: "starting" | "running" | "stopping" | "finished" | "stopped" | "failed"
-  budget: number | null
-  metricCalls: number
-  iteration: number
-  trainSize: number
-  valSize: number
-  /** epoch milliseconds of the run's (first) start */
-  startedAt: number
-  /** milliseconds since `startedAt` of the last update */
-  now: number
-  stopReason: string | null
-  accepted: number
-  rejected: number
-  reflectionCost: number
-  reflectionTokens: number
-}
-
-export interface ParetoView {
-  readonly examples: ReadonlyArray<string>
-  /** candidates that survive dominated-program removal (what selection draws from), best first */
-  readonly members: ReadonlyArray<number>
-  /** per member, its score on each example (null: not evaluated) */
-  readonly scores: ReadonlyArray<ReadonlyArray<number | null>>
-  /** per example, the best score any candidate reached */
-  readonly best: ReadonlyArray<number | null>
-}
-
-/** What a proposal left behind: the page's candidate detail reads it. */
-export interface ProposalDetail {
-  readonly iteration: number
-  readonly kind: string
-  readonly parents: ReadonlyArray<number>
-  readonly outcome: string
-  readonly ids?: ReadonlyArray<string> | undefined
-  readonly before?: ReadonlyArray<number> | undefined
-  readonly after?: ReadonlyArray<number> | undefined
-  readonly reason?: string | undefined
-}
-
-const EVENT_ROWS = 400
-const SHOWN = new Set([
-  "SeedGenerated",
-  "OptimizationStarted",
-  "OptimizationEnded",
-  "ProposalStarted",
-  "ProposalEnded",
-  "CandidateAccepted",
-  "CandidateRejected",
-  "MergeAttempted",
-  "MergeAccepted",
-  "MergeRejected",
-  "ValsetEvaluated",
-  "LostWorkCharged",
-  "Error",
-  "StopRequested"
-])
-
-const num = (u: unknown, fallback = 0): number => (typeof u === "number" && Number.isFinite(u) ? u : fallback)
-
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null
-
-// a live OptimizationEnded event carries the result; a logged line carries its scalar fields
-const resultOf = (e: EventLike): Readonly<Record<string, unknown>> => {
-  const result = e["result"]
-  return isRecord(result) ? result : e
-}
-
-const lineOf = (e: EventLike): string => {
-  if (e._tag === "OptimizationEnded") {
-    const r = resultOf(e)
-    const bestScore = r["bestScore"]
-    const best = typeof bestScore === "number" ? bestScore.toFixed(4) : "n/a"
-    return `optimization ended after ${num(r["iterations"])} iterations: best score ${best} (candidate ${num(r["bestIndex"])}), ` +
-      `${num(r["totalMetricCalls"])} metric calls${typeof r["stopReason"] === "string" ? `, ${r["stopReason"]}` : ""}`
-  }
-  if (e._tag === "StopRequested") return `stop requested from the dashboard: the run stops at the next safe point`
-  try {
-    // a logged line has the event's fields but is not checked against its schema:
-    // describeEvent may meet a field it does not expect, hence the catch
-    return describeEvent(e as unknown as GepaEvent, undefined).message
-  } catch {
-    return e._tag
-  }
-}
+import { readable, structuredChanges } from "./componentTexts.js"
+import { EVENT_ROWS, lineOf, num, resultOf, SHOWN } from "./eventLines.js"
+import { paretoView } from "./paretoView.js"
+import type { CandidateRow, EventLike, EventRow, ParetoView, ProposalDetail, RunInfo } from "./types.js"
 
 export interface Model {
   /** the engine's side: O(1) */
@@ -342,35 +234,10 @@ export const make = (now: () => number = Date.now): Model => {
       })
     }
     traceSeen = s.trace.length
-    // the Pareto view: members of the state's own frontier type
-    // a hybrid frontier is drawn by its examples
-    const kind = s.frontierType === "hybrid" ? "instance" : s.frontierType
-    const table = s.fronts[kind]
-    const keys = Object.keys(table.programs).sort()
-    // the members: the programs left after dominated-program removal, the
-    // set parent selection draws from
-    const members = Pareto.dominators(State.frontSets(s), State.scoreOf(s))
-      .sort((a, b) => (Arr.unsafeGet(s.valAverages, b) - Arr.unsafeGet(s.valAverages, a)) || a - b)
-    const key = `${members.join(",")}|${keys.length}|${keys.map((k) => table.best[k]).join(",")}`
-    if (key !== paretoKey) {
-      paretoKey = key
-      const examples = keys
-      // instance: the example's score; objective: the objective's aggregate;
-      // cartesian: the pair's best, for the candidates that hold it
-      const scoreOf = (p: number, k: string): number | null =>
-        kind === "instance"
-          ? s.valScores[p]?.[k] ?? null
-          : kind === "objective"
-          ? s.objectiveScores[p]?.[k] ?? null
-          : table.programs[k]?.includes(p) === true
-          ? table.best[k] ?? null
-          : null
-      pareto = {
-        examples,
-        members,
-        scores: members.map((p) => examples.map((k) => scoreOf(p, k))),
-        best: examples.map((k) => table.best[k] ?? null)
-      }
+    const next = paretoView(s, paretoKey)
+    if (next !== undefined) {
+      paretoKey = next.key
+      pareto = next.view
     }
   }
 
@@ -418,31 +285,6 @@ export const make = (now: () => number = Date.now): Model => {
     pareto
   })
 
-  // a structured component (canonical JSON, see CandidateSchema) is shown
-  // indented, so the page's line diff shows what changed rather than one long line
-  // (the kinds a typed run recorded in its state decide; without them, the look)
-  const readable = (components: Readonly<Record<string, string>>): Record<string, string> => {
-    const kinds = Typed.structuredNames(seenState)
-    const out: Record<string, string> = {}
-    for (const [name, text] of Object.entries(components)) out[name] = Typed.readable(kinds, name, text)
-    return out
-  }
-  // per structured component, its changes path by path against a parent
-  const structuredChanges = (
-    before: Readonly<Record<string, string>>,
-    after: Readonly<Record<string, string>>
-  ): Record<string, ReadonlyArray<string>> => {
-    const kinds = Typed.structuredNames(seenState)
-    const out: Record<string, ReadonlyArray<string>> = {}
-    for (const [name, text] of Object.entries(after)) {
-      const was = before[name]
-      if (was === undefined || was === text || (kinds !== undefined && !kinds.has(name))) continue
-      if (kinds === undefined && (CandidateSchema.format(was) === was || CandidateSchema.format(text) === text)) continue
-      out[name] = CandidateSchema.diff(was, text)
-    }
-    return out
-  }
-
   const detail = (i: number): Record<string, unknown> | undefined => {
     const row = candidates[i]
     if (row === undefined) return undefined
@@ -456,10 +298,10 @@ export const make = (now: () => number = Date.now): Model => {
       parents: row.parents.map((p) => ({
         i: p,
         score: candidates[p]?.score ?? null,
-        components: readable(texts[p] ?? {}),
-        changes: structuredChanges(texts[p] ?? {}, texts[i] ?? {})
+        components: readable(seenState, texts[p] ?? {}),
+        changes: structuredChanges(seenState, texts[p] ?? {}, texts[i] ?? {})
       })),
-      components: readable(texts[i] ?? {}),
+      components: readable(seenState, texts[i] ?? {}),
       proposal: proposal ?? null,
       feedback: it === undefined ? null : feedback.get(it) ?? null,
       usage: it === undefined ? null : usage.get(it) ?? null

@@ -19,7 +19,7 @@ import * as Ledger from "./ledger.js"
 import type { Outcome } from "./evaluate.js"
 import { at, defined } from "../shared/invariant.js"
 import type { Finished } from "./propose.js"
-import type { Resolved } from "./resolve.js"
+import type { Resolved } from "./resolved.js"
 import { valsetOf, type Wants } from "./session.js"
 
 /** @internal */

@@ -19,7 +19,7 @@
  */
 import * as Acceptance from "../../Acceptance.js"
 import { at, defined } from "../shared/invariant.js"
-import type { Resolved } from "./resolve.js"
+import type { Resolved } from "./resolved.js"
 
 /** @internal */
 export interface Split {

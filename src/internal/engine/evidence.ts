@@ -16,7 +16,7 @@ import { stableStringify } from "../../Fingerprint.js"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
 import { describeError, ended, type Proposed } from "./proposed.js"
-import { reusesMinibatches } from "./resolve.js"
+import { reusesMinibatches } from "./resolved.js"
 import { type Failures, noFailures, type Session } from "./session.js"
 
 /** What a proposal reflects on: the parent's scores on the minibatch and the records per component. @internal */

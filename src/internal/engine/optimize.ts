@@ -17,7 +17,7 @@ import * as RunDir from "../../RunDir.js"
 import { none as noStore, RunStoreService } from "../../RunStore.js"
 import { engineScheduler } from "./scheduler.js"
 import * as loop from "./loop.js"
-import type { Resolved } from "./resolve.js"
+import type { Resolved } from "./resolved.js"
 
 /**
  * The choice of persistence: the caller's store, a run directory, the

@@ -23,7 +23,7 @@ import * as Propose from "./propose.js"
 import * as Rebase from "./rebase.js"
 import { stepEvidence } from "./evidence.js"
 import type { Proposed } from "./proposed.js"
-import type { Resolved } from "./resolve.js"
+import type { Resolved } from "./resolved.js"
 import type { Session } from "./session.js"
 import * as Step from "./step.js"
 

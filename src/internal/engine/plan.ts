@@ -23,7 +23,7 @@ import * as State from "../../State.js"
 import * as AppendOnly from "./appendOnly.js"
 import { at, defined } from "../shared/invariant.js"
 import * as Ledger from "./ledger.js"
-import { type Resolved, reusesMinibatches } from "./resolve.js"
+import { type Resolved, reusesMinibatches } from "./resolved.js"
 import type { Wants } from "./session.js"
 
 /** @internal */

@@ -13,7 +13,7 @@ import { Rng } from "../../Rng.js"
 import type * as State from "../../State.js"
 import * as Ledger from "./ledger.js"
 import { minimumRemainderValidation, validationIds } from "./plan.js"
-import type { Resolved } from "./resolve.js"
+import type { Resolved } from "./resolved.js"
 
 const isPositiveInt = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0
 

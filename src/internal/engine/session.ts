@@ -29,7 +29,7 @@ import * as Observer from "../telemetry/observer.js"
 import * as AppendOnly from "./appendOnly.js"
 import { evaluate, type Evaluation, hashOf, makePace, type Outcome, type Pool } from "./evaluate.js"
 import * as Spans from "../telemetry/spans.js"
-import type { Resolved } from "./resolve.js"
+import type { Resolved } from "./resolved.js"
 
 /** An event's tag. @internal */
 export type EventTag = GepaEvent["_tag"]

@@ -19,7 +19,7 @@ import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
 import type { Finished } from "./propose.js"
 import type { Proposed } from "./proposed.js"
-import type { Resolved } from "./resolve.js"
+import type { Resolved } from "./resolved.js"
 
 /** The step a plan belongs to (its own iteration when planned alone). @internal */
 export const stepOf = (plan: State.PendingProposal): number => plan._tag === "Reflective" && plan.step !== undefined ? plan.step : plan.iteration
