@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Either, Schema } from "effect"
+import { type Either, Schema } from "effect"
 import * as BatchSampler from "./BatchSampler.js"
 import { Candidate } from "./Candidate.js"
 import type { MissingObjectiveScores } from "./Errors.js"
@@ -13,8 +13,9 @@ import { ObjectiveScores } from "./EvaluationBatch.js"
 import { RunFingerprint } from "./Fingerprint.js"
 import * as Frontier from "./Frontier.js"
 import * as Genealogy from "./Genealogy.js"
+import * as internal from "./internal/state.js"
 import * as Merge from "./Merge.js"
-import { Rng, RngState } from "./Rng.js"
+import { RngState } from "./Rng.js"
 
 /**
  * The version of the persisted state layout.
@@ -22,7 +23,7 @@ import { Rng, RngState } from "./Rng.js"
  * @since 0.1.0
  * @category constants
  */
-export const SCHEMA_VERSION = 1
+export const SCHEMA_VERSION = internal.SCHEMA_VERSION
 
 /**
  * Sparse scores keyed by example id.
@@ -279,74 +280,20 @@ export interface ValsetEvaluation {
   readonly objectiveScores?: Readonly<Record<string, ObjectiveScores>> | undefined
 }
 
-const average = (scores: Readonly<Record<string, number>>): readonly [number, number] => {
-  let sum = 0
-  let n = 0
-  for (const value of Object.values(scores)) {
-    sum += value
-    n++
-  }
-  return [n === 0 ? 0 : sum / n, n]
-}
-
 /**
  * The state after evaluating the seed candidate on the validation set.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const initial = (options: {
+export const initial: (options: {
   readonly seed: number
   readonly seedCandidate: Candidate
   readonly frontierType: Frontier.FrontierType
   readonly valset: ValsetEvaluation
   readonly metricCalls: number
   readonly fingerprint?: RunFingerprint | undefined
-}): Either.Either<GepaState, MissingObjectiveScores> =>
-  Either.map(
-    Frontier.addProgram(Frontier.empty, options.frontierType, 0, {
-      valScores: options.valset.scores,
-      valObjectiveScores: options.valset.objectiveScores
-    }, "evaluate (seed candidate on the validation set)"),
-    (fronts): GepaState => {
-      const [avg, n] = average(options.valset.scores)
-      return {
-        schemaVersion: SCHEMA_VERSION,
-        componentNames: Object.keys(options.seedCandidate),
-        frontierType: options.frontierType,
-        candidates: [{ ...options.seedCandidate }],
-        parents: [[]],
-        valScores: [{ ...options.valset.scores }],
-        objectiveScores: [Frontier.aggregateObjectives(Object.values(options.valset.objectiveScores ?? {}))],
-        valAverages: [avg],
-        valCoverage: [n],
-        nextComponent: [0],
-        discoveryBudget: [0],
-        fronts,
-        iteration: 0,
-        metricCalls: options.metricCalls,
-        fullValEvals: 1,
-        reflectionCalls: 0,
-        reflectionUsage: { inputTokens: 0, outputTokens: 0, cost: 0 },
-        acceptedProposals: 0,
-        rejectedProposals: 0,
-        lastImprovementIteration: 0,
-        consecutiveFailedIterations: 0,
-        rng: Rng.seeded(options.seed).snapshot(),
-        sampler: BatchSampler.initial,
-        merge: Merge.initial,
-        trace: [],
-        pending: [],
-        lostMetricCalls: 0,
-        versions: [Genealogy.seed(Object.keys(options.seedCandidate))],
-        ...(options.fingerprint === undefined ? {} : { fingerprint: options.fingerprint })
-      }
-    }
-  )
-
-const copyAppend = <A>(array: ReadonlyArray<A>, item: A): ReadonlyArray<A> => [...array, item]
-
-const bestMemo = new WeakMap<ReadonlyArray<number>, { readonly coverage: ReadonlyArray<number>; readonly n: number; readonly best: number }>()
+}) => Either.Either<GepaState, MissingObjectiveScores> = internal.initial
 
 /**
  * Adds an accepted candidate with its validation results. The child's
@@ -356,7 +303,7 @@ const bestMemo = new WeakMap<ReadonlyArray<number>, { readonly coverage: Readonl
  * @since 0.1.0
  * @category updates
  */
-export const addCandidate = (
+export const addCandidate: (
   state: GepaState,
   options: {
     readonly candidate: Candidate
@@ -376,58 +323,7 @@ export const addCandidate = (
     /** for a merge: per component, the parent it was taken from */
     readonly sources?: ReadonlyArray<number> | undefined
   }
-): Either.Either<readonly [GepaState, number], MissingObjectiveScores> => {
-  const idx = state.candidates.length
-  const append = options.append ?? copyAppend
-  const versions = versionsOf(state)
-  const childVersions = Genealogy.child({
-    index: idx,
-    componentNames: state.componentNames,
-    candidate: options.candidate,
-    parents: options.parents,
-    candidates: state.candidates,
-    versions,
-    sources: options.sources
-  })
-  return Either.map(
-    Frontier.addProgram(
-      state.fronts,
-      state.frontierType,
-      idx,
-      {
-        valScores: options.valset.scores,
-        valObjectiveScores: options.valset.objectiveScores
-      },
-      "evaluate (new candidate on the validation set)",
-      append
-    ),
-    (fronts) => {
-      const previousBest = bestIndex(state)
-      const [avg, n] = average(options.valset.scores)
-      const pointer = options.parents.reduce((m, p) => Math.max(m, state.nextComponent[p] ?? 0), 0)
-      const next: GepaState = {
-        ...state,
-        candidates: append(state.candidates, { ...options.candidate }),
-        parents: append(state.parents, [...options.parents]),
-        valScores: append(state.valScores, { ...options.valset.scores }),
-        objectiveScores: append(
-          state.objectiveScores,
-          Frontier.aggregateObjectives(Object.values(options.valset.objectiveScores ?? {}))
-        ),
-        valAverages: append(state.valAverages, avg),
-        valCoverage: append(state.valCoverage, n),
-        nextComponent: append(state.nextComponent, pointer),
-        discoveryBudget: append(state.discoveryBudget, options.discoveryBudget),
-        fronts,
-        fullValEvals: state.fullValEvals + 1,
-        versions: append(versions, childVersions)
-      }
-      // compare with the best's effective score (-Infinity when it has no coverage), as bestIndex does
-      const improved = n > 0 && avg > scoreOf(state)(previousBest)
-      return [improved ? { ...next, lastImprovementIteration: state.iteration } : next, idx] as const
-    }
-  )
-}
+) => Either.Either<readonly [GepaState, number], MissingObjectiveScores> = internal.addCandidate
 
 /**
  * Per candidate, each component's version and origin: as recorded, or
@@ -436,10 +332,7 @@ export const addCandidate = (
  * @since 0.3.0
  * @category getters
  */
-export const versionsOf = (state: GepaState): ReadonlyArray<Genealogy.CandidateVersions> =>
-  state.versions !== undefined && state.versions.length === state.candidates.length
-    ? state.versions
-    : Genealogy.derive(state.componentNames, state.candidates, state.parents)
+export const versionsOf: (state: GepaState) => ReadonlyArray<Genealogy.CandidateVersions> = internal.versionsOf
 
 /**
  * A candidate's mean validation score over the examples it was evaluated on;
@@ -448,8 +341,7 @@ export const versionsOf = (state: GepaState): ReadonlyArray<Genealogy.CandidateV
  * @since 0.1.0
  * @category getters
  */
-export const scoreOf = (state: GepaState) => (program: number): number =>
-  (state.valCoverage[program] ?? 0) > 0 ? state.valAverages[program] ?? -Infinity : -Infinity
+export const scoreOf: (state: GepaState) => (program: number) => number = internal.scoreOf
 
 /**
  * The best candidate: highest mean validation score, then more coverage,
@@ -464,26 +356,7 @@ export const scoreOf = (state: GepaState) => (program: number): number =>
  * @since 0.1.0
  * @category getters
  */
-export const bestIndex = (state: GepaState): number => {
-  const score = scoreOf(state)
-  const n = state.candidates.length
-  // asked for on every iteration (stop conditions, acceptance): a run's
-  // arrays only grow, in place while the run owns them, so for the same
-  // arrays the scan goes on where the last one stopped
-  const memo = bestMemo.get(state.valAverages)
-  const resume = memo !== undefined && memo.coverage === state.valCoverage && memo.n <= n
-  let best = resume ? memo.best : 0
-  for (let i = resume ? memo.n : 1; i < n; i++) {
-    const s = score(i)
-    const b = score(best)
-    const ci = state.valCoverage[i] ?? 0
-    const cb = state.valCoverage[best] ?? 0
-    // equals: the newer one, unless neither was scored at all (the seed stays)
-    if (s > b || (s === b && (ci > cb || (ci === cb && ci > 0)))) best = i
-  }
-  bestMemo.set(state.valAverages, { coverage: state.valCoverage, n, best })
-  return best
-}
+export const bestIndex: (state: GepaState) => number = internal.bestIndex
 
 /**
  * The program sets of the fronts selected by the state's frontier type.
@@ -491,7 +364,7 @@ export const bestIndex = (state: GepaState): number => {
  * @since 0.1.0
  * @category getters
  */
-export const frontSets = (state: GepaState): ReadonlyArray<ReadonlyArray<number>> => Frontier.programSets(state.fronts, state.frontierType)
+export const frontSets: (state: GepaState) => ReadonlyArray<ReadonlyArray<number>> = internal.frontSets
 
 /**
  * Checks the invariants that every state must satisfy; returns the list of
@@ -500,37 +373,4 @@ export const frontSets = (state: GepaState): ReadonlyArray<ReadonlyArray<number>
  * @since 0.1.0
  * @category validation
  */
-export const checkConsistency = (state: GepaState): ReadonlyArray<string> => {
-  const problems: Array<string> = []
-  const n = state.candidates.length
-  const perCandidate = {
-    parents: state.parents,
-    valScores: state.valScores,
-    objectiveScores: state.objectiveScores,
-    valAverages: state.valAverages,
-    valCoverage: state.valCoverage,
-    nextComponent: state.nextComponent,
-    discoveryBudget: state.discoveryBudget
-  }
-  for (const [name, arr] of Object.entries(perCandidate)) {
-    if (arr.length !== n) problems.push(`${name} has ${arr.length} entries for ${n} candidates`)
-  }
-  state.parents.forEach((ps, i) => {
-    for (const p of ps) if (!(p >= 0 && p < i)) problems.push(`candidate ${i} has parent ${p}, which is not an earlier candidate`)
-  })
-  state.candidates.forEach((c, i) => {
-    const names = Object.keys(c)
-    if (names.length !== state.componentNames.length || !state.componentNames.every((k) => k in c)) {
-      problems.push(`candidate ${i} components [${names.join(", ")}] differ from [${state.componentNames.join(", ")}]`)
-    }
-  })
-  for (const [key, programs] of Object.entries(state.fronts.instance.programs)) {
-    if (programs.length === 0) problems.push(`front for example "${key}" is empty`)
-    const best = state.fronts.instance.best[key]
-    for (const p of programs) {
-      if (state.valScores[p]?.[key] !== best) problems.push(`candidate ${p} is on the front of "${key}" without its best score`)
-    }
-  }
-  if (state.metricCalls < 0 || !Number.isInteger(state.metricCalls)) problems.push(`metricCalls is ${state.metricCalls}`)
-  return problems
-}
+export const checkConsistency: (state: GepaState) => ReadonlyArray<string> = internal.checkConsistency
