@@ -330,14 +330,6 @@ export {
    */
   ModelSpec,
   /**
-   * Parses the text of a config file (JSON); see `parseConfig`, which also
-   * gives the warnings.
-   *
-   * @since 0.1.0
-   * @category parsing
-   */
-  parseConfigFile,
-  /**
    * Parses a duration: a number of seconds, or a number followed by ms, s, m
    * or h. `undefined` when it is not one.
    *
@@ -352,25 +344,6 @@ export {
    * @category parsing
    */
   parseSettingsJson,
-  /**
-   * Resolves the relative paths of a layer (data, seed prompt file, run
-   * directory, metric module) against `base`.
-   *
-   * @since 0.2.0
-   * @category parsing
-   */
-  resolvePaths,
-  /**
-   * Merges the config file's values with the flags' (flags win) and checks
-   * that a run can start: data, seed prompt, models and a stop condition.
-   * Does not touch the file system except to read the seed prompt file and
-   * the components' seed files, through the context's `FileSystem` (else
-   * `@effect/platform-node`'s).
-   *
-   * @since 0.1.0
-   * @category parsing
-   */
-  resolveSettings,
   /**
    * The first setting of `next` that differs from the `saved` run's and may
    * not change on resume, as a one-line message; none when they agree.
@@ -403,6 +376,37 @@ export {
    */
   settingsJson
 } from "./cli/settings.js"
+export {
+  /**
+   * Parses the text of a config file (JSON); see `parseConfig`, which also
+   * gives the warnings.
+   *
+   * @since 0.1.0
+   * @category parsing
+   */
+  parseConfigFile,
+  /**
+   * Resolves the relative paths of a layer (data, seed prompt file, run
+   * directory, metric module) against `base`.
+   *
+   * @since 0.2.0
+   * @category parsing
+   */
+  resolvePaths
+} from "./cli/configFile.js"
+export {
+  /**
+   * Merges the config file's values with the flags' (flags win) and checks
+   * that a run can start: data, seed prompt, models and a stop condition.
+   * Does not touch the file system except to read the seed prompt file and
+   * the components' seed files, through the context's `FileSystem` (else
+   * `@effect/platform-node`'s).
+   *
+   * @since 0.1.0
+   * @category parsing
+   */
+  resolveSettings
+} from "./cli/resolve.js"
 export {
   /**
    * The settings of `gepa optimize`: the config file's, then the flags'. Pure

@@ -4,8 +4,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option, Redacted, Ref, Schema } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { ModelUnrecoverable, type ModelRole } from "./Errors.js"
+import * as simulatedInternal from "./internal/models/simulated.js"
+import * as unrecoverableInternal from "./internal/models/unrecoverable.js"
 import * as scrubInternal from "./internal/shared/scrub.js"
 
 /**
@@ -263,15 +265,7 @@ export const promptText = (prompt: Prompt): string => typeof prompt === "string"
  * @since 0.1.0
  * @category constructors
  */
-export const fromFunction = (
-  f: (prompt: Prompt) => string | Effect.Effect<string, LlmError>
-): LanguageModel => ({
-  complete: (prompt) =>
-    Effect.suspend(() => {
-      const out = f(prompt)
-      return typeof out === "string" ? Effect.succeed(out) : out
-    }).pipe(Effect.map((text): Completion => ({ text, finishReason: "stop" })))
-})
+export const fromFunction: (f: (prompt: Prompt) => string | Effect.Effect<string, LlmError>) => LanguageModel = simulatedInternal.fromFunction
 
 /**
  * A model for code that does not use Effect: `complete` receives the prompt
@@ -305,17 +299,7 @@ export const fromPromise = (
  * @since 0.1.0
  * @category constructors
  */
-export const scripted = (answers: ReadonlyArray<string | Completion>): Effect.Effect<LanguageModel> =>
-  Effect.map(Ref.make(0), (counter) => ({
-    complete: () =>
-      Ref.getAndUpdate(counter, (n) => n + 1).pipe(
-        Effect.map((n): Completion => {
-          const answer = answers[Math.min(n, answers.length - 1)]
-          if (answer === undefined) return { text: "", finishReason: "stop" }
-          return typeof answer === "string" ? { text: answer, finishReason: "stop" } : answer
-        })
-      )
-  }))
+export const scripted: (answers: ReadonlyArray<string | Completion>) => Effect.Effect<LanguageModel> = simulatedInternal.scripted
 
 /**
  * A layer providing `model` as the reflection model.
@@ -375,17 +359,6 @@ export const minScrubbedSecretLength = scrubInternal.minSecretLength
 export const scrubber = (...secrets: ReadonlyArray<Redacted.Redacted<string>>): (text: string) => string =>
   scrubInternal.compile(secrets.map((s) => Redacted.value(s))).scrub
 
-// 400s that concern one input only (too long, filtered): the next input may
-// pass, so they fail the example, not the run
-const PER_INPUT_CODES: ReadonlySet<string> = new Set([
-  "context_length_exceeded",
-  "string_above_max_length",
-  "content_policy_violation",
-  "content_filter",
-  "invalid_prompt"
-])
-const PER_INPUT_TEXT = /context length|context window|maximum context|too many tokens|too long|content (?:policy|filter|management)/i
-
 const isLlmError = (u: unknown): u is LlmError =>
   typeof u === "object" && u !== null && "_tag" in u &&
   (u instanceof LlmAuthenticationError || u instanceof LlmBadRequest || u instanceof LlmModelNotFound ||
@@ -411,43 +384,7 @@ const isLlmError = (u: unknown): u is LlmError =>
  */
 export const unrecoverable = (error: unknown, role: ModelRole): Option.Option<ModelUnrecoverable> => {
   if (error instanceof ModelUnrecoverable) return Option.some(error)
-  if (!isLlmError(error)) return Option.none()
-  const base = {
-    role,
-    model: error.model,
-    ...(error.endpoint === undefined ? {} : { endpoint: error.endpoint })
-  }
-  switch (error._tag) {
-    case "LlmAuthenticationError":
-      return Option.some(
-        new ModelUnrecoverable({
-          ...base,
-          reason: error.status === 403 ? "permission" : "authentication",
-          status: error.status,
-          detail: error.detail
-        })
-      )
-    case "LlmModelNotFound":
-      return Option.some(new ModelUnrecoverable({ ...base, reason: "model-not-found", status: 404, detail: error.detail }))
-    case "LlmBadRequest": {
-      if (error.code !== undefined && PER_INPUT_CODES.has(error.code)) return Option.none()
-      if (PER_INPUT_TEXT.test(error.detail)) return Option.none()
-      return Option.some(
-        new ModelUnrecoverable({ ...base, reason: "bad-request", status: error.status, detail: error.detail })
-      )
-    }
-    case "LlmTransportError":
-      if (error.status !== undefined) return Option.none()
-      if (error.code === "ECONNREFUSED") {
-        return Option.some(new ModelUnrecoverable({ ...base, reason: "connection-refused", detail: error.detail }))
-      }
-      if (error.code === "ENOTFOUND") {
-        return Option.some(new ModelUnrecoverable({ ...base, reason: "host-not-found", detail: error.detail }))
-      }
-      return Option.none()
-    default:
-      return Option.none()
-  }
+  return isLlmError(error) ? unrecoverableInternal.unrecoverable(error, role) : Option.none()
 }
 
 /**

@@ -14,7 +14,8 @@ import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { runDemo, summarize } from "../examples/demo/run.js"
-import { parseConfig, resolveSettings } from "../src/cli/settings.js"
+import { parseConfig } from "../src/cli/configFile.js"
+import { resolveSettings } from "../src/cli/resolve.js"
 import { tmpDir as makeTmpDir } from "./fixtures/tmp.js"
 
 const root = path.resolve(import.meta.dirname, "..")

@@ -16,7 +16,9 @@ import { commands } from "./help.js"
 import { budgetOptions, modelOptions, optimizeOptions, reportOptions, resumeOptions, showOptions, uiOptions } from "./options.js"
 import { type Environment, prepare, type RunFailure, runPrepared } from "./run.js"
 import { describeRun, readRun, readSavedSettings, renderReport } from "./saved.js"
-import { type Input, type ModelSpec, parseConfig, readText, resolvePaths, resolveSettings, type Settings } from "./settings.js"
+import { parseConfig, resolvePaths } from "./configFile.js"
+import { resolveSettings } from "./resolve.js"
+import type { Input, ModelSpec, Settings } from "./settings.js"
 import { watchCommand, withUi } from "./ui.js"
 
 // the values of a record of options
@@ -82,7 +84,7 @@ export const optimizeSettings = (
     let warnings: ReadonlyArray<string> = []
     if (Option.isSome(flags.config)) {
       const configFile = path.resolve(cwd, flags.config.value)
-      const parsed = yield* parseConfig(yield* readText(configFile), configFile)
+      const parsed = yield* parseConfig(yield* UserFile.readInputFile(configFile), configFile)
       file = parsed.input
       warnings = parsed.warnings
     }

@@ -6,7 +6,7 @@
  */
 import { Effect, Either } from "effect"
 import { CliInputError, errorText, inputError, show } from "./errors.js"
-import { readText } from "./settings.js"
+import { readInputFile } from "./userFile.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => u !== null && typeof u === "object" && !Array.isArray(u)
 
@@ -126,4 +126,4 @@ export const parseExamples = (
 export const loadExamples = (
   file: string,
   options: Parameters<typeof parseExamples>[2]
-): Effect.Effect<ReadonlyArray<Example>, CliInputError> => Effect.flatMap(readText(file), (text) => parseExamples(text, file, options))
+): Effect.Effect<ReadonlyArray<Example>, CliInputError> => Effect.flatMap(readInputFile(file), (text) => parseExamples(text, file, options))

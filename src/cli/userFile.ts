@@ -11,6 +11,7 @@
 import { Effect } from "effect"
 import { field } from "../internal/shared/fields.js"
 import * as Disk from "../internal/runDir/disk.js"
+import { type CliInputError, inputError } from "./errors.js"
 
 /**
  * Why a user's file could not be read or written: it is not there, it is a
@@ -52,6 +53,22 @@ export const readText = (file: string): Effect.Effect<string, Problem> =>
     d.fs.readFile(file).pipe(
       Effect.map((bytes) => utf8.decode(bytes)),
       Effect.mapError(problemOf)
+    ))
+
+/**
+ * Reads a file the user named, through the context's `FileSystem` (else
+ * Node's); a failure is one line naming the file.
+ *
+ * @internal
+ */
+export const readInputFile = (file: string): Effect.Effect<string, CliInputError> =>
+  Effect.mapError(readText(file), (problem) =>
+    inputError(
+      problem.kind === "missing"
+        ? `${file}: file not found`
+        : problem.kind === "directory"
+        ? `${file}: is a directory, expected a file`
+        : `${file}: cannot read the file: ${problem.detail}`
     ))
 
 /** Writes a file (created or replaced). */
