@@ -9,11 +9,11 @@
  *
  * @since 0.1.0
  */
-import { Context, type Effect, Layer, type Schema } from "effect"
+import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import type { Candidate } from "./Candidate.js"
-import type { AdapterError, ModelUnrecoverable, ProposalError } from "./Errors.js"
+import { AdapterError, ModelUnrecoverable, ProposalError } from "./Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "./EvaluationBatch.js"
-import * as internal from "./internal/adapter/constructors.js"
+import { stableStringify } from "./Fingerprint.js"
 
 /**
  * Options of one `evaluate` call beyond the batch and the candidate.
@@ -124,7 +124,15 @@ export interface TraceCodec<T> {
  * @since 0.2.0
  * @category constructors
  */
-export const jsonTraces = <T>(): TraceCodec<T> => internal.jsonTraces<T>()
+export const jsonTraces = <T>(): TraceCodec<T> => ({
+  encode: (t) => {
+    const json: unknown = JSON.parse(JSON.stringify(t) ?? "null")
+    if (stableStringify(json) !== stableStringify(t)) throw new Error("the trajectory is not a JSON value")
+    return json
+  },
+  // what encode returned: a JSON value equal to the trajectory (checked there)
+  decode: (u) => u as T
+})
 
 /**
  * The adapter with stored trajectories: `codec` (default `jsonTraces`, for
@@ -144,7 +152,15 @@ export const withStoredTraces = <D, T, O>(adapter: Adapter<D, T, O>, codec?: Tra
  * @since 0.2.0
  * @category constructors
  */
-export const traceSchema = <T, I>(schema: Schema.Schema<T, I>): TraceCodec<T> => internal.traceSchema(schema)
+export const traceSchema = <T, I>(schema: Schema.Schema<T, I>): TraceCodec<T> => {
+  const encode = Schema.encodeEither(schema)
+  const decode = Schema.decodeUnknownEither(schema)
+  const orThrow = <A>(e: Either.Either<A, ParseResult.ParseError>): A => {
+    if (Either.isLeft(e)) throw new Error(e.left.message)
+    return e.right
+  }
+  return { encode: (t) => orThrow(encode(t)), decode: (u) => orThrow(decode(u)) }
+}
 
 /**
  * An adapter whose `proposeNewTexts` is present: it writes new texts itself,
@@ -250,6 +266,13 @@ export interface ExampleTrace<D, T, O> {
   readonly trajectory?: T | undefined
 }
 
+// an unrecoverable model failure passes through: it must stop the run, not
+// become one more failed example
+const toAdapterError = (call: string) => (cause: unknown): AdapterError | ModelUnrecoverable =>
+  cause instanceof AdapterError || cause instanceof ModelUnrecoverable
+    ? cause
+    : new AdapterError({ call, detail: cause instanceof Error ? cause.message : String(cause), cause })
+
 /**
  * What `fromExample` and `fromPromise` accept besides the run function.
  *
@@ -264,6 +287,47 @@ export interface FromExampleOptions<D, T, O> {
   /** new texts written by the adapter itself, instead of the reflection model */
   readonly proposeNewTexts?: Adapter<D, ExampleTrace<D, T, O>, O>["proposeNewTexts"]
 }
+
+// the values when every one is defined
+const allDefined = <A>(values: ReadonlyArray<A | undefined>): Array<A> | undefined => {
+  const defined = values.flatMap((v) => (v === undefined ? [] : [v]))
+  return defined.length === values.length ? defined : undefined
+}
+
+const exampleAdapter = <D, T, O>(
+  run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, AdapterError | ModelUnrecoverable>,
+  options: FromExampleOptions<D, T, O> | undefined
+): Adapter<D, ExampleTrace<D, T, O>, O> => ({
+  evaluate: (batch, candidate, { captureTraces }) =>
+    Effect.forEach(batch, (example) => run(example, candidate).pipe(Effect.map((r) => [example, r] as const)), {
+      concurrency: "unbounded"
+    }).pipe(
+      Effect.map((results) => ({
+        outputs: results.map(([, r]) => r.output),
+        scores: results.map(([, r]) => r.score),
+        trajectories: captureTraces
+          ? results.map(([example, r]) => ({
+            example,
+            output: r.output,
+            score: r.score,
+            feedback: r.feedback,
+            trajectory: r.trajectory
+          }))
+          : undefined,
+        objectiveScores: allDefined(results.map(([, r]) => r.objectiveScores))
+      }))
+    ),
+  makeReflectiveDataset: (_candidate, evaluation, components) =>
+    Effect.sync(() => {
+      const records = (evaluation.trajectories ?? []).map((t): ReflectiveRecord => ({
+        "Inputs": options?.describeInput ? options.describeInput(t.example) : t.example,
+        "Generated Outputs": options?.describeOutput ? options.describeOutput(t.output) : t.output,
+        "Feedback": t.feedback ?? `Score: ${t.score}`
+      }))
+      return Object.fromEntries(components.map((c) => [c, records]))
+    }),
+  ...(options?.proposeNewTexts ? { proposeNewTexts: options.proposeNewTexts } : {})
+})
 
 /**
  * An adapter from a per-example function. Examples of a batch run
@@ -290,7 +354,10 @@ export function fromExample<D, O, T, E>(
   run: (example: D, candidate: Candidate) => Effect.Effect<ExampleResult<T, O>, E>,
   options?: FromExampleOptions<D, T, O>
 ): Adapter<D, ExampleTrace<D, T, O>, O> {
-  return internal.fromExample(run, options)
+  return exampleAdapter(
+    (example: D, candidate: Candidate) => run(example, candidate).pipe(Effect.mapError(toAdapterError("evaluate"))),
+    options
+  )
 }
 
 /**
@@ -357,7 +424,32 @@ export function fromPromise<D, O, T>(
   run: (example: D, candidate: Candidate, signal: AbortSignal) => ExampleResult<T, O> | PromiseLike<ExampleResult<T, O>>,
   options?: FromPromiseOptions<D, T, O>
 ): Adapter<D, ExampleTrace<D, T, O>, O> {
-  return internal.fromPromise(run, options)
+  const propose = options?.proposeNewTexts
+  return exampleAdapter<D, T, O>(
+    (example, candidate) =>
+      Effect.tryPromise({
+        // async wraps both a thrown error and a plain value into a Promise
+        try: async (signal) => await run(example, candidate, signal),
+        catch: toAdapterError("evaluate")
+      }),
+    {
+      ...(options?.describeInput ? { describeInput: options.describeInput } : {}),
+      ...(options?.describeOutput ? { describeOutput: options.describeOutput } : {}),
+      ...(propose
+        ? {
+          proposeNewTexts: (candidate: Candidate, dataset: ReflectiveDataset, components: ReadonlyArray<string>) =>
+            Effect.tryPromise({
+              try: async (signal) => await propose(candidate, dataset, components, signal),
+              catch: (cause) =>
+                new ProposalError({
+                  component: components.join(", "),
+                  detail: cause instanceof Error ? cause.message : String(cause)
+                })
+            })
+        }
+        : {})
+    }
+  )
 }
 
 /**
@@ -375,7 +467,11 @@ export function fromBatch<D, T, O, E = never>(
 ): ProposingAdapter<D, T, O>
 export function fromBatch<D, T, O, E = never>(options: FromBatchOptions<D, T, O, E>): Adapter<D, T, O>
 export function fromBatch<D, T, O, E>(options: FromBatchOptions<D, T, O, E>): Adapter<D, T, O> {
-  return internal.fromBatch(options)
+  return {
+    evaluate: (batch, candidate, opts) => options.evaluate(batch, candidate, opts).pipe(Effect.mapError(toAdapterError("evaluate"))),
+    makeReflectiveDataset: options.makeReflectiveDataset,
+    ...(options.proposeNewTexts ? { proposeNewTexts: options.proposeNewTexts } : {})
+  }
 }
 
 /**
