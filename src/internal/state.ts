@@ -176,22 +176,9 @@ export const addCandidate = <S extends Fields>(
       const previousBest = bestIndex(state)
       const [avg, n] = average(options.valset.scores)
       const pointer = options.parents.reduce((m, p) => Math.max(m, state.nextComponent[p] ?? 0), 0)
-      // the fields that grow, typed as `Fields` has them: written in a spread
-      // over the type parameter, their types would not be checked
-      const grown: Pick<
-        Fields,
-        | "candidates"
-        | "parents"
-        | "valScores"
-        | "objectiveScores"
-        | "valAverages"
-        | "valCoverage"
-        | "nextComponent"
-        | "discoveryBudget"
-        | "fronts"
-        | "fullValEvals"
-        | "versions"
-      > = {
+      // the fields that grow, checked against `Fields` (in a spread over the
+      // type parameter alone their types would not be)
+      const grown = {
         candidates: append(state.candidates, { ...options.candidate }),
         parents: append(state.parents, [...options.parents]),
         valScores: append(state.valScores, { ...options.valset.scores }),
@@ -206,7 +193,7 @@ export const addCandidate = <S extends Fields>(
         fronts,
         fullValEvals: state.fullValEvals + 1,
         versions: append(versions, childVersions)
-      }
+      } satisfies Partial<Fields>
       const next: S = { ...state, ...grown }
       // compare with the best's effective score (-Infinity when it has no coverage), as bestIndex does
       const improved = n > 0 && avg > scoreOf(state)(previousBest)
