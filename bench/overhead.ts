@@ -12,7 +12,7 @@
  * `gc` PerformanceObserver). `--telemetry off` runs with `telemetry: false`
  * (the default keeps Effect's spans and metrics on). Options: `--seeds N`
  * (seeds 0..N-1, default 5), `--budget N` (default 2000), `--json FILE`,
- * `--steady N` (default 20, 0 to skip).
+ * `--steady N` (default 20, 0 to skip), `--processes N` (default 1).
  *
  * Each task is measured twice in the same process. "first runs": its seeds
  * after one short untimed run (module loading done, most of the engine's
@@ -23,11 +23,20 @@
  * long-lived process (an Effect app that optimizes more than once, or a run
  * longer than these).
  *
+ * `--processes N` repeats all of it in N fresh processes, one after the
+ * other, and reports the medians over every run with each process's own
+ * median beside them: the same code can settle at a different cost in
+ * different processes (where V8 places and optimizes it), so one process's
+ * figure is one draw.
+ *
  * For a profile, run it under Node's profiler:
  * `node --cpu-prof --cpu-prof-dir=prof --import tsx bench/run.ts overhead --task 2x16 --seeds 1`.
  */
 import { Effect } from "effect"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
 import { PerformanceObserver } from "node:perf_hooks"
 import * as Gepa from "../src/Gepa.js"
 import { median, tasks } from "./concurrency.js"
@@ -46,6 +55,8 @@ export interface OverheadRow {
   readonly cpuUsPerCall: number
   readonly gcShare: number
   readonly test: number
+  /** which of `--processes` ran it (0 when there is one) */
+  readonly process?: number
 }
 
 export const measure = async (
@@ -102,45 +113,112 @@ export const option = (argv: ReadonlyArray<string>, name: string): string | unde
   return at >= 0 ? argv[at + 1] : undefined
 }
 
+/** Runs this bench with `argv` in a fresh process of the same Node and loader, and reads its rows back. */
+const inChild = async (argv: ReadonlyArray<string>, index: number): Promise<ReadonlyArray<OverheadRow>> => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "gepa-overhead-"))
+  const file = path.join(dir, "rows.json")
+  try {
+    const script = process.argv[1]
+    if (script === undefined) throw new Error("--processes: cannot tell which script to run again")
+    await new Promise<void>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [...process.execArgv, script, ...argv, "--json", file],
+        { maxBuffer: 1 << 24 },
+        (error, _out, err) =>
+          error === null ? resolve() : reject(new Error(`--processes: process ${index} failed: ${err.trim().split("\n").at(-1) ?? error.message}`))
+      )
+    )
+    const rows = (JSON.parse(await fs.readFile(file, "utf8")) as { rows: ReadonlyArray<OverheadRow> }).rows
+    return rows.map((r) => ({ ...r, process: index }))
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true })
+  }
+}
+
+/** The arguments without `--processes N` and `--json FILE` (the parent writes its own). */
+const childArgs = (argv: ReadonlyArray<string>): Array<string> => {
+  const out: Array<string> = []
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--processes" || argv[i] === "--json") i++
+    else out.push(argv[i]!)
+  }
+  return out
+}
+
+/** The markdown table of `rows`: medians with their range over runs, and each process's median when there are several. */
+export const table = (
+  rows: ReadonlyArray<OverheadRow>,
+  heading: { readonly budget: number; readonly seeds: number; readonly telemetry: boolean; readonly steady: number; readonly processes: number }
+): string => {
+  const f = (x: number, d = 1) => x.toFixed(d)
+  const several = heading.processes > 1
+  const lines = [
+    `# Engine overhead at zero latency (defaults, maxConcurrency 16, budget ${heading.budget}, seeds 0-${heading.seeds - 1}, telemetry ${
+      heading.telemetry ? "on" : "off"
+    }${several ? `, ${heading.processes} processes` : ""})`,
+    "",
+    `| task | phase | wall µs per metric call | engine µs per call | CPU µs per call | GC share of wall | runs |${
+      several ? " engine µs per call, median of each process |" : ""
+    }`,
+    `|---|---|---|---|---|---|---|${several ? "---|" : ""}`
+  ]
+  const tasksSeen = [...new Set(rows.map((r) => r.task))]
+  for (const name of tasksSeen) {
+    for (const phase of ["first runs", "steady"] as const) {
+      const r = rows.filter((x) => x.task === name && x.phase === phase)
+      if (r.length === 0) continue
+      const range = (pick: (x: OverheadRow) => number, d = 1) =>
+        `${f(median(r.map(pick)), d)} (${f(Math.min(...r.map(pick)), d)}-${f(Math.max(...r.map(pick)), d)})`
+      const perProcess = several
+        ? ` ${
+          Array.from({ length: heading.processes }, (_, p) => r.filter((x) => x.process === p))
+            .filter((x) => x.length > 0)
+            .map((x) => f(median(x.map((y) => y.engineUsPerCall))))
+            .join(" / ")
+        } |`
+        : ""
+      lines.push(
+        `| ${name} | ${phase === "steady" ? `steady (after ${heading.steady} runs)` : phase} | ${range((x) => x.wallUsPerCall)} | ${
+          range((x) => x.engineUsPerCall)
+        } | ${range((x) => x.cpuUsPerCall)} | ${range((x) => x.gcShare * 100)}% | ${r.length} |${perProcess}`
+      )
+    }
+  }
+  lines.push("", several ? "Medians over every run of every process, with their range in parentheses." : "Medians, with the range over seeds in parentheses.")
+  return lines.join("\n") + "\n"
+}
+
 export const main = async (argv: ReadonlyArray<string>) => {
   const taskNames = (option(argv, "--task") ?? "1x32,2x16,4x8").split(",")
+  for (const name of taskNames) {
+    if (tasks[name] === undefined) throw new Error(`--task: expected one of ${Object.keys(tasks).join(", ")}, got ${name}`)
+  }
   const seeds = Number(option(argv, "--seeds") ?? "5")
   const budget = Number(option(argv, "--budget") ?? "2000")
   const telemetry = option(argv, "--telemetry") !== "off"
   const json = option(argv, "--json")
   const steady = Number(option(argv, "--steady") ?? "20")
   if (!(Number.isInteger(steady) && steady >= 0)) throw new Error(`--steady: expected a whole number of runs, got ${option(argv, "--steady")}`)
-  // one untimed run first: module loading and the JIT's first compilations are not the engine's cost
-  await measure(taskNames[0]!, 0, 200, telemetry)
-  const rows: Array<OverheadRow> = []
-  for (const name of taskNames) {
-    for (let seed = 0; seed < seeds; seed++) rows.push({ ...(await measure(name, seed, budget, telemetry)), phase: "first runs" })
-    if (steady === 0) continue
-    // untimed runs on other seeds, until V8 has optimized what this task's runs execute
-    for (let i = 0; i < steady; i++) await measure(name, 1000 + i, budget, telemetry)
-    for (let seed = 0; seed < seeds; seed++) rows.push({ ...(await measure(name, seed, budget, telemetry)), phase: "steady" })
+  const processes = Number(option(argv, "--processes") ?? "1")
+  if (!(Number.isInteger(processes) && processes >= 1)) {
+    throw new Error(`--processes: expected a whole number of at least 1, got ${option(argv, "--processes")}`)
   }
-  const f = (x: number, d = 1) => x.toFixed(d)
-  const lines = [
-    `# Engine overhead at zero latency (defaults, maxConcurrency 16, budget ${budget}, seeds 0-${seeds - 1}, telemetry ${telemetry ? "on" : "off"})`,
-    "",
-    "| task | phase | wall µs per metric call | engine µs per call | CPU µs per call | GC share of wall | runs |",
-    "|---|---|---|---|---|---|---|"
-  ]
-  for (const name of taskNames) {
-    for (const phase of ["first runs", "steady"] as const) {
-      const r = rows.filter((x) => x.task === name && x.phase === phase)
-      if (r.length === 0) continue
-      const range = (pick: (x: OverheadRow) => number, d = 1) =>
-        `${f(median(r.map(pick)), d)} (${f(Math.min(...r.map(pick)), d)}-${f(Math.max(...r.map(pick)), d)})`
-      lines.push(
-        `| ${name} | ${phase === "steady" ? `steady (after ${steady} runs)` : phase} | ${range((x) => x.wallUsPerCall)} | ${
-          range((x) => x.engineUsPerCall)
-        } | ${range((x) => x.cpuUsPerCall)} | ${range((x) => x.gcShare * 100)}% | ${r.length} |`
-      )
+  const rows: Array<OverheadRow> = []
+  if (processes > 1) {
+    // one after the other: processes measured side by side would share the cores
+    for (let p = 0; p < processes; p++) rows.push(...(await inChild(childArgs(argv), p)))
+  } else {
+    // one untimed run first: module loading and the JIT's first compilations are not the engine's cost
+    await measure(taskNames[0]!, 0, 200, telemetry)
+    for (const name of taskNames) {
+      for (let seed = 0; seed < seeds; seed++) rows.push({ ...(await measure(name, seed, budget, telemetry)), phase: "first runs" })
+      if (steady === 0) continue
+      // untimed runs on other seeds, until V8 has optimized what this task's runs execute
+      for (let i = 0; i < steady; i++) await measure(name, 1000 + i, budget, telemetry)
+      for (let seed = 0; seed < seeds; seed++) rows.push({ ...(await measure(name, seed, budget, telemetry)), phase: "steady" })
     }
   }
-  lines.push("", "Medians, with the range over seeds in parentheses.")
   if (json !== undefined) await fs.writeFile(json, JSON.stringify({ date: new Date().toISOString(), rows }, null, 2) + "\n")
-  process.stdout.write(lines.join("\n") + "\n")
+  process.stdout.write(table(rows, { budget, seeds, telemetry, steady, processes }))
 }

@@ -69,6 +69,31 @@ describe("bench", () => {
     await expect(Overhead.measure("3x3", 0, 100, false)).rejects.toThrow(/--task: expected one of/)
   })
 
+  it("reports each process's median beside the medians over all of them, and refuses a bad --processes in one line", async () => {
+    const row = (process: number, engineUsPerCall: number) => ({
+      task: "2x16",
+      phase: "steady" as const,
+      telemetry: true,
+      seed: 0,
+      budget: 100,
+      metricCalls: 100,
+      wallUsPerCall: engineUsPerCall + 1,
+      engineUsPerCall,
+      cpuUsPerCall: engineUsPerCall,
+      gcShare: 0.2,
+      test: 0.5,
+      process
+    })
+    const text = Overhead.table([row(0, 40), row(0, 42), row(1, 80), row(1, 84)], { budget: 100, seeds: 2, telemetry: true, steady: 3, processes: 2 })
+    expect(text).toContain("2 processes")
+    // the median over the four runs, their range, and each process's own median
+    expect(text).toContain("| 2x16 | steady (after 3 runs) | 62.0 (41.0-85.0) | 61.0 (40.0-84.0) |")
+    expect(text).toContain("| 4 | 41.0 / 82.0 |")
+    expect(Overhead.table([row(0, 40)], { budget: 100, seeds: 1, telemetry: true, steady: 3, processes: 1 })).not.toContain("each process")
+    await expect(Overhead.main(["overhead", "--processes", "0"])).rejects.toThrow(/^--processes: expected a whole number of at least 1, got 0$/)
+    await expect(Overhead.main(["overhead", "--task", "9x9"])).rejects.toThrow(/^--task: expected one of/)
+  })
+
   it("runs the demo's task with a strategy to the end, within the budget", async () => {
     const DemoTask = await import("../bench/demoTask.js")
     const row = await DemoTask.measure("one-round", 0, 200)
