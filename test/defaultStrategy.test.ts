@@ -26,7 +26,14 @@ const taskOf = (components: number) => makeTask({ ...twoComponents, components, 
 
 describe("the default strategy", () => {
   it("follows the number of components, never maxConcurrency", () => {
-    assert.deepStrictEqual(Config.defaultStrategy(1), { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" })
+    // one component: the GEPA loop while proposals are accepted, steps of up to eight once few are
+    assert.deepStrictEqual(Config.defaultStrategy(1), {
+      proposalsPerStep: 8,
+      proposalSampling: "independent",
+      proposalSelection: "best",
+      stepWidth: "adaptive"
+    })
+    assert.strictEqual(Config.formatStrategy(Config.defaultStrategy(1)), "1 to 8 proposals per step (wider as fewer are accepted), independent, best")
     // three rounds of components per step, at most eight proposals
     assert.deepStrictEqual(Config.defaultStrategy(2), { proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "combine" })
     assert.strictEqual(Config.defaultStrategy(3).proposalsPerStep, 8)
@@ -37,7 +44,12 @@ describe("the default strategy", () => {
 
   it.effect("is said at the run's start and saved in the run's settings; given settings win", () =>
     Effect.gen(function*() {
-      for (const [components, expected] of [[1, "1 proposal per step, independent, best"], [4, "8 proposals per step, same_minibatch, combine"]] as const) {
+      for (
+        const [components, expected] of [[1, "1 to 8 proposals per step (wider as fewer are accepted), independent, best"], [
+          4,
+          "8 proposals per step, same_minibatch, combine"
+        ]] as const
+      ) {
         const events: Array<GepaEvent> = []
         const result = yield* Gepa.optimize({ ...runOf(taskOf(components)), maxMetricCalls: 120, onEvent: (e) => void events.push(e) })
         const started = events.find((e) => e._tag === "OptimizationStarted")
@@ -47,10 +59,16 @@ describe("the default strategy", () => {
         assert.strictEqual(saved["proposalsPerStep"], String(strategy.proposalsPerStep))
         assert.strictEqual(saved["proposalSampling"], strategy.proposalSampling)
         assert.strictEqual(saved["proposalSelection"], components === 1 ? "best" : "combine")
+        assert.strictEqual(saved["stepWidth"], components === 1 ? "adaptive" : "fixed")
       }
       const given = yield* Gepa.optimize({ ...runOf(taskOf(2)), maxMetricCalls: 120, proposalsPerStep: 3, proposalSelection: "best" })
       const saved = given.state.fingerprint?.settings ?? {}
       assert.deepStrictEqual([saved["proposalsPerStep"], saved["proposalSampling"], saved["proposalSelection"]], ["3", "same_minibatch", "best"])
+      // a step size given for one component is a fixed one, unless the width is given too
+      const fixed = yield* Gepa.optimize({ ...runOf(taskOf(1)), maxMetricCalls: 60, proposalsPerStep: 2 })
+      assert.deepStrictEqual([fixed.state.fingerprint?.settings["proposalsPerStep"], fixed.state.fingerprint?.settings["stepWidth"]], ["2", "fixed"])
+      const adaptive = yield* Gepa.optimize({ ...runOf(taskOf(1)), maxMetricCalls: 60, proposalsPerStep: 4, stepWidth: "adaptive" })
+      assert.deepStrictEqual([adaptive.state.fingerprint?.settings["proposalsPerStep"], adaptive.state.fingerprint?.settings["stepWidth"]], ["4", "adaptive"])
     }))
 
   it.live("gives the same result at maxConcurrency 1, 8 and 16 under random latencies, for 1, 2 and 4 components", () =>

@@ -90,7 +90,7 @@ describe("Telemetry logs", () => {
       expect(summaries.every((l) => l.level === "INFO")).toBe(true)
       expect(summaries[0]!.message).toMatch(/^iteration 1: \d+ accepted, \d+ candidates, best score [\d.]+ \(candidate \d+\), \d+ metric calls$/)
       expect(lines[0]!.message).toBe(
-        "starting optimization: 6 training and 6 validation examples, budget 30 metric calls, 1 proposal per step, independent, best"
+        "starting optimization: 6 training and 6 validation examples, budget 30 metric calls, 1 to 8 proposals per step (wider as fewer are accepted), independent, best"
       )
       expect(lines.at(-1)!.message).toContain(`optimization ended after ${result.iterations} iterations: best score 1`)
       expect(lines.some((l) => l.level === "DEBUG")).toBe(false)

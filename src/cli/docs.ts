@@ -86,7 +86,7 @@ export const docs = {
   proposalsPerStep: {
     flag: "proposals-per-step",
     arg: "N",
-    text: "proposals per step, the best accepted child validated (default 1)"
+    text: "proposals per step, the best accepted child validated (default: 1 while proposals are accepted, up to 8 once few are)"
   },
   minibatchSize: { flag: "minibatch-size", arg: "N", text: `training examples per reflection (default ${defaults.minibatchSize})` },
   merge: { flag: "merge", text: "also merge complementary candidates" },

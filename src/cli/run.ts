@@ -174,8 +174,10 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
     // nothing left to gain: a perfect score, or a run that stopped improving
     if (s.stopAtPerfect ?? defaults.stopAtPerfect) stop.push(StopCondition.perfectScore(1))
     // an unset patience counts steps: a step of several texts' default plans
-    // several proposals (iterations), and one validation judges them together
-    const perStep = s.proposalsPerStep ?? Config.defaultStrategy(Object.keys(seedCandidate).length).proposalsPerStep
+    // several proposals (iterations), and one validation judges them together;
+    // one text's adaptive steps are one proposal wide while it improves
+    const strategy = Config.defaultStrategy(Object.keys(seedCandidate).length)
+    const perStep = s.proposalsPerStep ?? (strategy.stepWidth === "adaptive" ? 1 : strategy.proposalsPerStep)
     const patience = s.patience ?? defaults.patience * perStep
     if (patience > 0) stop.push(StopCondition.noImprovement(patience))
     const idOf = (e: Example) => e.id

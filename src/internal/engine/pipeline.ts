@@ -6,11 +6,12 @@
  * picked the children to validate. The loop (`loop.ts`) folds and plans;
  * this module only moves proposals along.
  *
- * With one proposal at a time (`parallelProposals` and `proposalsPerStep`
- * 1, the defaults), no deadline that must interrupt a stage, and a store
- * without writes to overlap, a stage runs in the loop's own fiber when the
- * loop waits for it: the same stages in the same order, without a fiber and
- * a queue hand-off per stage.
+ * With one proposal at a time (`parallelProposals` 1 and steps of one
+ * proposal: `proposalsPerStep` 1, or an adaptive step one proposal wide),
+ * no deadline that must interrupt a stage, and a store without writes to
+ * overlap, a stage runs in the loop's own fiber when the loop waits for it:
+ * the same stages in the same order, without a fiber and a queue hand-off
+ * per stage.
  *
  * @internal
  */
@@ -74,15 +75,23 @@ export const make = <D, T, O>(
     // interrupted with the run (the set closes with the run's scope), or at once by a pause
     const fibers = yield* FiberSet.make()
     let deadlinePassed = false
-    const inline = r.parallelProposals === 1 && r.proposalsPerStep === 1 && r.stop.interruptAfter === undefined && s.store?.durable !== true
+    // one proposal at a time: every step of one proposal, or an adaptive
+    // step one proposal wide (its wider steps fork, as fixed ones do; one
+    // step is in flight at a time, so the two never wait together)
+    const inline = r.parallelProposals === 1 && (r.proposalsPerStep === 1 || r.stepWidth === "adaptive") &&
+      r.stop.interruptAfter === undefined && s.store?.durable !== true
     /** stages to run in the loop's fiber (`inline`), in launch order */
     const waiting: Array<readonly [iteration: number, stage: Effect.Effect<Message<T, O>, OptimizeError>]> = []
-    const forkReporting = <A>(iteration: number, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) => {
-      if (inline) {
+    /** forked stages that have not reported yet (counted only when stages may also run inline) */
+    let forked = 0
+    const forkReporting = <A>(plan: State.PendingProposal, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) => {
+      const iteration = plan.iteration
+      if (inline && (plan._tag !== "Reflective" || plan.step === undefined)) {
         return Effect.sync(() => {
           waiting.push([iteration, Effect.map(effect, wrap)])
         })
       }
+      if (inline) forked++
       return Effect.asVoid(FiberSet.run(
         fibers,
         effect.pipe(
@@ -112,7 +121,7 @@ export const make = <D, T, O>(
     const launch = (plan: State.PendingProposal) =>
       Effect.flatMap(evidenceOf(plan), (shared) =>
         forkReporting(
-          plan.iteration,
+          plan,
           Propose.propose(s, plan, progress.state.candidates, shared),
           (p) => ({ stage: "proposed" as const, plan, p })
         ))
@@ -134,7 +143,7 @@ export const make = <D, T, O>(
         ? validate(p)
         : Effect.flatMap(Propose.combine(s, plan, p, combination.parts, visibleUpTo), ({ passed, ...combined }) =>
           Effect.map(validate(combined), (f) => ({ ...f, combined: { from: combination.from, passed } })))
-      return forkReporting(plan.iteration, stage, (f) => ({ stage: "finished" as const, f }))
+      return forkReporting(plan, stage, (f) => ({ stage: "finished" as const, f }))
     }
     /**
      * A step of several proposals, once all of them are judged: its selection
@@ -202,8 +211,13 @@ export const make = <D, T, O>(
     const next: Effect.Effect<Done<T, O>> = inline
       ? Effect.suspend(() => {
         const stage = waiting.shift()
-        // (the loop waits only while a stage it launched has not reported)
-        if (stage === undefined) return Effect.dieMessage("the pipeline waits for a stage, and none is running")
+        if (stage === undefined) {
+          // (the loop waits only while a stage it launched has not reported)
+          if (forked === 0) return Effect.dieMessage("the pipeline waits for a stage, and none is running")
+          return Effect.tap(Queue.take(done), () => {
+            forked--
+          })
+        }
         return Effect.map(Effect.exit(stage[1]), (exit) => [stage[0], exit] as const)
       })
       : Queue.take(done)
@@ -248,6 +262,8 @@ export const make = <D, T, O>(
       interruptAll: Effect.zipRight(
         Effect.sync(() => {
           waiting.length = 0
+          // interrupted stages never report
+          forked = 0
           // relaunched plans evaluate their evidence again
           evidence.clear()
         }),

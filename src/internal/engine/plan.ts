@@ -24,6 +24,7 @@ import * as AppendOnly from "./appendOnly.js"
 import { at, defined } from "../shared/invariant.js"
 import * as Ledger from "./ledger.js"
 import { type Resolved, reusesMinibatches } from "./resolved.js"
+import * as Width from "./width.js"
 import type { Wants } from "./session.js"
 
 /** @internal */
@@ -259,8 +260,9 @@ export const plan = <D, T, O>(
 
   // an iteration cap (StopCondition.maxIterations) cuts the step: the count stays exact
   const cap = r.stop.maxIterations
-  const size = cap === undefined ? r.proposalsPerStep : Math.max(1, Math.min(r.proposalsPerStep, cap - state.iteration))
-  const keep = validationsOf(r.proposalSelection, r.proposalsPerStep)
+  const width = r.stepWidth === "adaptive" ? Width.adaptiveWidth(state.trace, r.proposalsPerStep) : r.proposalsPerStep
+  const size = cap === undefined ? width : Math.max(1, Math.min(width, cap - state.iteration))
+  const keep = validationsOf(r.proposalSelection, width)
   const plans: Array<State.PendingProposal> = []
   const events: Array<GepaEvent> = []
   let committedRng = rng.snapshot()
@@ -367,10 +369,11 @@ export const plan = <D, T, O>(
       base: current.candidates.length,
       // the step's worst case so far, less what its earlier proposals reserved
       reserved: Ledger.unreservedOf(reserved, plans),
-      ...(r.proposalsPerStep > 1 ? { step: iteration } : {}),
+      // (an adaptive step one proposal wide is planned as the GEPA loop plans one)
+      ...(width > 1 ? { step: iteration } : {}),
       ...(remainder ? { remainder } : {}),
       ...(reuses === undefined ? {} : { reuses }),
-      ...(r.proposalSampling === "same_minibatch" && r.proposalsPerStep > 1 ? { shares: leader?.iteration ?? it } : {}),
+      ...(r.proposalSampling === "same_minibatch" && width > 1 ? { shares: leader?.iteration ?? it } : {}),
       sees
     }
     if (planned.shares !== undefined) {

@@ -94,6 +94,8 @@ export const resolve = <D, T, O>(
       minibatchSize: config.minibatchSize ?? defaults.minibatchSize,
       parallelProposals: config.parallelProposals ?? defaults.parallelProposals,
       proposalsPerStep: config.proposalsPerStep ?? strategy.proposalsPerStep,
+      // a step size the config gives is a fixed one unless it says otherwise
+      stepWidth: config.stepWidth ?? (config.proposalsPerStep === undefined ? strategy.stepWidth ?? "fixed" : "fixed"),
       proposalSampling: config.proposalSampling ?? strategy.proposalSampling,
       proposalSelection: config.proposalSelection ?? strategy.proposalSelection,
       earlyRejection: config.earlyRejection ?? defaults.earlyRejection,
@@ -127,6 +129,7 @@ export const resolve = <D, T, O>(
       given: {
         parallelProposals: config.parallelProposals !== undefined,
         proposalsPerStep: config.proposalsPerStep !== undefined,
+        stepWidth: config.stepWidth !== undefined || config.proposalsPerStep !== undefined,
         proposalSampling: config.proposalSampling !== undefined,
         proposalSelection: config.proposalSelection !== undefined,
         earlyRejection: config.earlyRejection !== undefined,

@@ -50,8 +50,10 @@ export interface Resolved<D, T, O> {
   readonly minibatchSize: number
   /** steps in flight at once (the pipeline depth) */
   readonly parallelProposals: number
-  /** reflective proposals planned together as one step */
+  /** reflective proposals planned together as one step (the widest step when `stepWidth` is "adaptive") */
   readonly proposalsPerStep: number
+  /** every step `proposalsPerStep` wide, or wider as fewer proposals are accepted (see `width.ts`) */
+  readonly stepWidth: "fixed" | "adaptive"
   /** how a step picks its parents */
   readonly proposalSampling: "independent" | "same_parent" | "same_minibatch"
   /** which accepted children of a step are validated */
@@ -66,6 +68,8 @@ export interface Resolved<D, T, O> {
   readonly given: {
     readonly parallelProposals: boolean
     readonly proposalsPerStep: boolean
+    /** given, or implied fixed by a given `proposalsPerStep` */
+    readonly stepWidth: boolean
     readonly proposalSampling: boolean
     readonly proposalSelection: boolean
     readonly earlyRejection: boolean

@@ -33,7 +33,8 @@ const selectionOf = (saved: string | undefined): Resolved<unknown, unknown, unkn
  * settings change the schedule, and so the result). The strategy
  * (`proposalsPerStep`, `proposalSampling`, `proposalSelection`) left to its
  * default continues as saved too: a run saved before the default followed
- * the candidate's shape keeps its one proposal per step.
+ * the candidate's shape keeps its one proposal per step, and one saved
+ * before `stepWidth` its fixed steps.
  *
  * @internal
  */
@@ -49,12 +50,15 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
   const perStep = r.given.proposalsPerStep ? r.proposalsPerStep : legacy ? 1 : isPositiveInt(savedPerStep) ? savedPerStep : r.proposalsPerStep
   const sampling = r.given.proposalSampling ? r.proposalSampling : legacy ? "independent" : samplingOf(settings["proposalSampling"]) ?? r.proposalSampling
   const selection = r.given.proposalSelection ? r.proposalSelection : legacy ? "best" : selectionOf(settings["proposalSelection"]) ?? r.proposalSelection
+  // runs saved without the setting planned every step `proposalsPerStep` wide
+  const savedWidth = settings["stepWidth"]
+  const width = r.given.stepWidth ? r.stepWidth : savedWidth === "adaptive" || savedWidth === "fixed" ? savedWidth : "fixed"
   // 0.2 judged every child on its whole minibatch
   const early = r.given.earlyRejection || !legacy ? r.earlyRejection : false
   // runs saved without the setting drew a new minibatch for every proposal
   const reuse = r.given.reuseMinibatch || settings["reuseMinibatch"] !== undefined ? r.reuseMinibatch : false
   if (
-    depth === r.parallelProposals && perStep === r.proposalsPerStep && sampling === r.proposalSampling &&
+    depth === r.parallelProposals && perStep === r.proposalsPerStep && width === r.stepWidth && sampling === r.proposalSampling &&
     settings["proposalSelection"] === r.fingerprint.settings["proposalSelection"] && early === r.earlyRejection &&
     reuse === r.reuseMinibatch
   ) return r
@@ -62,6 +66,7 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
     ...r,
     parallelProposals: depth,
     proposalsPerStep: perStep,
+    stepWidth: width,
     proposalSampling: sampling,
     proposalSelection: selection,
     earlyRejection: early,
@@ -71,6 +76,7 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
     ...r.fingerprint.settings,
     parallelProposals: String(depth),
     proposalsPerStep: String(perStep),
+    stepWidth: width,
     proposalSampling: sampling,
     proposalSelection: typeof selection === "string" ? selection : Fingerprint.stableStringify(selection),
     reuseMinibatch: String(reuse)

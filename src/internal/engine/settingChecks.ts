@@ -71,6 +71,11 @@ export const checkSettings = <D, T, O>(config: Config<D, T, O>): Effect.Effect<v
     yield* optionalPositiveInt(config.parallelProposals, "parallelProposals")
     yield* optionalPositiveInt(config.proposalsPerStep, "proposalsPerStep")
     yield* check(
+      config.stepWidth === undefined || config.stepWidth === "fixed" || config.stepWidth === "adaptive",
+      "stepWidth",
+      `expected "fixed" or "adaptive", got ${String(config.stepWidth)}`
+    )
+    yield* check(
       config.proposalSampling === undefined || config.proposalSampling === "independent" || config.proposalSampling === "same_parent" ||
         config.proposalSampling === "same_minibatch",
       "proposalSampling",

@@ -35,6 +35,7 @@ export const settingsOf = <D, T, O>(
     | "minibatchSize"
     | "parallelProposals"
     | "proposalsPerStep"
+    | "stepWidth"
     | "proposalSampling"
     | "proposalSelection"
     | "earlyRejection"
@@ -58,6 +59,7 @@ export const settingsOf = <D, T, O>(
   componentSelector: named(config.componentSelector, defaults.componentSelector),
   parallelProposals: String(resolved.parallelProposals),
   proposalsPerStep: String(resolved.proposalsPerStep),
+  stepWidth: resolved.stepWidth,
   proposalSampling: resolved.proposalSampling,
   proposalSelection: named(resolved.proposalSelection, "best"),
   earlyRejection: String(resolved.earlyRejection),
