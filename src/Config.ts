@@ -264,7 +264,7 @@ export interface Config<D, T = unknown, O = unknown> {
  * `stepWidth` have no entry: their default depends on the candidate's shape
  * (`defaultStrategy`).
  *
- * The proposal settings (`parallelProposals`, `proposalsPerStep`,
+ * The proposal settings (`parallelProposals`, `proposalsPerStep`, `stepWidth`,
  * `proposalSampling`, `proposalSelection`, `earlyRejection`, `reuseMinibatch`) are algorithm
  * settings, never derived from `maxConcurrency`: concurrency is an execution
  * resource, and the same seed and settings give the same result at any

@@ -515,7 +515,8 @@ describe("bin/gepa.js", () => {
     // OptimizeAnything's command, with its own flags' descriptions
     expect(help["anything"]).toMatch(/--evaluator \w+ +module exporting evaluate/)
     expect(help["anything"]).not.toContain("A user-defined piece of text")
-  })
+    // (a CLI process per case: over a minute when the suite's other worker is busy with children of its own)
+  }, 180_000)
 
   it("decodes typed flags with the config file's rules: one line naming the flag, exit 2, nothing written", async () => {
     const dir = tmpDir()
@@ -545,7 +546,8 @@ describe("bin/gepa.js", () => {
     expect(anything.stderr).toBe(`gepa: Invalid configuration "--evaluator": required: the module exporting evaluate(candidate, example)\n`)
     expect(anything.status).toBe(2)
     expect(fs.readdirSync(dir)).toEqual(["train.jsonl"])
-  })
+    // (a CLI process per case: over a minute when the suite's other worker is busy with children of its own)
+  }, 180_000)
 
   it("loads metric modules in .ts, .mts, .js, .mjs and .cjs whatever the package type", async () => {
     const root = tmpDir()
@@ -605,7 +607,8 @@ describe("bin/gepa.js", () => {
     expect(broken.stderr).toMatch(new RegExp(`^gepa: ${path.join(dir, "broken.ts").replace(/[.\\/]/g, "\\$&")}: cannot load the metric module: .+\\n$`))
     const nothing = await gepa(dir, args("./nothing.mjs"), { OPENAI_API_KEY: "" })
     expect(nothing.stderr).toContain(`nothing.mjs: the module must export a function named "metric"`)
-  })
+    // (a CLI process per case: over a minute when the suite's other worker is busy with children of its own)
+  }, 180_000)
 
   it("exits 2 with one message naming the missing file, and writes nothing", async () => {
     const dir = tmpDir()

@@ -30,13 +30,17 @@ const perStage = process.env["GEPA_KILL_POINTS"] ?? "1"
 
 interface Case {
   readonly budget: number
-  readonly setting: "default" | "wide"
+  readonly setting: "default" | "wide" | "adaptive"
 }
 
 // the tight budget by default; `GEPA_KILL_BUDGETS=170,600` adds the loose one (on this toy task the
 // budget of 600 does not bind: the run ends with nothing left to learn), at about twice the time
 const budgets = (process.env["GEPA_KILL_BUDGETS"] ?? "170").split(",").map(Number)
-const cases: ReadonlyArray<Case> = budgets.flatMap((budget) => [{ budget, setting: "default" as const }, { budget, setting: "wide" as const }])
+const cases: ReadonlyArray<Case> = [
+  ...budgets.flatMap((budget) => [{ budget, setting: "default" as const }, { budget, setting: "wide" as const }]),
+  // adaptive steps widen once few proposals pass, which on this toy task comes late: a run that ends with nothing left to learn
+  { budget: 600, setting: "adaptive" as const }
+]
 
 interface Baseline {
   readonly ledger: ReadonlyArray<string>
@@ -76,11 +80,11 @@ const baseline = async ({ budget, setting }: Case): Promise<Baseline> => {
 }
 
 /** the kill points of a case: drawn per stage with fast-check, or all of them */
-const pointsOf = (stages: Baseline["stages"], seed: number): Array<string> =>
+const pointsOf = (stages: Baseline["stages"], seed: number, least = 1): Array<string> =>
   Object.values(stages).flatMap((points) => {
     if (points.length === 0) return []
     if (perStage === "all") return [...points]
-    const n = Math.min(points.length, Number(perStage))
+    const n = Math.min(points.length, Math.max(least, Number(perStage)))
     return fc.sample(fc.shuffledSubarray([...points], { minLength: n, maxLength: n }), { seed, numRuns: 1 })[0]!
   })
 
@@ -124,7 +128,8 @@ describe("crash exactness at the end of the budget", () => {
       () =>
         Effect.promise(async () => {
           const base = await baseline(c)
-          const points = pointsOf(base.stages, 35 + k)
+          // the adaptive case's last steps are wide and mostly skip: three points per stage, where there are three
+          const points = pointsOf(base.stages, 35 + k, c.setting === "adaptive" ? 3 : 1)
           // the children mostly wait for the disk (each save fsyncs): several side by side
           const outcomes = await pooled(
             points.map((point) => () =>

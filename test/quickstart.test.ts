@@ -57,7 +57,9 @@ interface Run {
 
 const run = (command: string, args: ReadonlyArray<string>, cwd: string, env: Readonly<Record<string, string>>) =>
   Effect.async<Run>((resume) => {
-    const child = spawn(command, args, { cwd, env: { ...process.env, ...env } })
+    // stdin closed: a shell whose stdin is a socket (Node's pipes are socket pairs) may read
+    // the system's bashrc, which fails under `set -u` where the environment has no SHLVL
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
