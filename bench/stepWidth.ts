@@ -12,14 +12,13 @@
  * other). Zero latency: the rows are deterministic. Writes
  * bench/results/step-width-anything.json.
  */
-import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { GepaEvent } from "../src/Event.js"
-import * as LanguageModel from "../src/LanguageModel.js"
 import * as OA from "../src/OptimizeAnything.js"
-import { defaultTaskOptions, makeAnythingTask } from "./anythingTask.js"
+import * as Anything from "./anything.js"
+import { defaultTaskOptions } from "./anythingTask.js"
 import { mean, sd } from "./latencyQuality.js"
 import { option } from "./overhead.js"
 
@@ -37,7 +36,6 @@ const settings = [
 ] as const
 
 const runOne = async (budget: number, seed: number, options: Partial<OA.EngineOptions>): Promise<Row> => {
-  const t = makeAnythingTask(defaultTaskOptions)
   let open = 0
   let steps = 0
   let proposals = 0
@@ -49,18 +47,9 @@ const runOne = async (budget: number, seed: number, options: Partial<OA.EngineOp
     }
     if (e._tag === "ProposalEnded") open--
   }
-  const result = await Effect.runPromise(OA.optimizeAnything({
-    ...options,
-    seedCandidate: t.seedText,
-    evaluator: t.evaluate,
-    dataset: t.dataset,
-    valset: t.valset,
-    reflectionModel: LanguageModel.fromFunction((prompt) => Effect.runSync(t.reflectionModel.complete(prompt)).text),
-    maxMetricCalls: budget,
-    seed,
-    onEvent
-  }))
-  return { seed, test: t.testScore(result.bestCandidate), spent: result.totalMetricCalls, proposals, steps }
+  // optimize-anything's bench run, with the events counted
+  const run = await Anything.runOne(defaultTaskOptions, { label: "", options: { ...options, onEvent } }, budget, seed)
+  return { seed, test: run.test, spent: run.spent, proposals, steps }
 }
 
 export const main = async (argv: ReadonlyArray<string>) => {

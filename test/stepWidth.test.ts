@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { makeTask } from "../bench/task.js"
-import { fingerprint, runOf, twoComponents } from "./fixtures/keywordTask.js"
+import { fingerprint, resumedView, runOf, twoComponents } from "./fixtures/keywordTask.js"
 import type * as Adapter from "../src/Adapter.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as FaultInjection from "../src/FaultInjection.js"
@@ -143,10 +143,10 @@ describe("adaptive step width", () => {
         assert.isTrue(hang)
         assert.isAbove(paused.state.pending.length, 1)
         const resumed = yield* Gepa.optimize({ ...config, runDir: dir })
-        const strip = (r: Gepa.OptimizeResult<unknown>) => {
-          const { candidates, parents, valScores } = JSON.parse(JSON.stringify(r)) as Gepa.OptimizeResult<unknown>
-          return { candidates, parents, valScores, iterations: r.iterations, outcomes: r.state.trace.map((t) => [t.iteration, t.outcome, t.subsampleIds]) }
-        }
+        const strip = (r: Gepa.OptimizeResult<unknown>) => ({
+          ...resumedView(r),
+          outcomes: r.state.trace.map((t) => [t.iteration, t.outcome, t.subsampleIds])
+        })
         assert.deepStrictEqual(strip(resumed), strip(full))
       } finally {
         fs.rmSync(dir, { recursive: true, force: true })
