@@ -194,6 +194,15 @@ describe("nothing left to learn", () => {
       assert.strictEqual(free.length, Number(stalled![1]))
       assert.strictEqual(new Set(free.map((t) => t.subsampleIds!.join(","))).size, 10)
       assert.strictEqual(result.candidates.length, 1)
+      // the proposals of a round share its minibatch: the round's skip is
+      // reported once, by the proposal that would have paid for its evidence
+      // (the round's first), and none of them is charged
+      const reported = events.flatMap((e) =>
+        e._tag === "EvaluationSkipped" && e.reason === "all minibatch scores are perfect (known from earlier evaluations)" ? [e.iteration] : []
+      )
+      const firsts = free.filter((t, i) => i === 0 || free[i - 1]!.subsampleIds!.join(",") !== t.subsampleIds!.join(","))
+      assert.deepStrictEqual(reported, firsts.map((t) => t.iteration))
+      assert.isTrue(free.every((t, i) => i === 0 || t.metricCalls === free[i - 1]!.metricCalls))
     }))
 })
 

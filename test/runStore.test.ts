@@ -69,6 +69,8 @@ describe("RunDir saves write what changed", () => {
       const saved: Array<State.GepaState> = []
       const result = yield* Gepa.optimize({
         ...config(adapter),
+        // a save each time the loop waits for a result: one proposal per step waits often
+        proposalsPerStep: 1,
         store: Effect.map(RunDir.make<string>(dir), (store) => ({
           ...store,
           save: (state: State.GepaState) => Effect.zipRight(store.save(state), Effect.sync(() => saved.push(state)))

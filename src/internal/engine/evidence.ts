@@ -72,6 +72,32 @@ const datasetOf = (
     return Effect.succeed(dataset)
   })
 
+const knownReason = "all minibatch scores are perfect (known from earlier evaluations)"
+
+/**
+ * A parent already known to be perfect on every example of its minibatch,
+ * from results the proposal may see (`plan.sees`): the proposal is skipped
+ * without paying for the evaluation that would show it again. Synchronous,
+ * and the same answer whenever it is asked, so the pipeline can settle such
+ * a proposal when it is launched (`pipeline.ts`).
+ *
+ * @internal
+ */
+export const knownPerfect = <D, T, O>(
+  s: Session<D, T, O>,
+  plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
+  parentCandidate: Candidate.Candidate
+): Proposed | undefined => {
+  if (!s.r.skipPerfect) return undefined
+  const known = s.known(parentCandidate, plan.ids, plan.iteration, plan.sees)
+  if (known === undefined || known.length === 0 || !known.every((x) => x !== undefined && x >= s.r.perfectScore)) return undefined
+  return ended(ProposalResult.Skipped({ kind: "reflective", parents: [plan.parent], reason: knownReason }), 0, noFailures)
+}
+
+/** The event of a skip `knownPerfect` decided, by the proposal that would have paid for the evidence. @internal */
+export const reportKnownPerfect = <D, T, O>(s: Session<D, T, O>, iteration: number, parent: number): Effect.Effect<void> =>
+  s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason: knownReason }))
+
 /**
  * The parent's traced evaluation of the minibatch and the records built from
  * it; or the proposal's end (a known-perfect minibatch, every evaluation
@@ -92,15 +118,10 @@ export const evaluateParent = <D, T, O>(
   Effect.gen(function*() {
     const { iteration, parent, ids, components } = plan
     const kind = "reflective" as const
-    // a parent already known to be perfect on every example of the minibatch
-    // is skipped without paying for the evaluation that would show it again
-    if (s.r.skipPerfect) {
-      const known = s.known(parentCandidate, ids, iteration, plan.sees)
-      if (known !== undefined && known.length > 0 && known.every((x) => x !== undefined && x >= s.r.perfectScore)) {
-        const reason = "all minibatch scores are perfect (known from earlier evaluations)"
-        yield* s.emit("EvaluationSkipped", () => GepaEvent.EvaluationSkipped({ iteration, candidate: parent, reason }))
-        return Either.left(ended(ProposalResult.Skipped({ kind, parents: [parent], reason }), 0, noFailures))
-      }
+    const skipped = knownPerfect(s, plan, parentCandidate)
+    if (skipped !== undefined) {
+      yield* reportKnownPerfect(s, iteration, parent)
+      return Either.left(skipped)
     }
     const evaluated = yield* s.evaluate({
       iteration,

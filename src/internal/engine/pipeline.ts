@@ -6,6 +6,11 @@
  * picked the children to validate. The loop (`loop.ts`) folds and plans;
  * this module only moves proposals along.
  *
+ * A reflective proposal whose parent is already known to be perfect on its
+ * minibatch (late in a run, most of them) ends when it is launched, with
+ * the result and the event its proposer would give, and waits for its fold
+ * turn like any other: no fiber, no stage, no hand-off.
+ *
  * With one proposal at a time (`parallelProposals` 1 and steps of one
  * proposal: `proposalsPerStep` 1, or an adaptive step one proposal wide),
  * no deadline that must interrupt a stage, and a store without writes to
@@ -22,7 +27,7 @@ import type * as State from "../../State.js"
 import { at } from "../shared/invariant.js"
 import * as Propose from "./propose.js"
 import * as Rebase from "./rebase.js"
-import { stepEvidence } from "./evidence.js"
+import { knownPerfect, reportKnownPerfect, stepEvidence } from "./evidence.js"
 import type { Proposed } from "./proposed.js"
 import type { Resolved } from "./resolved.js"
 import type { Session } from "./session.js"
@@ -118,13 +123,29 @@ export const make = <D, T, O>(
           (memo) => Effect.sync(() => evidence.set(key, memo))
         )
       })
-    const launch = (plan: State.PendingProposal) =>
-      Effect.flatMap(evidenceOf(plan), (shared) =>
+    const launch = (plan: State.PendingProposal) => {
+      // a parent known to be perfect on the minibatch: the proposal ends here,
+      // as its proposer would end it, without a stage to run
+      const skipped = plan._tag === "Reflective" && plan.reuses === undefined
+        ? knownPerfect(s, plan, at(progress.state.candidates, plan.parent))
+        : undefined
+      if (plan._tag === "Reflective" && skipped !== undefined) {
+        // the members of a round share its evidence: the one that pays for it reports
+        const reports = plan.shares === undefined || plan.shares === plan.iteration
+        return Effect.zipRight(
+          reports ? reportKnownPerfect(s, plan.iteration, plan.parent) : Effect.void,
+          Effect.sync(() => {
+            proposed.set(plan.iteration, skipped)
+          })
+        )
+      }
+      return Effect.flatMap(evidenceOf(plan), (shared) =>
         forkReporting(
           plan,
           Propose.propose(s, plan, progress.state.candidates, shared),
           (p) => ({ stage: "proposed" as const, plan, p })
         ))
+    }
     const startValidation = (plan: State.PendingProposal, p: Proposed, combination?: Step.Combination) => {
       validating.add(plan.iteration)
       // in plan order every earlier step is folded when a step validates: their results are final
