@@ -25,9 +25,17 @@
  *
  * `--processes N` repeats all of it in N fresh processes, one after the
  * other, and reports the medians over every run with each process's own
- * median beside them: the same code can settle at a different cost in
- * different processes (where V8 places and optimizes it), so one process's
- * figure is one draw.
+ * median beside them: one process's figure is one draw.
+ *
+ * Why the draws differ: a run's cost per call depends on where the process
+ * is in its garbage collector's cycle. Each run leaves its state behind in
+ * V8's old generation; right after a full (mark-compact) collection the
+ * runs are fastest, and as the old generation fills again (and V8 marks it
+ * while the engine runs) the same run costs up to about twice as much, until
+ * the next full collection. `--cycles N` shows it: N consecutive runs of
+ * each task (its seeds in turn), the engine µs per call of each, a `*` after
+ * a run during which a full collection happened, and the medians over the
+ * first and the second half of each complete cycle.
  *
  * For a profile, run it under Node's profiler:
  * `node --cpu-prof --cpu-prof-dir=prof --import tsx bench/run.ts overhead --task 2x16 --seeds 1`.
@@ -37,7 +45,7 @@ import { execFile } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { PerformanceObserver } from "node:perf_hooks"
+import { constants as perf, PerformanceObserver } from "node:perf_hooks"
 import * as Gepa from "../src/Gepa.js"
 import { median, tasks } from "./concurrency.js"
 import { makeTask } from "./task.js"
@@ -54,6 +62,8 @@ export interface OverheadRow {
   readonly engineUsPerCall: number
   readonly cpuUsPerCall: number
   readonly gcShare: number
+  /** full (mark-compact) collections that happened during the run */
+  readonly majorGcs?: number
   readonly test: number
   /** which of `--processes` ran it (0 when there is one) */
   readonly process?: number
@@ -68,9 +78,12 @@ export const measure = async (
   const options = tasks[taskName]
   if (options === undefined) throw new Error(`--task: expected one of ${Object.keys(tasks).join(", ")}, got ${taskName}`)
   const task = makeTask(options)
-  const gc = { ms: 0 }
+  const gc = { ms: 0, major: 0 }
   const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gc.ms += e.duration
+    for (const e of list.getEntries()) {
+      gc.ms += e.duration
+      if ((e as { readonly detail?: { readonly kind?: number } }).detail?.kind === perf.NODE_PERFORMANCE_GC_MAJOR) gc.major++
+    }
   })
   observer.observe({ entryTypes: ["gc"] })
   const cpu0 = process.cpuUsage()
@@ -103,6 +116,7 @@ export const measure = async (
     engineUsPerCall: ((wallMs - task.timers.adapterMs - task.timers.modelMs) * 1000) / calls,
     cpuUsPerCall: (cpu.user + cpu.system) / calls,
     gcShare: gc.ms / wallMs,
+    majorGcs: gc.major,
     test: task.testScore(result.bestCandidate)
   }
 }
@@ -189,6 +203,46 @@ export const table = (
   return lines.join("\n") + "\n"
 }
 
+/**
+ * The runs of one process in order, split by where each falls in its
+ * garbage collector's cycle: a cycle runs from a run with a full collection
+ * to the next; its first half is `early` (the old generation nearly empty),
+ * the rest `late`. Runs before the first full collection and after the last
+ * belong to no complete cycle and are left out.
+ */
+export const cycleHalves = (runs: ReadonlyArray<Pick<OverheadRow, "engineUsPerCall" | "majorGcs">>): {
+  readonly early: ReadonlyArray<number>
+  readonly late: ReadonlyArray<number>
+} => {
+  const marks = runs.flatMap((r, i) => ((r.majorGcs ?? 0) > 0 ? [i] : []))
+  const early: Array<number> = []
+  const late: Array<number> = []
+  for (let k = 0; k + 1 < marks.length; k++) {
+    // the runs after a full collection, up to and including the one with the next
+    const cycle = runs.slice(marks[k]! + 1, marks[k + 1]! + 1).map((r) => r.engineUsPerCall)
+    const half = Math.floor(cycle.length / 2)
+    early.push(...cycle.slice(0, half))
+    late.push(...cycle.slice(half))
+  }
+  return { early, late }
+}
+
+/** The lines of `--cycles`: each task's runs in order (`*` after a full collection) and the medians of the two halves of its cycles. */
+export const cyclesReport = (rows: ReadonlyArray<OverheadRow>): string => {
+  const lines = ["# Engine µs per metric call, run after run, over the garbage collector's cycles", ""]
+  for (const name of [...new Set(rows.map((r) => r.task))]) {
+    const runs = rows.filter((r) => r.task === name)
+    const { early, late } = cycleHalves(runs)
+    const f = (xs: ReadonlyArray<number>) => (xs.length === 0 ? "–" : `${median(xs).toFixed(1)} (${xs.length} runs)`)
+    lines.push(
+      `${name}: ${runs.map((r) => `${r.engineUsPerCall.toFixed(0)}${(r.majorGcs ?? 0) > 0 ? "*" : ""}`).join(" ")}`,
+      `${name}: first half of each cycle ${f(early)}, second half ${f(late)}`,
+      ""
+    )
+  }
+  return lines.join("\n")
+}
+
 export const main = async (argv: ReadonlyArray<string>) => {
   const taskNames = (option(argv, "--task") ?? "1x32,2x16,4x8").split(",")
   for (const name of taskNames) {
@@ -203,6 +257,19 @@ export const main = async (argv: ReadonlyArray<string>) => {
   const processes = Number(option(argv, "--processes") ?? "1")
   if (!(Number.isInteger(processes) && processes >= 1)) {
     throw new Error(`--processes: expected a whole number of at least 1, got ${option(argv, "--processes")}`)
+  }
+  const cycles = option(argv, "--cycles")
+  if (cycles !== undefined) {
+    const n = Number(cycles)
+    if (!(Number.isInteger(n) && n >= 1)) throw new Error(`--cycles: expected a whole number of runs, got ${cycles}`)
+    const rows: Array<OverheadRow> = []
+    await measure(taskNames[0]!, 0, 200, telemetry)
+    for (const name of taskNames) {
+      for (let i = 0; i < n; i++) rows.push({ ...(await measure(name, i % seeds, budget, telemetry)), phase: "steady" })
+    }
+    if (json !== undefined) await fs.writeFile(json, JSON.stringify({ date: new Date().toISOString(), rows }, null, 2) + "\n")
+    process.stdout.write(cyclesReport(rows))
+    return
   }
   const rows: Array<OverheadRow> = []
   if (processes > 1) {

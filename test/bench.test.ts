@@ -65,6 +65,7 @@ describe("bench", () => {
     expect(row.metricCalls).toBeGreaterThan(0)
     expect(row.metricCalls).toBeLessThanOrEqual(100)
     for (const x of [row.wallUsPerCall, row.engineUsPerCall, row.cpuUsPerCall, row.gcShare, row.test]) expect(Number.isFinite(x)).toBe(true)
+    expect(Number.isInteger(row.majorGcs)).toBe(true)
     expect(row.engineUsPerCall).toBeLessThanOrEqual(row.wallUsPerCall)
     await expect(Overhead.measure("3x3", 0, 100, false)).rejects.toThrow(/--task: expected one of/)
   })
@@ -92,6 +93,33 @@ describe("bench", () => {
     expect(Overhead.table([row(0, 40)], { budget: 100, seeds: 1, telemetry: true, steady: 3, processes: 1 })).not.toContain("each process")
     await expect(Overhead.main(["overhead", "--processes", "0"])).rejects.toThrow(/^--processes: expected a whole number of at least 1, got 0$/)
     await expect(Overhead.main(["overhead", "--task", "9x9"])).rejects.toThrow(/^--task: expected one of/)
+  })
+
+  it("splits a process's runs by the halves of its garbage collector's cycles, leaving out runs outside a complete cycle", () => {
+    const runs = [50, 60, 70, 30, 31, 32, 33, 34, 80, 35, 36, 37, 90].map((engineUsPerCall, i) => ({
+      engineUsPerCall,
+      // full collections during the 3rd, 8th and 11th runs
+      majorGcs: i === 2 || i === 7 || i === 10 ? 1 : 0
+    }))
+    // cycles: runs 4-8 (first half 2 runs) and 9-11 (first half 1 run)
+    expect(Overhead.cycleHalves(runs)).toEqual({ early: [30, 31, 80], late: [32, 33, 34, 35, 36] })
+    expect(Overhead.cycleHalves(runs.slice(0, 5))).toEqual({ early: [], late: [] })
+    const text = Overhead.cyclesReport(
+      runs.map((r, seed) => ({
+        ...r,
+        task: "2x16",
+        telemetry: true,
+        seed,
+        budget: 100,
+        metricCalls: 100,
+        wallUsPerCall: r.engineUsPerCall,
+        cpuUsPerCall: 1,
+        gcShare: 0.1,
+        test: 1
+      }))
+    )
+    expect(text).toContain("2x16: 50 60 70* 30 31 32 33 34* 80 35 36* 37 90")
+    expect(text).toContain("2x16: first half of each cycle 31.0 (3 runs), second half 34.0 (5 runs)")
   })
 
   it("runs the demo's task with a strategy to the end, within the budget", async () => {
