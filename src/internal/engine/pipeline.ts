@@ -123,29 +123,30 @@ export const make = <D, T, O>(
           (memo) => Effect.sync(() => evidence.set(key, memo))
         )
       })
-    const launch = (plan: State.PendingProposal) => {
-      // a parent known to be perfect on the minibatch: the proposal ends here,
-      // as its proposer would end it, without a stage to run
-      const skipped = plan._tag === "Reflective" && plan.reuses === undefined
-        ? knownPerfect(s, plan, at(progress.state.candidates, plan.parent))
-        : undefined
-      if (plan._tag === "Reflective" && skipped !== undefined) {
-        // the members of a round share its evidence: the one that pays for it reports
-        const reports = plan.shares === undefined || plan.shares === plan.iteration
-        return Effect.zipRight(
-          reports ? reportKnownPerfect(s, plan.iteration, plan.parent) : Effect.void,
-          Effect.sync(() => {
-            proposed.set(plan.iteration, skipped)
-          })
-        )
-      }
-      return Effect.flatMap(evidenceOf(plan), (shared) =>
-        forkReporting(
-          plan,
-          Propose.propose(s, plan, progress.state.candidates, shared),
-          (p) => ({ stage: "proposed" as const, plan, p })
-        ))
-    }
+    const launch = (plan: State.PendingProposal) =>
+      Effect.suspend(() => {
+        // a parent known to be perfect on the minibatch: the proposal ends here,
+        // as its proposer would end it, without a stage to run
+        const skipped = plan._tag === "Reflective" && plan.reuses === undefined
+          ? knownPerfect(s, plan, at(progress.state.candidates, plan.parent))
+          : undefined
+        if (plan._tag === "Reflective" && skipped !== undefined) {
+          // the members of a round share its evidence: the one that pays for it reports
+          const reports = plan.shares === undefined || plan.shares === plan.iteration
+          return Effect.zipRight(
+            reports ? reportKnownPerfect(s, plan.iteration, plan.parent) : Effect.void,
+            Effect.sync(() => {
+              proposed.set(plan.iteration, skipped)
+            })
+          )
+        }
+        return Effect.flatMap(evidenceOf(plan), (shared) =>
+          forkReporting(
+            plan,
+            Propose.propose(s, plan, progress.state.candidates, shared),
+            (p) => ({ stage: "proposed" as const, plan, p })
+          ))
+      })
     const startValidation = (plan: State.PendingProposal, p: Proposed, combination?: Step.Combination) => {
       validating.add(plan.iteration)
       // in plan order every earlier step is folded when a step validates: their results are final
