@@ -243,6 +243,10 @@ export const cyclesReport = (rows: ReadonlyArray<OverheadRow>): string => {
   return lines.join("\n")
 }
 
+/** Writes the rows to `--json FILE`, when given. */
+const keep = (json: string | undefined, rows: ReadonlyArray<OverheadRow>): Promise<void> =>
+  json === undefined ? Promise.resolve() : fs.writeFile(json, JSON.stringify({ date: new Date().toISOString(), rows }, null, 2) + "\n")
+
 export const main = async (argv: ReadonlyArray<string>) => {
   const taskNames = (option(argv, "--task") ?? "1x32,2x16,4x8").split(",")
   for (const name of taskNames) {
@@ -267,7 +271,7 @@ export const main = async (argv: ReadonlyArray<string>) => {
     for (const name of taskNames) {
       for (let i = 0; i < n; i++) rows.push({ ...(await measure(name, i % seeds, budget, telemetry)), phase: "steady" })
     }
-    if (json !== undefined) await fs.writeFile(json, JSON.stringify({ date: new Date().toISOString(), rows }, null, 2) + "\n")
+    await keep(json, rows)
     process.stdout.write(cyclesReport(rows))
     return
   }
@@ -286,6 +290,6 @@ export const main = async (argv: ReadonlyArray<string>) => {
       for (let seed = 0; seed < seeds; seed++) rows.push({ ...(await measure(name, seed, budget, telemetry)), phase: "steady" })
     }
   }
-  if (json !== undefined) await fs.writeFile(json, JSON.stringify({ date: new Date().toISOString(), rows }, null, 2) + "\n")
+  await keep(json, rows)
   process.stdout.write(table(rows, { budget, seeds, telemetry, steady, processes }))
 }

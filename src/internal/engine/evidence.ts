@@ -78,8 +78,9 @@ const knownReason = "all minibatch scores are perfect (known from earlier evalua
  * A parent already known to be perfect on every example of its minibatch,
  * from results the proposal may see (`plan.sees`): the proposal is skipped
  * without paying for the evaluation that would show it again. Synchronous,
- * and the same answer whenever it is asked, so the pipeline can settle such
- * a proposal when it is launched (`pipeline.ts`).
+ * and the same answer whenever it is asked, so the pipeline settles such a
+ * proposal when it is launched (`pipeline.ts`), before any evidence is
+ * asked for: `evaluateParent` never sees one.
  *
  * @internal
  */
@@ -100,8 +101,9 @@ export const reportKnownPerfect = <D, T, O>(s: Session<D, T, O>, iteration: numb
 
 /**
  * The parent's traced evaluation of the minibatch and the records built from
- * it; or the proposal's end (a known-perfect minibatch, every evaluation
- * failed, the records could not be built). With `reuseMinibatch`, the
+ * it; or the proposal's end (a minibatch shown perfect, every evaluation
+ * failed, the records could not be built). A parent already known to be
+ * perfect on it was settled at launch (`knownPerfect`). With `reuseMinibatch`, the
  * records of the other components are built in the same call, so that a
  * next proposal can reflect on this minibatch without paying for it again.
  *
@@ -118,11 +120,6 @@ export const evaluateParent = <D, T, O>(
   Effect.gen(function*() {
     const { iteration, parent, ids, components } = plan
     const kind = "reflective" as const
-    const skipped = knownPerfect(s, plan, parentCandidate)
-    if (skipped !== undefined) {
-      yield* reportKnownPerfect(s, iteration, parent)
-      return Either.left(skipped)
-    }
     const evaluated = yield* s.evaluate({
       iteration,
       purpose: "parent-minibatch",
