@@ -25,7 +25,7 @@
  * @since 0.2.0
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { type Config, Effect, Layer, type Schema } from "effect"
+import { type Config, Effect, Layer, type SchemaAST } from "effect"
 import type { Adapter, AdapterService } from "./Adapter.js"
 import * as Adapters from "./Adapter.js"
 import type { DataLoader } from "./DataLoader.js"
@@ -34,6 +34,23 @@ import * as config from "./internal/cluster/config.js"
 import { field } from "./internal/shared/fields.js"
 import * as protocol from "./internal/cluster/protocol.js"
 import * as storage from "./internal/cluster/storage.js"
+
+/**
+ * A schema for values that cross the wire: any `Schema.Schema<A, I>` with
+ * no requirements, whatever its encoded form `I` (`Schema.String`, a
+ * `Schema.Struct`, a `Schema.Class`, `Schema.DateFromString`...). Only the
+ * decoded side is fixed, by the adapter's types; the encoded side is the
+ * user's choice, and the value travels in it.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface WireSchema<A> {
+  readonly Type: A
+  readonly Encoded: unknown
+  readonly Context: never
+  readonly ast: SchemaAST.AST
+}
 
 /**
  * What runners and the optimizer share about an evaluation.
@@ -51,15 +68,11 @@ export interface Definition<D, T, O, E = never> {
   /** the user's adapter; runners use its `evaluate`, the optimizer the rest */
   readonly adapter: Layer.Layer<AdapterService<D, T, O>, E>
   /** schema of an example, when examples are sent inline (default: JSON-safe values) */
-  // a schema's encoded side is the user's choice; Schema is invariant in it, so only `any` admits every one
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
-  readonly example?: Schema.Schema<D, any> | undefined
+  readonly example?: WireSchema<D> | undefined
   /** schema of an output (default: JSON-safe values) */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see `example`
-  readonly output?: Schema.Schema<O, any> | undefined
+  readonly output?: WireSchema<O> | undefined
   /** schema of a trajectory (default: JSON-safe values) */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see `example`
-  readonly trajectory?: Schema.Schema<T, any> | undefined
+  readonly trajectory?: WireSchema<T> | undefined
   /**
    * the id of an example: when set, the optimizer sends ids and each runner
    * resolves them in `data` (the examples never cross the wire)
@@ -99,12 +112,9 @@ export interface Definition<D, T, O, E = never> {
  */
 export const define = <D, T, O, E = never>(options: {
   readonly adapter: Adapter<D, T, O> | Layer.Layer<AdapterService<D, T, O>, E>
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see Definition.example
-  readonly example?: Schema.Schema<D, any> | undefined
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see Definition.example
-  readonly output?: Schema.Schema<O, any> | undefined
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see Definition.example
-  readonly trajectory?: Schema.Schema<T, any> | undefined
+  readonly example?: WireSchema<D> | undefined
+  readonly output?: WireSchema<O> | undefined
+  readonly trajectory?: WireSchema<T> | undefined
   readonly exampleId?: ((example: D) => string) | undefined
   readonly data?: ReadonlyArray<D> | DataLoader<D> | undefined
 }): Definition<D, T, O, E> => ({

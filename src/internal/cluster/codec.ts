@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, ParseResult, Schema, type SchemaAST } from "effect"
 
 /** @internal */
 export interface Codec<A> {
@@ -23,9 +23,22 @@ const jsonRoundTrip = (value: unknown): Effect.Effect<unknown, string> =>
     catch: (e) => `not JSON-serializable (${e instanceof Error ? e.message : String(e)}); give a schema for it`
   })
 
+/**
+ * A schema as `ClusterEvaluation.WireSchema` describes it: its decoded type,
+ * and an AST that says everything else (a schema's behaviour is its AST).
+ *
+ * @internal
+ */
+export interface Described<A> {
+  readonly Type: A
+  readonly ast: SchemaAST.AST
+}
+
 /** @internal */
-export const make = <A, I>(schema: Schema.Schema<A, I> | undefined): Codec<A> =>
-  schema === undefined
+export const make = <A>(described: Described<A> | undefined): Codec<A> => {
+  // the encoded side is only ever passed on (as JSON), so it is `unknown` here
+  const schema = described === undefined ? undefined : Schema.make<A, unknown, never>(described.ast)
+  return schema === undefined
     ? {
       encode: jsonRoundTrip,
       decode: (encoded) => Effect.succeed(encoded as A)
@@ -38,6 +51,7 @@ export const make = <A, I>(schema: Schema.Schema<A, I> | undefined): Codec<A> =>
         ),
       decode: (encoded) => Schema.decodeUnknown(schema)(encoded).pipe(Effect.mapError((e) => ParseResult.TreeFormatter.formatErrorSync(e)))
     }
+}
 
 /** Encodes every value; the first failure names its position. @internal */
 export const encodeAll = <A>(codec: Codec<A>, what: string, values: ReadonlyArray<A>) =>
