@@ -136,25 +136,35 @@ const planMerge = <D, T, O>(
 export const freeSkips = (state: State.GepaState, epoch: number): string | undefined => {
   const trace = state.trace
   let minibatches = 0
-  let previous: string | undefined
+  let previous: ReadonlyArray<string> | undefined
+  // (asked before every step: late in a run the trace ends with many skips,
+  // so the minibatches are compared in place, not as joined strings)
   for (let i = trace.length - 1; i >= 0; i--) {
     const t = at(trace, i)
     if (t.outcome !== "skipped" || t.kind !== "reflective") return undefined
     const before = trace[i - 1]?.metricCalls
     if (before === undefined || t.metricCalls !== before) return undefined
-    const key = t.subsampleIds === undefined ? undefined : t.subsampleIds.join("\u0000")
-    if (key === undefined || key !== previous) minibatches++
-    previous = key
+    const ids = t.subsampleIds
+    if (ids === undefined || previous === undefined || !sameIds(ids, previous)) minibatches++
+    previous = ids
     if (minibatches >= epoch) {
       // the whole of the oldest minibatch's proposals, for the count
       let first = i
-      const sameMinibatch = (t: State.TraceEntry) => key !== undefined && t.outcome === "skipped" && t.subsampleIds?.join("\u0000") === key
+      const sameMinibatch = (t: State.TraceEntry) =>
+        ids !== undefined && t.outcome === "skipped" && t.subsampleIds !== undefined && sameIds(t.subsampleIds, ids)
       while (first > 1 && sameMinibatch(at(trace, first - 1))) first--
       const proposals = trace.length - first
       return `nothing left to learn: the last ${proposals} proposals, on ${epoch} minibatches (a pass over the training set), found their parents already perfect on them`
     }
   }
   return undefined
+}
+
+const sameIds = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
+  if (a === b) return true
+  if (a.length !== b.length) return false
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false
+  return true
 }
 
 // " of 400 metric calls" when the run has a budget

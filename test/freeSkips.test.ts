@@ -1,0 +1,81 @@
+/**
+ * `freeSkips`: the run stops with "nothing left to learn" once the trace
+ * ends with free skips on a pass's worth of minibatches. Checked against a
+ * model of the rule on random traces (free and paid skips, other outcomes,
+ * shared and repeated minibatches, lines saved without their minibatch).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as fc from "fast-check"
+import { freeSkips } from "../src/internal/engine/plan.js"
+import type * as State from "../src/State.js"
+
+const entry = (
+  outcome: State.TraceEntry["outcome"],
+  metricCalls: number,
+  subsampleIds: ReadonlyArray<string> | undefined
+): State.TraceEntry => ({
+  iteration: 0,
+  kind: "reflective",
+  parents: [0],
+  outcome,
+  metricCalls,
+  ...(subsampleIds === undefined ? {} : { subsampleIds })
+})
+
+const stateOf = (trace: ReadonlyArray<State.TraceEntry>) => ({ trace }) as unknown as State.GepaState
+
+// the rule, spelled out: walk back over the trailing free skips, counting
+// changes of minibatch (a line without one counts as a minibatch of its own)
+const model = (trace: ReadonlyArray<State.TraceEntry>, epoch: number): number | undefined => {
+  const free: Array<State.TraceEntry> = []
+  for (let i = trace.length - 1; i >= 1; i--) {
+    const t = trace[i]!
+    if (t.outcome !== "skipped" || t.kind !== "reflective" || t.metricCalls !== trace[i - 1]!.metricCalls) break
+    free.unshift(t)
+  }
+  const key = (t: State.TraceEntry) => (t.subsampleIds === undefined ? undefined : JSON.stringify(t.subsampleIds))
+  let minibatches = 0
+  for (let j = free.length - 1; j >= 0; j--) {
+    const k = key(free[j]!)
+    if (k === undefined || j === free.length - 1 || k !== key(free[j + 1]!)) minibatches++
+    if (minibatches >= epoch) {
+      let first = trace.length - (free.length - j)
+      while (first > 1 && k !== undefined && trace[first - 1]!.outcome === "skipped" && key(trace[first - 1]!) === k) first--
+      return trace.length - first
+    }
+  }
+  return undefined
+}
+
+const proposalsIn = (reason: string | undefined) => (reason === undefined ? undefined : Number(/the last (\d+) proposals/.exec(reason)?.[1]))
+
+describe("freeSkips", () => {
+  it("stops after a pass's worth of minibatches, counting shared ones once", () => {
+    const a = ["1", "2", "3"]
+    const b = ["4", "5", "6"]
+    const trace = [entry("accepted", 10, a), entry("skipped", 10, a), entry("skipped", 10, a), entry("skipped", 10, b)]
+    expect(freeSkips(stateOf(trace), 3)).toBeUndefined()
+    expect(proposalsIn(freeSkips(stateOf(trace), 2))).toBe(3)
+    // a paid skip ends the run of free ones
+    expect(freeSkips(stateOf([...trace.slice(0, 2), entry("skipped", 13, b), entry("skipped", 13, a)]), 2)).toBeUndefined()
+    // the same ids in another array are the same minibatch
+    expect(freeSkips(stateOf([entry("rejected", 4, a), entry("skipped", 4, [...a]), entry("skipped", 4, [...a])]), 2)).toBeUndefined()
+  })
+
+  it("agrees with the rule on random traces", () => {
+    const ids = fc.constantFrom<ReadonlyArray<string> | undefined>(["1", "2"], ["1", "2"], ["3", "4"], ["1"], [], undefined)
+    const line = fc.record({
+      outcome: fc.constantFrom<State.TraceEntry["outcome"]>("skipped", "skipped", "skipped", "rejected", "accepted"),
+      paid: fc.boolean(),
+      ids
+    })
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 30 }), fc.integer({ min: 1, max: 6 }), (lines, epoch) => {
+        let calls = 0
+        const trace = lines.map((l) => entry(l.outcome, l.paid ? (calls += 3) : calls, l.ids === undefined ? undefined : [...l.ids]))
+        expect(proposalsIn(freeSkips(stateOf(trace), epoch))).toBe(model(trace, epoch))
+      }),
+      { numRuns: 2000 }
+    )
+  })
+})
