@@ -20,7 +20,7 @@
  *
  * @internal
  */
-import { Effect, Exit, FiberSet, Queue, type Scope } from "effect"
+import { Deferred, Effect, Exit, FiberId, FiberSet, Queue, type Scope } from "effect"
 import type { OptimizeError } from "../../Errors.js"
 import type { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
@@ -38,6 +38,29 @@ type Message<T, O> =
   | { readonly stage: "finished"; readonly f: Propose.Finished<T, O> }
   | { readonly stage: "deadline" }
 type Done<T, O> = readonly [iteration: number, exit: Exit.Exit<Message<T, O>, OptimizeError>]
+
+/**
+ * `effect`, run at most once: the first fiber to ask runs it, the others
+ * wait for its exit, later ones get that exit at once (an interruption
+ * included: a pause relaunches the proposals with new memos). What
+ * `Effect.cached` does, without its fiber-ref bookkeeping on every read:
+ * the evidence is read by every proposal of a round.
+ */
+const once = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+  let exit: Exit.Exit<A, E> | undefined
+  let running: Deferred.Deferred<A, E> | undefined
+  return Effect.suspend(() => {
+    if (exit !== undefined) return exit
+    if (running !== undefined) return Deferred.await(running)
+    const done = Deferred.unsafeMake<A, E>(FiberId.none)
+    running = done
+    return Effect.onExit(effect, (e) =>
+      Effect.sync(() => {
+        exit = e
+        Deferred.unsafeDone(done, e)
+      }))
+  })
+}
 
 /** The proposals in flight, and the order their results are folded in. */
 /** @internal */
@@ -118,10 +141,9 @@ export const make = <D, T, O>(
         const key = plan.shares
         const known = evidence.get(key)
         if (known !== undefined) return Effect.succeed(known)
-        return Effect.tap(
-          Effect.cached(stepEvidence(s, plan, at(progress.state.candidates, plan.parent))),
-          (memo) => Effect.sync(() => evidence.set(key, memo))
-        )
+        const memo = once(stepEvidence(s, plan, at(progress.state.candidates, plan.parent)))
+        evidence.set(key, memo)
+        return Effect.succeed(memo)
       })
     const launch = (plan: State.PendingProposal) =>
       Effect.suspend(() => {

@@ -21,6 +21,7 @@ import { nameOf } from "../../Telemetry.js"
 import { at, defined } from "../shared/invariant.js"
 import * as Ledger from "./ledger.js"
 import * as Spans from "../telemetry/spans.js"
+import { currentProposal } from "./currentProposal.js"
 import * as Early from "./early.js"
 import { evaluateParent, memberView, type ParentEvaluation, reusableOf, type StepEvidence } from "./evidence.js"
 import { describeError, ended, noUsage, type Proposed, type Usage } from "./proposed.js"
@@ -279,7 +280,6 @@ export const reflect = <D, T, O>(
       usage
     )
   }).pipe(
-    // opened under any tracer, the built-in one too: optimize-anything's
-    // adapter reads the proposal's iteration and parent from it
-    Effect.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false })
+    (self) => s.r.readsProposal ? Effect.locally(self, currentProposal, { iteration: plan.iteration, parent: plan.parent }) : self,
+    Spans.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false })
   )

@@ -20,6 +20,7 @@ import * as Fingerprint from "../../Fingerprint.js"
 import type { ReflectionModel } from "../../LanguageModel.js"
 import * as Reflection from "../../Reflection.js"
 import type { ObserverOptions } from "../../Telemetry.js"
+import { readsProposal } from "./currentProposal.js"
 import type { Resolved } from "./resolved.js"
 import { resolveMerge, resolveProposer, resolveSelector, resolveStop, resolveStrategies } from "./resolveStrategies.js"
 import { check, checkSettings } from "./settingChecks.js"
@@ -117,6 +118,7 @@ export const resolve = <D, T, O>(
       componentProposers: config.componentProposers ?? {},
       readComponent: config.readComponent,
       adapter,
+      readsProposal: readsProposal(adapter),
       reflectionModel,
       proposer,
       reflection: config.reflection ?? {},

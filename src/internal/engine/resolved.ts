@@ -99,6 +99,8 @@ export interface Resolved<D, T, O> {
   readonly onEvent: ((event: GepaEvent) => void | Effect.Effect<void>) | undefined
   /** the observer options of the `telemetry` setting: `undefined` when off */
   readonly telemetry: ObserverOptions | undefined
+  /** whether the adapter reads the proposal it works for (`currentProposal.ts`) */
+  readonly readsProposal: boolean
   /** the persistence the caller chose: a store of its own, or a run directory */
   readonly store: Effect.Effect<RunStore<O>, PersistenceError | ConfigError, Scope.Scope> | undefined
   readonly runDir: string | undefined

@@ -9,11 +9,12 @@
  *
  * @internal
  */
-import { Cause, Duration, Effect, Either, FiberRef, HashMap, HashSet, Logger, Option, type Tracer } from "effect"
+import { Cause, Duration, Effect, Either, FiberRef, HashMap, HashSet, Logger, Option } from "effect"
 import type { Adapter } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
 import { AdapterError } from "../../Errors.js"
 import type { ObjectiveScores } from "../../EvaluationBatch.js"
+import { currentProposal, ReadsProposal } from "../engine/currentProposal.js"
 import { fit } from "./promptBudget.js"
 import { budget, type EvaluationRecord, type EvaluationTrace, type Limits, rawRecord, toJsonLike, truncateString } from "./sideInfo.js"
 import * as Secrets from "../../Secrets.js"
@@ -48,7 +49,7 @@ export interface Options {
  * @internal
  */
 export interface SideInfoEntry {
-  /** the iteration and the parent's index, when the engine's span says so */
+  /** the iteration and the parent's index of the proposal the evidence was gathered for */
   readonly iteration?: number | undefined
   readonly parent?: number | undefined
   /** `Candidate.hash` of the candidate reflected on */
@@ -65,23 +66,14 @@ export interface SideInfoEntry {
   }>
 }
 
-const attribute = (value: unknown): number | undefined => typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : undefined
-
 /**
- * The iteration and parent of the proposal being made, read from the
- * engine's `gepa.propose` span (the adapter is not told them). Absent when
- * tracing is off.
+ * The iteration and parent of the proposal being made, as the engine tells
+ * an adapter that reads them (see `make`: only when evidence is kept).
  */
-const proposalOf = Effect.map(Effect.option(Effect.currentSpan), (span) => {
-  let current: Tracer.AnySpan | undefined = Option.getOrUndefined(span)
-  while (current !== undefined && current._tag === "Span") {
-    if (current.name === "gepa.propose") {
-      return { iteration: attribute(current.attributes.get("iteration")), parent: attribute(current.attributes.get("parent")) }
-    }
-    current = Option.getOrUndefined(current.parent)
-  }
-  return { iteration: undefined, parent: undefined }
-})
+const proposalOf = Effect.map(FiberRef.get(currentProposal), (proposal) => ({
+  iteration: proposal?.iteration,
+  parent: proposal?.parent
+}))
 
 /** @internal */
 export type RawEvaluator = (candidate: unknown, example: unknown) => Effect.Effect<unknown, unknown>
@@ -267,6 +259,8 @@ export const make = (
   evaluator: RawEvaluator,
   options: Options
 ): Adapter<unknown, EvaluationTrace, EvaluationRecord> => ({
+  // the kept evidence says which proposal it was gathered for
+  ...(options.keep === undefined ? {} : { [ReadsProposal]: true }),
   evaluate: (batch, candidate, { captureTraces }) =>
     Effect.forEach(batch, (example) => evaluateOne(evaluator, candidate, example, options), { concurrency: "unbounded" }).pipe(
       Effect.map((records) => ({
