@@ -13,6 +13,7 @@ import * as DemoTask from "./demoTask.js"
 import * as LQ from "./latencyQuality.js"
 import * as Overhead from "./overhead.js"
 import * as Scale from "./scale.js"
+import * as Work from "./work.js"
 
 export interface Sizes {
   readonly overheadBudget: number
@@ -266,6 +267,7 @@ const main = async () => {
   if (process.argv.includes("concurrency")) return Concurrency.main(process.argv.slice(2))
   if (process.argv.includes("scale")) return Scale.main(process.argv.slice(2))
   if (process.argv.includes("overhead")) return Overhead.main(process.argv.slice(2))
+  if (process.argv.includes("work")) return Work.main(process.argv.slice(2))
   if (process.argv.includes("demo")) return DemoTask.main(process.argv.slice(2))
   const quick = process.argv.includes("--quick")
   const report = await runAll(quick ? quickSizes : fullSizes, quick ? "quick" : "full", (line) => console.error(`[bench] ${line}`))

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest"
 import * as B from "../bench/benchmarks.js"
 import * as Overhead from "../bench/overhead.js"
+import * as Work from "../bench/work.js"
 import { markdown, runAll, type Sizes } from "../bench/run.js"
 
 const tiny: Sizes = {
@@ -202,4 +203,17 @@ describe("bench concurrency", () => {
     const error = await C.readReference(bad).then(() => undefined, (e: unknown) => e)
     expect(String(error)).toMatch(new RegExp(`^Error: ${bad.replace(/[.\\/]/g, "\\$&")}: not a reference record: .+$`))
   })
+})
+
+describe("bench work", () => {
+  it("counts a run's Effect operations, fibers and allocated bytes per metric call", async () => {
+    const row = await Work.measureWork("2x16", 1, 200)
+    expect(row.metricCalls).toBeGreaterThan(150)
+    expect(row.metricCalls).toBeLessThanOrEqual(200)
+    // an evaluation of one example alone is several operations; a run forks
+    // fibers for its proposals; every call allocates its outcome at least
+    expect(row.opsPerCall).toBeGreaterThan(5)
+    expect(row.fibersPerCall).toBeGreaterThan(0)
+    expect(row.bytesPerCall).toBeGreaterThan(1_000)
+  }, 60_000)
 })
