@@ -48,7 +48,7 @@ import * as path from "node:path"
 import { constants as perf, PerformanceObserver } from "node:perf_hooks"
 import * as Gepa from "../src/Gepa.js"
 import { median, tasks } from "./concurrency.js"
-import { makeTask } from "./task.js"
+import { makeTask, type Task } from "./task.js"
 
 export interface OverheadRow {
   readonly task: string
@@ -69,6 +69,21 @@ export interface OverheadRow {
   readonly process?: number
 }
 
+/** A run of `task` with the default strategy and nothing but `maxConcurrency: 16` set (merge on, as in the strategies bench). */
+export const optimizeTask = (task: Task, seed: number, budget: number, telemetry = true) =>
+  Gepa.optimize({
+    seedCandidate: task.seedCandidate,
+    trainset: task.trainset,
+    valset: task.valset,
+    adapter: task.adapter,
+    reflectionModel: task.reflectionModel,
+    maxMetricCalls: budget,
+    maxConcurrency: 16,
+    merge: true,
+    seed,
+    ...(telemetry ? {} : { telemetry: false })
+  })
+
 export const measure = async (
   taskName: string,
   seed: number,
@@ -88,18 +103,7 @@ export const measure = async (
   observer.observe({ entryTypes: ["gc"] })
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
-  const result = await Effect.runPromise(Gepa.optimize({
-    seedCandidate: task.seedCandidate,
-    trainset: task.trainset,
-    valset: task.valset,
-    adapter: task.adapter,
-    reflectionModel: task.reflectionModel,
-    maxMetricCalls: budget,
-    maxConcurrency: 16,
-    merge: true,
-    seed,
-    ...(telemetry ? {} : { telemetry: false })
-  }))
+  const result = await Effect.runPromise(optimizeTask(task, seed, budget, telemetry))
   const wallMs = performance.now() - t0
   const cpu = process.cpuUsage(cpu0)
   // entries of the last collections arrive on a later tick

@@ -21,9 +21,8 @@
 import { Effect, Layer, RuntimeFlags, Supervisor } from "effect"
 import * as fs from "node:fs/promises"
 import { Session } from "node:inspector/promises"
-import * as Gepa from "../src/Gepa.js"
 import { tasks } from "./concurrency.js"
-import { option } from "./overhead.js"
+import { optimizeTask, option } from "./overhead.js"
 import { makeTask } from "./task.js"
 
 export interface WorkRow {
@@ -50,18 +49,7 @@ class Counter extends Supervisor.AbstractSupervisor<void> {
 }
 
 const run = (taskName: string, seed: number, budget: number, layer?: Layer.Layer<never>) => {
-  const task = makeTask(tasks[taskName]!)
-  const optimize = Gepa.optimize({
-    seedCandidate: task.seedCandidate,
-    trainset: task.trainset,
-    valset: task.valset,
-    adapter: task.adapter,
-    reflectionModel: task.reflectionModel,
-    maxMetricCalls: budget,
-    maxConcurrency: 16,
-    merge: true,
-    seed
-  })
+  const optimize = optimizeTask(makeTask(tasks[taskName]!), seed, budget)
   return Effect.runPromise(layer === undefined ? optimize : Effect.provide(optimize, layer))
 }
 
