@@ -2,9 +2,11 @@
  * `npm run bench -- work`: what the engine does per metric call, counted
  * instead of timed, on the tasks of `npm run bench -- concurrency` with the
  * default strategy and nothing but `maxConcurrency: 16` set (merge on, zero
- * latency, as `npm run bench -- overhead`). Counts do not move with the
- * machine's load or the garbage collector's cycle, so they compare two
- * versions of the engine where wall times need many interleaved processes:
+ * latency, as `npm run bench -- overhead`). Counts move by about 1 % from
+ * run to run (a call over a millisecond changes how its evaluation runs),
+ * not with the machine's load or the garbage collector's cycle, so they
+ * compare two versions of the engine where wall times need many
+ * interleaved processes:
  *
  * - Effect operations: every instruction the run's fibers execute, as an
  *   op supervisor sees them (`RuntimeFlags.enableOpSupervision`);

@@ -49,17 +49,20 @@ type Done<T, O> = readonly [iteration: number, exit: Exit.Exit<Message<T, O>, Op
 const once = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
   let exit: Exit.Exit<A, E> | undefined
   let running: Deferred.Deferred<A, E> | undefined
-  return Effect.suspend(() => {
-    if (exit !== undefined) return exit
-    if (running !== undefined) return Deferred.await(running)
-    const done = Deferred.unsafeMake<A, E>(FiberId.none)
-    running = done
-    return Effect.onExit(effect, (e) =>
-      Effect.sync(() => {
-        exit = e
-        Deferred.unsafeDone(done, e)
-      }))
-  })
+  // (uninterruptible from the claim to the handler: a claim is always settled)
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.suspend(() => {
+      if (exit !== undefined) return exit
+      if (running !== undefined) return restore(Deferred.await(running))
+      const done = Deferred.unsafeMake<A, E>(FiberId.none)
+      running = done
+      return Effect.onExit(restore(effect), (e) =>
+        Effect.sync(() => {
+          exit = e
+          Deferred.unsafeDone(done, e)
+        }))
+    })
+  )
 }
 
 /** The proposals in flight, and the order their results are folded in. */
