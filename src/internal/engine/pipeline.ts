@@ -138,16 +138,15 @@ export const make = <D, T, O>(
      * by whichever proposal asks first
      */
     const evidence = new Map<number, ReturnType<typeof stepEvidence<D, T, O>>>()
-    const evidenceOf = (plan: State.PendingProposal) =>
-      Effect.suspend(() => {
-        if (plan._tag !== "Reflective" || plan.shares === undefined) return Effect.succeed(undefined)
-        const key = plan.shares
-        const known = evidence.get(key)
-        if (known !== undefined) return Effect.succeed(known)
-        const memo = once(stepEvidence(s, plan, at(progress.state.candidates, plan.parent)))
-        evidence.set(key, memo)
-        return Effect.succeed(memo)
-      })
+    // (called when a proposal is launched: the memo is made from the state as it is then)
+    const evidenceOf = (plan: State.PendingProposal) => {
+      if (plan._tag !== "Reflective" || plan.shares === undefined) return undefined
+      const known = evidence.get(plan.shares)
+      if (known !== undefined) return known
+      const memo = once(stepEvidence(s, plan, at(progress.state.candidates, plan.parent)))
+      evidence.set(plan.shares, memo)
+      return memo
+    }
     const launch = (plan: State.PendingProposal) =>
       Effect.suspend(() => {
         // a parent known to be perfect on the minibatch: the proposal ends here,
@@ -165,12 +164,11 @@ export const make = <D, T, O>(
             })
           )
         }
-        return Effect.flatMap(evidenceOf(plan), (shared) =>
-          forkReporting(
-            plan,
-            Propose.propose(s, plan, progress.state.candidates, shared),
-            (p) => ({ stage: "proposed" as const, plan, p })
-          ))
+        return forkReporting(
+          plan,
+          Propose.propose(s, plan, progress.state.candidates, evidenceOf(plan)),
+          (p) => ({ stage: "proposed" as const, plan, p })
+        )
       })
     const startValidation = (plan: State.PendingProposal, p: Proposed, combination?: Step.Combination) => {
       validating.add(plan.iteration)
