@@ -18,7 +18,8 @@
  *
  * Options: `--task 1x32,2x16,4x8` (default all three), `--seeds N` (seeds
  * 1..N after an untimed run of seed 0, default 3), `--budget N` (default
- * 2000), `--json FILE`.
+ * 2000), `--telemetry off` (runs with `telemetry: false`, as `overhead`
+ * does: the default keeps Effect's spans and metrics on), `--json FILE`.
  */
 import { Effect, Layer, RuntimeFlags, Supervisor } from "effect"
 import * as fs from "node:fs/promises"
@@ -31,6 +32,7 @@ export interface WorkRow {
   readonly task: string
   readonly seeds: number
   readonly budget: number
+  readonly telemetry: boolean
   readonly metricCalls: number
   readonly opsPerCall: number
   readonly fibersPerCall: number
@@ -50,8 +52,8 @@ class Counter extends Supervisor.AbstractSupervisor<void> {
   }
 }
 
-const run = (taskName: string, seed: number, budget: number, layer?: Layer.Layer<never>) => {
-  const optimize = optimizeTask(makeTask(tasks[taskName]!), seed, budget)
+const run = (taskName: string, seed: number, budget: number, telemetry: boolean, layer?: Layer.Layer<never>) => {
+  const optimize = optimizeTask(makeTask(tasks[taskName]!), seed, budget, telemetry)
   return Effect.runPromise(layer === undefined ? optimize : Effect.provide(optimize, layer))
 }
 
@@ -61,13 +63,13 @@ interface SamplingNode {
 }
 const totalSize = (node: SamplingNode): number => node.children.reduce((sum, child) => sum + totalSize(child), node.selfSize)
 
-export const measureWork = async (taskName: string, seeds: number, budget: number): Promise<WorkRow> => {
+export const measureWork = async (taskName: string, seeds: number, budget: number, telemetry = true): Promise<WorkRow> => {
   const counter = new Counter()
   const layer = Layer.merge(Supervisor.addSupervisor(counter), RuntimeFlags.enableOpSupervision)
-  await run(taskName, 0, budget, layer)
+  await run(taskName, 0, budget, telemetry, layer)
   counter.counting = true
   let calls = 0
-  for (let seed = 1; seed <= seeds; seed++) calls += (await run(taskName, seed, budget, layer)).totalMetricCalls
+  for (let seed = 1; seed <= seeds; seed++) calls += (await run(taskName, seed, budget, telemetry, layer)).totalMetricCalls
   counter.counting = false
   const session = new Session()
   session.connect()
@@ -79,12 +81,13 @@ export const measureWork = async (taskName: string, seeds: number, budget: numbe
       includeObjectsCollectedByMinorGC: true
     })
     let sampledCalls = 0
-    for (let seed = 1; seed <= seeds; seed++) sampledCalls += (await run(taskName, seed, budget)).totalMetricCalls
+    for (let seed = 1; seed <= seeds; seed++) sampledCalls += (await run(taskName, seed, budget, telemetry)).totalMetricCalls
     const { profile } = await session.post("HeapProfiler.stopSampling")
     return {
       task: taskName,
       seeds,
       budget,
+      telemetry,
       metricCalls: calls,
       opsPerCall: counter.ops / calls,
       fibersPerCall: counter.fibers / calls,
@@ -104,12 +107,14 @@ export const main = async (argv: ReadonlyArray<string>) => {
   if (!(Number.isInteger(seeds) && seeds >= 1)) throw new Error(`--seeds: expected a whole number of at least 1, got ${option(argv, "--seeds")}`)
   const budget = Number(option(argv, "--budget") ?? "2000")
   if (!(Number.isInteger(budget) && budget >= 100)) throw new Error(`--budget: expected a whole number of at least 100, got ${option(argv, "--budget")}`)
+  const telemetry = option(argv, "--telemetry") ?? "on"
+  if (telemetry !== "on" && telemetry !== "off") throw new Error(`--telemetry: expected on or off, got ${telemetry}`)
   const rows: Array<WorkRow> = []
-  for (const name of taskNames) rows.push(await measureWork(name, seeds, budget))
+  for (const name of taskNames) rows.push(await measureWork(name, seeds, budget, telemetry === "on"))
   const json = option(argv, "--json")
   if (json !== undefined) await fs.writeFile(json, JSON.stringify({ date: new Date().toISOString(), rows }, null, 2) + "\n")
   const lines = [
-    `# Engine work per metric call (defaults, maxConcurrency 16, budget ${budget}, seeds 1-${seeds}, zero latency)`,
+    `# Engine work per metric call (defaults, maxConcurrency 16, budget ${budget}, seeds 1-${seeds}, zero latency, telemetry ${telemetry})`,
     "",
     "| task | metric calls | Effect operations per call | fibers per call | KB allocated per call |",
     "|---|---|---|---|---|",
