@@ -8,7 +8,8 @@
  * with a seeded probability (`learnPermille`), and otherwise rewrites a nonce,
  * so the child still differs from its parent and gets evaluated. That keeps
  * acceptances (and therefore validation evaluations) occasional over a long
- * run instead of front-loaded.
+ * run instead of front-loaded. With `forgetPermille` a rewrite may also drop
+ * a keyword the text had, so that children can regress.
  *
  * Both the adapter and the model are synchronous and record the time spent in
  * their own bodies, so the harness can subtract it from wall time.
@@ -39,6 +40,12 @@ export interface TaskOptions {
   readonly testSize?: number
   /** chance (per 1000 reflection calls) that a missing keyword is learned */
   readonly learnPermille: number
+  /**
+   * chance (per 1000 reflection calls) that the rewrite drops a keyword the
+   * text already had (default 0: knowledge only grows). With it a child can
+   * lose examples its parent solved, as a real model's rewrite can.
+   */
+  readonly forgetPermille?: number
 }
 
 /** FNV-1a: cheap and deterministic, so the "model" is reproducible. */
@@ -139,7 +146,11 @@ export const makeTask = (options: TaskOptions): Task => {
       const h = fnv(text)
       const first = asked.values().next()
       const learned = first.done !== true && h % 1000 < options.learnPermille ? [first.value] : []
-      const words = [...known, ...learned]
+      // other bits of the same hash: whether a known keyword is dropped, and which
+      const forgotten = known.length > 0 && Math.floor(h / 1000) % 1000 < (options.forgetPermille ?? 0)
+        ? known[(h >>> 20) % known.length]
+        : undefined
+      const words = [...known.filter((w) => w !== forgotten), ...learned]
       out = "Here is the improved text:\n```\n" + `[c${component}] know: ${words.map((w) => `${w} `).join("")}| v${h % 100000}` + "\n```\n"
     }
     timers.modelMs += performance.now() - t0

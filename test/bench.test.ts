@@ -205,6 +205,41 @@ describe("bench concurrency", () => {
   })
 })
 
+describe("bench tasks that forget", () => {
+  // the keywords a reflection's answer lists, or undefined for an answer without a text
+  const knownIn = (answer: string) => /know: ([^|]*)\|/.exec(answer)?.[1]!.split(" ").filter((w) => w !== "")
+  const prompts = Array.from({ length: 400 }, (_, i) => `[c0] know: c0k1 c0k2 c0k3 | v${i}\nWrong: the instructions must mention 'c0k${4 + (i % 20)}'.`)
+
+  it("drops a known keyword in some rewrites with forgetPermille, and never without it", async () => {
+    const { makeTask } = await import("../bench/task.js")
+    const { Effect } = await import("effect")
+    const options = { components: 1, keywordsPerComponent: 32, trainSize: 10, valSize: 5, learnPermille: 300 }
+    const answers = (task: ReturnType<typeof makeTask>) => prompts.map((p) => knownIn(Effect.runSync(task.reflectionModel.complete(p)).text)!)
+    const lost = (words: ReadonlyArray<string>) => ["c0k1", "c0k2", "c0k3"].filter((w) => !words.includes(w)).length
+    const plain = answers(makeTask(options))
+    const zero = answers(makeTask({ ...options, forgetPermille: 0 }))
+    const forgetting = answers(makeTask({ ...options, forgetPermille: 150 }))
+    expect(plain.every((w) => lost(w) === 0)).toBe(true)
+    expect(zero).toEqual(plain)
+    const dropped = forgetting.filter((w) => lost(w) > 0)
+    // one keyword at most per rewrite, about 15 % of them (400 prompts: 60 expected)
+    expect(dropped.every((w) => lost(w) === 1)).toBe(true)
+    expect(dropped.length).toBeGreaterThan(30)
+    expect(dropped.length).toBeLessThan(100)
+    // what is learned is learned the same way: the same prompts learn the same keyword
+    const learned = (w: ReadonlyArray<string>) => w.filter((k) => !["c0k1", "c0k2", "c0k3"].includes(k))
+    expect(forgetting.map(learned)).toEqual(plain.map(learned))
+  })
+
+  it("never prints the reference's rows of a task that does not forget beside one that does", async () => {
+    const C = await import("../bench/concurrency.js")
+    const path = await import("node:path")
+    const recorded = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "bench", "results", "reference.json")
+    expect(await C.readReference(recorded, C.tasks["2x16"])).toBeDefined()
+    expect(await C.readReference(recorded, C.tasks["2x16r"])).toBeUndefined()
+  })
+})
+
 describe("bench work", () => {
   it("counts a run's Effect operations, fibers and allocated bytes per metric call", async () => {
     const row = await Work.measureWork("2x16", 1, 200)

@@ -80,3 +80,9 @@ for cand in [one.seed_candidate, {"component_0": f"[c0] know: {kw_list(0, range(
 for i in range(20):
     p = f"[c0] know: | v{i}\nmust mention 'c0k{i}' must mention 'c0k{31 - i}'"
     line({"one_answer": one.reflect(p)})
+
+# a rewrite that may drop a keyword it had (run.py --task 1x32r, forget_permille)
+forgets = Task(TaskOptions(components=1, keywords_per_component=32, train_size=120, val_size=30, test_size=300, learn_permille=300, forget_permille=150))
+for i in range(40):
+    p = f"[c0] know: {kw_list(0, range(i % 7, 32, 5))}| v{i}\nmust mention 'c0k{(3 * i) % 32}'"
+    line({"forget_answer": forgets.reflect(p)})

@@ -74,3 +74,11 @@ for (let i = 0; i < 20; i++) {
   const p = `[c0] know: | v${i}\nmust mention 'c0k${i}' must mention 'c0k${31 - i}'`
   line({ one_answer: Effect.runSync(one.reflectionModel.complete(p)).text })
 }
+
+// a rewrite that may drop a keyword it had (run.py --task 1x32r, forgetPermille)
+const forgets = makeTask({ components: 1, keywordsPerComponent: 32, trainSize: 120, valSize: 30, testSize: 300, learnPermille: 300, forgetPermille: 150 })
+for (let i = 0; i < 40; i++) {
+  const known = Array.from({ length: 32 }, (_, k) => k).filter((k) => k >= i % 7 && (k - (i % 7)) % 5 === 0).map((k) => `c0k${k} `).join("")
+  const p = `[c0] know: ${known}| v${i}\nmust mention 'c0k${(3 * i) % 32}'`
+  line({ forget_answer: Effect.runSync(forgets.reflectionModel.complete(p)).text })
+}

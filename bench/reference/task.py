@@ -76,6 +76,8 @@ class TaskOptions:
     val_size: int
     test_size: int
     learn_permille: int
+    # chance per 1000 reflections that the rewrite drops a keyword it had (bench/task.ts forgetPermille)
+    forget_permille: int = 0
 
 
 # the comparable-task settings of issue 21 (2 components x 16 keywords = 32 categories)
@@ -188,7 +190,10 @@ class Task:
                 break
         h = fnv(text)
         learned = [first_asked] if first_asked is not None and h % 1000 < self.options.learn_permille else []
-        words = known + learned
+        forgotten = (
+            known[(h >> 20) % len(known)] if known and (h // 1000) % 1000 < self.options.forget_permille else None
+        )
+        words = [w for w in known if w != forgotten] + learned
         body = f"[c{component}] know: {''.join(f'{w} ' for w in words)}| v{h % 100000}"
         return "Here is the improved text:\n```\n" + body + "\n```\n"
 
