@@ -7,6 +7,7 @@ import * as Adapter from "../src/Adapter.js"
 import { AdapterError } from "../src/Errors.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as CandidateSelector from "../src/CandidateSelector.js"
+import { ComponentProposalFailed } from "../src/ComponentProposer.js"
 import * as EvaluationCache from "../src/EvaluationCache.js"
 import * as FaultInjection from "../src/FaultInjection.js"
 import * as Gepa from "../src/Gepa.js"
@@ -386,6 +387,9 @@ describe("evaluation failures", () => {
         trainset,
         valset,
         maxMetricCalls: 300,
+        // the faults are drawn in call order, which timing changes: a streak of
+        // failed proposals (what would stop the run) is not what this checks
+        maxConsecutiveFailedIterations: 1_000,
         onEvent: (e) => void events.push(e)
       }).pipe(Effect.provide(faulty))
       assert.isAbove(events.filter((e) => e._tag === "ExampleFailed").length, 0)
@@ -448,6 +452,30 @@ describe("evaluation failures", () => {
       if (error._tag === "AllEvaluationsFailed") {
         assert.strictEqual(error.iterations, 3)
         assert.include(error.message, "service down")
+      }
+    }))
+
+  it.effect("names the streak that reached the limit, even when a later proposal of the same step did not fail", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* Toy.makeAdapter()
+      // iterations 1 and 2 fail, 3 and 4 (the rest of the first step) do not
+      const propose = ({ parent, component, iteration }: { parent: Record<string, string>; component: string; iteration: number }) =>
+        iteration <= 2
+          ? Effect.fail(new ComponentProposalFailed({ component, reason: `no idea at iteration ${iteration}` }))
+          : Effect.succeed(`${parent[component]} (rewritten at ${iteration})`)
+      const error = yield* Effect.flip(Gepa.optimize({
+        ...base(adapter),
+        proposalsPerStep: 4,
+        proposalSampling: "independent",
+        proposalSelection: "best",
+        componentProposers: { rules_a: propose, rules_b: propose },
+        maxMetricCalls: 500,
+        maxConsecutiveFailedIterations: 2
+      }))
+      assert.strictEqual(error._tag, "ProposalsFailed")
+      if (error._tag === "ProposalsFailed") {
+        assert.strictEqual(error.iterations, 2)
+        assert.strictEqual(error.message, "2 proposals in a row failed (last error: proposer of component \"rules_b\" failed: no idea at iteration 2)")
       }
     }))
 })

@@ -358,30 +358,34 @@ export const evaluate = <D, T, O>(
             return Effect.fail(failure)
           }
           const rest = settle(from, to, undefined, describe(e))
-          return rest === undefined ? after : Effect.zipRight(rest, after)
+          return rest === undefined ? onward() : Effect.zipRight(rest, after)
         }
         const onSuccess = (batch: EvaluationBatch<T, O>): Effect.Effect<void, Failure> => {
           const breach = contractBreach(to - from, request.captureTraces, batch)
           if (breach !== undefined) return Effect.fail(new AdapterContractError({ call: request.call, detail: breach }))
           const rest = settle(from, to, batch, "")
-          return rest === undefined ? after : Effect.zipRight(rest, after)
+          return rest === undefined ? onward() : Effect.zipRight(rest, after)
         }
         const handlers = { onFailure, onSuccess }
         // paid once the call starts (retries of the same examples are not new metric calls)
         const call = (batch: ReadonlyArray<D>) => {
           record.start(to - from)
           return Effect.matchEffect(
-            // (called inside the loop's own suspension: a throw is a defect either way)
+            // (called inside a suspension or a handler: a throw is a defect either way)
             wrapped ? callOf(batch) : pool.adapter.evaluate(batch, candidate, options),
             handlers
           )
         }
-        const after: Effect.Effect<void, Failure> = Effect.suspend(() => {
+        // What follows a chunk: the next chunk of the slice, or its end. A
+        // handler calls it directly when it has nothing left to do (a fast
+        // adapter's every call): one step fewer per call than a suspension.
+        const onward = (): Effect.Effect<void, Failure> => {
           const now = performance.now()
           if (pool.pace !== undefined) pool.pace.fast = now - callStart < SLICE_MS
-          return now - started < SLICE_MS ? loop : Effect.void
-        })
-        const loop: Effect.Effect<void, Failure> = Effect.suspend(() => {
+          return now - started < SLICE_MS ? nextChunk() : Effect.void
+        }
+        const after: Effect.Effect<void, Failure> = Effect.suspend(onward)
+        const nextChunk = (): Effect.Effect<void, Failure> => {
           if (next >= chunkCount) return Effect.void
           if (fatal !== undefined) return Effect.fail(fatal)
           callStart = performance.now()
@@ -389,10 +393,10 @@ export const evaluate = <D, T, O>(
           to = Math.min(toRun.length, from + size)
           const batch: Array<D> = new Array(to - from)
           for (let k = from; k < to; k++) batch[k - from] = examples[k]!
-          // the handlers go on to `after` (the next chunk of the slice, or its end)
+          // the handlers go on to `onward`
           return reserve === undefined ? call(batch) : Effect.zipRight(reserveFor(to - from), Effect.suspend(() => call(batch)))
-        })
-        return loop
+        }
+        return Effect.suspend(nextChunk)
       }
       const worker: Effect.Effect<void, Failure> = Effect.suspend(() =>
         next >= chunkCount

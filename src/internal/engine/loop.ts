@@ -72,8 +72,12 @@ interface Progress {
   stop: { readonly reason: string; readonly by: Result.StoppedBy } | undefined
   /** why the last plan found nothing to do */
   exhausted: { readonly reason: string; readonly learned: boolean } | undefined
-  /** the consecutive failures that end the run once the step being folded is complete */
-  failure: { readonly error: string; readonly allEvaluationsFailed: boolean } | undefined
+  /**
+   * the consecutive failures that end the run once the step being folded is
+   * complete, with their count when they reached the limit (a later member
+   * of the same step may have reset the state's count since)
+   */
+  failure: { readonly error: string; readonly allEvaluationsFailed: boolean; readonly iterations: number } | undefined
 }
 
 /**
@@ -199,8 +203,8 @@ const drive = <D, T, O>(ctx: Run<D, T, O>, pipeline: Pipeline.Pipeline<T, O>, pr
         const failure = progress.failure
         yield* ctx.save(progress.state)
         return yield* failure.allEvaluationsFailed
-          ? new AllEvaluationsFailed({ iterations: progress.state.consecutiveFailedIterations, lastError: failure.error })
-          : new ProposalsFailed({ iterations: progress.state.consecutiveFailedIterations, lastError: failure.error })
+          ? new AllEvaluationsFailed({ iterations: failure.iterations, lastError: failure.error })
+          : new ProposalsFailed({ iterations: failure.iterations, lastError: failure.error })
       }
       if (between && (yield* pauseRequested(ctx, pipeline, progress))) return
       // stop conditions are checked, and steps planned, between steps only:
@@ -320,7 +324,7 @@ const fold = <D, T, O>(
     if (folded.added !== undefined && r.trackBestOutputs) Session.recordBest(best, folded.added.index, folded.added.outcomes)
     yield* emitAll(folded.events)
     if (folded.failed !== undefined && progress.state.consecutiveFailedIterations >= r.maxFailedIterations) {
-      progress.failure ??= folded.failed
+      progress.failure ??= { ...folded.failed, iterations: progress.state.consecutiveFailedIterations }
     }
   })
 

@@ -9,7 +9,6 @@
 import { Effect } from "effect"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
-import * as Spans from "../telemetry/spans.js"
 import type { Proposed } from "./proposed.js"
 import { noUsage } from "./proposed.js"
 import type { Session } from "./session.js"
@@ -48,4 +47,4 @@ export const merge = <D, T, O>(
         : ProposalResult.Rejected(fields)
       return { result, spent: ev.spent, failures: ev.failures, usage: noUsage }
     }
-  ).pipe(Spans.withSpan("gepa.merge", { attributes: { iteration: plan.iteration }, captureStackTrace: false }))
+  ).pipe(s.span("gepa.merge", { attributes: { iteration: plan.iteration }, captureStackTrace: false }))

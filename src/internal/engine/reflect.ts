@@ -20,7 +20,6 @@ import type * as State from "../../State.js"
 import { nameOf } from "../../Telemetry.js"
 import { at, defined } from "../shared/invariant.js"
 import * as Ledger from "./ledger.js"
-import * as Spans from "../telemetry/spans.js"
 import { currentProposal } from "./currentProposal.js"
 import * as Early from "./early.js"
 import { evaluateParent, memberView, type ParentEvaluation, reusableOf, type StepEvidence } from "./evidence.js"
@@ -147,7 +146,7 @@ const reflectTexts = <D, T, O>(
       }
     }
     return Either.right({ texts, skipped, unusable, usage })
-  }).pipe(Spans.withSpan("gepa.reflect", { captureStackTrace: false }))
+  }).pipe(s.span("gepa.reflect", { captureStackTrace: false }))
 
 /**
  * Runs a planned reflective proposal on `parent` (the parent's texts as
@@ -281,5 +280,5 @@ export const reflect = <D, T, O>(
     )
   }).pipe(
     (self) => s.r.readsProposal ? Effect.locally(self, currentProposal, { iteration: plan.iteration, parent: plan.parent }) : self,
-    Spans.withSpan("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false })
+    s.span("gepa.propose", { attributes: { iteration: plan.iteration, parent: plan.parent }, captureStackTrace: false })
   )

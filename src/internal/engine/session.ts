@@ -90,6 +90,8 @@ export interface Session<D, T, O> {
   readonly sealSaved: () => void
   /** names the stop condition that fired, in words */
   readonly stopCheck: StopCondition.Explain
+  /** opens the engine's spans, when the run's tracer records them (`Spans.opener`) */
+  readonly span: Spans.Open
   /** a stop asked for by the context's `RunMonitor` (the dashboard's Stop button), with the monitor's name */
   readonly monitorStop: Effect.Effect<string | undefined>
   readonly evaluate: (options: {
@@ -239,13 +241,33 @@ export const make = <D, T, O>(
       pace: makePace()
     }
     const stopCheck = yield* StopCondition.explain(r.stop)
+    const openSpan = yield* Spans.opener
     const wantsStarted = wants("EvaluationStarted")
     const wantsEnded = wants("EvaluationEnded")
     const wantsFailed = wants("ExampleFailed")
 
+    // an evaluation's result as the steps read it (the failures counted)
+    const evaluatedOf = (result: Evaluation<T, O>): Evaluated<T, O> => {
+      let failed = 0
+      let lastError: string | undefined
+      for (const out of result.outcomes) {
+        if (out.error !== undefined) {
+          lastError = out.error
+          if (!out.cached) failed++
+        }
+      }
+      return { ...result, failures: { evaluated: result.spent, failed, lastError } }
+    }
+    // `emit`, then `value`: one step when nothing is delivered through an effect
+    const emitThen = <A>(tag: GepaEvent["_tag"], event: () => GepaEvent, value: A): Effect.Effect<A> =>
+      Effect.withFiberRuntime<A>((fiber) => {
+        const out = from([event()], 0, 0, undefined, fiber)
+        return out === Effect.void ? Effect.succeed(value) : Effect.as(out, value)
+      })
+
     const evaluateStep: Session<D, T, O>["evaluate"] = (o) => {
       const train = o.purpose === "parent-minibatch" || o.purpose === "child-minibatch"
-      const run = evaluate(pool, o.candidate, {
+      const raw = evaluate(pool, o.candidate, {
         loader: (train ? r.train : r.val) as DataLoader<unknown>,
         ids: o.ids,
         split: train ? "train" : "val",
@@ -253,25 +275,15 @@ export const make = <D, T, O>(
         call: o.call,
         iteration: o.iteration,
         visibleUpTo: o.visibleUpTo
-      }).pipe(
-        Effect.map((result): Evaluated<T, O> => {
-          let failed = 0
-          let lastError: string | undefined
-          for (const out of result.outcomes) {
-            if (out.error !== undefined) {
-              lastError = out.error
-              if (!out.cached) failed++
-            }
-          }
-          return { ...result, failures: { evaluated: result.spent, failed, lastError } }
-        })
-      )
-      const span = Spans.withSpan("gepa.evaluate", {
+      })
+      const span = openSpan("gepa.evaluate", {
         attributes: { purpose: o.purpose, size: o.ids.length, iteration: o.iteration },
         captureStackTrace: false
       })
-      if (!wantsStarted && !wantsEnded && !wantsFailed) return span(run)
-      const ended = (result: Evaluated<T, O>) => {
+      if (!wantsStarted && !wantsEnded && !wantsFailed) return span(Effect.map(raw, evaluatedOf))
+      // the events of its end: each failed example's, then the evaluation's own
+      const ended = (result: Evaluation<T, O>): Effect.Effect<Evaluated<T, O>> => {
+        const evaluated = evaluatedOf(result)
         const failed: Array<Effect.Effect<void>> = []
         let failures = 0
         for (const out of result.outcomes) {
@@ -283,21 +295,22 @@ export const make = <D, T, O>(
             }
           }
         }
-        const end = emit("EvaluationEnded", () => {
+        const event = () => {
           let cacheHits = 0
           const scores = result.outcomes.map((out) => {
             if (out.cached) cacheHits++
             return out.score
           })
           return GepaEvent.EvaluationEnded({ iteration: o.iteration, purpose: o.purpose, scores, failures, cacheHits })
-        })
+        }
+        const end = wantsEnded ? emitThen("EvaluationEnded", event, evaluated) : Effect.succeed(evaluated)
         // (an evaluation without failures, the common case, emits one event: no loop of effects)
         return failed.length === 0 ? end : Effect.zipRight(Effect.all(failed, { discard: true }), end)
       }
       const started = wantsStarted
-        ? Effect.zipRight(emit("EvaluationStarted", () => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })), run)
-        : run
-      return span(Effect.tap(started, ended))
+        ? Effect.zipRight(emit("EvaluationStarted", () => GepaEvent.EvaluationStarted({ iteration: o.iteration, purpose: o.purpose, size: o.ids.length })), raw)
+        : raw
+      return span(Effect.flatMap(started, ended))
     }
 
     const peek = cache === undefined ? undefined : EvaluationCache.batchOf(cache)?.peek
@@ -316,7 +329,7 @@ export const make = <D, T, O>(
       }))).map((hit) => hit?.score)
     }
 
-    return { r, best, store, emit, deliver, wants, owner, sealSaved, stopCheck, monitorStop, evaluate: evaluateStep, known }
+    return { r, best, store, emit, deliver, wants, owner, sealSaved, stopCheck, span: openSpan, monitorStop, evaluate: evaluateStep, known }
   })
 
 /**

@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Effect, type Tracer } from "effect"
+import { Effect, identity, type Tracer } from "effect"
 
 // the tracer a fiber has when no layer provides one
 const builtIn: Tracer.Tracer = Effect.runSync(Effect.tracer)
@@ -18,3 +18,21 @@ const builtIn: Tracer.Tracer = Effect.runSync(Effect.tracer)
 /** `Effect.withSpan`, skipped under the built-in tracer. @internal */
 export const withSpan = (name: string, options?: Tracer.SpanOptions) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.tracerWith((tracer) => (tracer === builtIn ? self : Effect.withSpan(self, name, options)))
+
+/** Opens a span around an effect, or runs it as it is (see `opener`). @internal */
+export type Open = (name: string, options?: Tracer.SpanOptions) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+const skip: Open = () => identity
+
+/**
+ * `withSpan` decided once: a run's fibers all have the tracer of the fiber
+ * that started the run (a tracer is provided around the run, and nothing a
+ * run calls can change it for the engine's fibers), so the run asks once
+ * instead of at every span, several times per proposal.
+ *
+ * @internal
+ */
+export const opener: Effect.Effect<Open> = Effect.map(
+  Effect.tracer,
+  (tracer): Open => tracer === builtIn ? skip : (name, options) => (self) => Effect.withSpan(self, name, options)
+)
