@@ -4,16 +4,21 @@
  * the tests and benchmarks, and offered to users who want to check that
  * their optimization survives a flaky system.
  *
- * Faults draw from their own seeded generator, never from the optimizer's,
- * so injecting faults does not change the optimizer's random choices.
+ * A call's fault and latency are drawn from the seed, the call's content
+ * (the candidate and the examples of an adapter call, the prompt of a model
+ * call) and how many times the same call was made before. So the same seed
+ * gives the same faults whatever order concurrent calls arrive in (a run at
+ * any `maxConcurrency` meets the same failures), and a retried call draws
+ * again. The draws never touch the optimizer's random choices.
  *
  * @since 0.1.0
  */
 import { Duration, Effect, Layer } from "effect"
 import { type Adapter, type AdapterService, tag as adapterTag } from "./Adapter.js"
+import * as Candidate from "./Candidate.js"
 import { AdapterError } from "./Errors.js"
-import { type LanguageModel, LlmTransportError, ReflectionModel, TaskModel } from "./LanguageModel.js"
-import { Rng } from "./Rng.js"
+import { stableStringify } from "./Fingerprint.js"
+import { type LanguageModel, LlmTransportError, promptText, ReflectionModel, TaskModel } from "./LanguageModel.js"
 
 /**
  * How a wrapped model or adapter misbehaves: how often a call fails or
@@ -31,7 +36,7 @@ export interface FaultOptions {
   readonly latency?: Duration.DurationInput
   /** uniform extra latency in [0, jitter) */
   readonly jitter?: Duration.DurationInput
-  /** seed of the fault generator (default 0) */
+  /** seed of the draws (default 0) */
   readonly seed?: number
 }
 
@@ -49,19 +54,39 @@ export interface FaultStats {
 
 type Fault = "ok" | "fail" | "hang"
 
+// FNV-1a of the text, then a 32-bit finalizer (fmix32) so that texts which
+// differ in one character give unrelated draws; a float in [0, 1)
+const draw = (text: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return (h >>> 0) / 4294967296
+}
+
 const plan = (options: FaultOptions) => {
-  const rng = Rng.seeded(options.seed ?? 0)
+  const seed = options.seed ?? 0
   const failureRate = options.failureRate ?? 0
   const hangRate = options.hangRate ?? 0
   const base = options.latency === undefined ? 0 : Duration.toMillis(Duration.decode(options.latency))
   const jitter = options.jitter === undefined ? 0 : Duration.toMillis(Duration.decode(options.jitter))
   const stats: FaultStats = { calls: 0, failures: 0, hangs: 0 }
-  // draws happen synchronously at call time so the fault sequence only
-  // depends on the order of calls
-  const next = (): readonly [Fault, number] => {
+  // how many times each call (by content) was made: a retry draws again
+  const attempts = new Map<string, number>()
+  // drawn synchronously at call time, from the seed, the call's content and its attempt
+  const next = (key: string): readonly [Fault, number] => {
     stats.calls++
-    const r = rng.nextFloat()
-    const delay = base + (jitter > 0 ? rng.nextFloat() * jitter : 0)
+    const attempt = attempts.get(key) ?? 0
+    attempts.set(key, attempt + 1)
+    const at = `${seed}\u0000${attempt}\u0000${key}`
+    const r = draw(`f\u0000${at}`)
+    const delay = base + (jitter > 0 ? draw(`l\u0000${at}`) * jitter : 0)
     if (r < failureRate) {
       stats.failures++
       return ["fail", delay]
@@ -109,7 +134,7 @@ export const adapter = <D, T, O>(
       ...inner,
       evaluate: (batch, candidate, opts) =>
         Effect.suspend(() => {
-          const [fault, delay] = faults.next()
+          const [fault, delay] = faults.next(`${Candidate.hash(candidate)}\u0000${stableStringify(batch)}`)
           return inject(fault, delay, inner.evaluate(batch, candidate, opts), () => new AdapterError({ call: "evaluate", detail: "injected failure" }))
         })
     }
@@ -132,7 +157,7 @@ export const languageModel = (
     model: {
       complete: (prompt) =>
         Effect.suspend(() => {
-          const [fault, delay] = faults.next()
+          const [fault, delay] = faults.next(promptText(prompt))
           return inject(fault, delay, inner.complete(prompt), () => new LlmTransportError({ model: options.model ?? "injected", detail: "injected failure" }))
         }),
       ...(inner.contextWindow === undefined ? {} : { contextWindow: inner.contextWindow })

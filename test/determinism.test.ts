@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Logger, LogLevel } from "effect"
 import fc from "fast-check"
 import { makeTask } from "../bench/task.js"
 import type { Adapter } from "../src/Adapter.js"
@@ -62,6 +62,34 @@ describe("concurrency is an execution resource", () => {
       for (const [i, c] of [1, 4, 8, 16, 32].entries()) runs.push(outcome(yield* runAt(c, i + 1)))
       for (const run of runs.slice(1)) assert.deepStrictEqual(run, runs[0])
       // the steps did something worth comparing
+      assert.isAbove(runs[0]!.candidates.length, 2)
+    }), 60_000)
+
+  it.live("defaults with injected failures: the same failures and the same result at maxConcurrency 1, 8 and 16", () =>
+    Effect.gen(function*() {
+      const runs: Array<ReturnType<typeof outcome>> = []
+      for (const [i, maxConcurrency] of [1, 8, 16].entries()) {
+        const task = makeTask(taskOptions)
+        // the same seeded faults at every concurrency, inside latencies that differ with it
+        const failing = FaultInjection.adapter(task.adapter, { failureRate: 0.15, seed: 11 }).adapter
+        const flakyModel = FaultInjection.languageModel(task.reflectionModel, { failureRate: 0.1, seed: 12 }).model
+        const result = yield* Gepa.optimize({
+          seedCandidate: task.seedCandidate,
+          trainset: task.trainset,
+          valset: task.valset,
+          adapter: FaultInjection.adapter(failing, { jitter: "3 millis", seed: 20 + i }).adapter,
+          reflectionModel: FaultInjection.languageModel(flakyModel, { jitter: "4 millis", seed: 30 + i }).model,
+          maxMetricCalls: 240,
+          maxConcurrency,
+          maxConsecutiveFailedIterations: 1_000,
+          seed: 3,
+          merge: true
+        }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)) // (each failed proposal logs a warning)
+        runs.push(outcome(result))
+      }
+      for (const run of runs.slice(1)) assert.deepStrictEqual(run, runs[0])
+      // failures happened, and the run still learned
+      assert.isTrue(runs[0]!.trace.some((t) => t.outcome === "failed"))
       assert.isAbove(runs[0]!.candidates.length, 2)
     }), 60_000)
 
