@@ -6,10 +6,11 @@
  *
  * A call's fault and latency are drawn from the seed, the call's content
  * (the candidate and the examples of an adapter call, the prompt of a model
- * call) and how many times the same call was made before. So the same seed
- * gives the same faults whatever order concurrent calls arrive in (a run at
- * any `maxConcurrency` meets the same failures), and a retried call draws
- * again. The draws never touch the optimizer's random choices.
+ * call) and how many times the same call failed or hung before. So the
+ * same seed gives the same faults whatever order concurrent calls arrive in
+ * (a run at any `maxConcurrency` meets the same failures), a retried call
+ * draws again, and a call made again after it answered answers again. The
+ * draws never touch the optimizer's random choices.
  *
  * @since 0.1.0
  */
@@ -55,8 +56,8 @@ export interface FaultStats {
 type Fault = "ok" | "fail" | "hang"
 
 // FNV-1a of the text, then a 32-bit finalizer (fmix32) so that texts which
-// differ in one character give unrelated draws; a float in [0, 1)
-const draw = (text: string): number => {
+// differ in one character give unrelated hashes
+const hash32 = (text: string): number => {
   let h = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i)
@@ -67,8 +68,15 @@ const draw = (text: string): number => {
   h ^= h >>> 13
   h = Math.imul(h, 0xc2b2ae35)
   h ^= h >>> 16
-  return (h >>> 0) / 4294967296
+  return h >>> 0
 }
+
+// a float in [0, 1)
+const draw = (text: string): number => hash32(text) / 4294967296
+
+// a 53-bit number naming a call's content: what the attempt counts are kept
+// under (a long run makes many calls; a number costs less than their text)
+const callId = (key: string): number => hash32(`a\u0000${key}`) * 2097152 + (hash32(`b\u0000${key}`) >>> 11)
 
 const plan = (options: FaultOptions) => {
   const seed = options.seed ?? 0
@@ -77,16 +85,19 @@ const plan = (options: FaultOptions) => {
   const base = options.latency === undefined ? 0 : Duration.toMillis(Duration.decode(options.latency))
   const jitter = options.jitter === undefined ? 0 : Duration.toMillis(Duration.decode(options.jitter))
   const stats: FaultStats = { calls: 0, failures: 0, hangs: 0 }
-  // how many times each call (by content) was made: a retry draws again
-  const attempts = new Map<string, number>()
+  // per call (by content), how many of its draws failed or hung: a retry
+  // draws again, and a call made again after it answered answers again
+  // (only calls that failed are kept)
+  const attempts = new Map<number, number>()
   // drawn synchronously at call time, from the seed, the call's content and its attempt
   const next = (key: string): readonly [Fault, number] => {
     stats.calls++
-    const attempt = attempts.get(key) ?? 0
-    attempts.set(key, attempt + 1)
+    const id = callId(key)
+    const attempt = attempts.get(id) ?? 0
     const at = `${seed}\u0000${attempt}\u0000${key}`
     const r = draw(`f\u0000${at}`)
     const delay = base + (jitter > 0 ? draw(`l\u0000${at}`) * jitter : 0)
+    if (r < failureRate + hangRate) attempts.set(id, attempt + 1)
     if (r < failureRate) {
       stats.failures++
       return ["fail", delay]

@@ -260,10 +260,12 @@ export const make = <D, T, O>(
     }
     // `emit`, then `value`: one step when nothing is delivered through an effect
     const emitThen = <A>(tag: GepaEvent["_tag"], event: () => GepaEvent, value: A): Effect.Effect<A> =>
-      Effect.withFiberRuntime<A>((fiber) => {
-        const out = from([event()], 0, 0, undefined, fiber)
-        return out === Effect.void ? Effect.succeed(value) : Effect.as(out, value)
-      })
+      wants(tag)
+        ? Effect.withFiberRuntime<A>((fiber) => {
+          const out = from([event()], 0, 0, undefined, fiber)
+          return out === Effect.void ? Effect.succeed(value) : Effect.as(out, value)
+        })
+        : Effect.succeed(value)
 
     const evaluateStep: Session<D, T, O>["evaluate"] = (o) => {
       const train = o.purpose === "parent-minibatch" || o.purpose === "child-minibatch"
@@ -303,7 +305,7 @@ export const make = <D, T, O>(
           })
           return GepaEvent.EvaluationEnded({ iteration: o.iteration, purpose: o.purpose, scores, failures, cacheHits })
         }
-        const end = wantsEnded ? emitThen("EvaluationEnded", event, evaluated) : Effect.succeed(evaluated)
+        const end = emitThen("EvaluationEnded", event, evaluated)
         // (an evaluation without failures, the common case, emits one event: no loop of effects)
         return failed.length === 0 ? end : Effect.zipRight(Effect.all(failed, { discard: true }), end)
       }
