@@ -63,7 +63,17 @@ export const tasks: Readonly<Record<string, TaskOptions>> = {
 export interface Strategy {
   readonly label: string
   readonly settings: Partial<
-    Pick<Gepa.Config<unknown>, "proposalsPerStep" | "proposalSampling" | "proposalSelection" | "parallelProposals" | "earlyRejection" | "componentSelector">
+    Pick<
+      Gepa.Config<unknown>,
+      | "proposalsPerStep"
+      | "proposalSampling"
+      | "proposalSelection"
+      | "parallelProposals"
+      | "earlyRejection"
+      | "componentSelector"
+      | "stepWidth"
+      | "rewritesPerMinibatch"
+    >
   >
 }
 
@@ -95,6 +105,24 @@ export const strategies: ReadonlyArray<Strategy> = [
   { label: "4 per step, same minibatch, combine", settings: { proposalsPerStep: 4, proposalSampling: "same_minibatch", proposalSelection: "combine" } },
   { label: "6 per step, same minibatch, combine", settings: { proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "combine" } },
   { label: "8 per step, same minibatch, combine", settings: { proposalsPerStep: 8, proposalSampling: "same_minibatch", proposalSelection: "combine" } },
+  // one minibatch's evidence rewritten several times over (the one-component default: 3)
+  {
+    label: "2 rewrites per minibatch",
+    settings: { proposalsPerStep: 2, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 2 }
+  },
+  {
+    label: "3 rewrites per minibatch",
+    settings: { proposalsPerStep: 3, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 3 }
+  },
+  {
+    label: "4 rewrites per minibatch",
+    settings: { proposalsPerStep: 4, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 4 }
+  },
+  // the one-component default before rewrites: the GEPA loop, wider steps once few proposals pass
+  {
+    label: "1 to 8 per step, adaptive (one-component default before rewrites)",
+    settings: { proposalsPerStep: 8, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive", rewritesPerMinibatch: 1 }
+  },
   { label: "12 per step, same minibatch, combine", settings: { proposalsPerStep: 12, proposalSampling: "same_minibatch", proposalSelection: "combine" } }
 ]
 

@@ -25,8 +25,8 @@ const strategies = {
   default: {},
   // the default of two components with one round per step (the default before three rounds)
   "one-round": { ...Config.defaultStrategy(2), proposalsPerStep: 2 },
-  // the default of one component: the GEPA loop
-  "one-per-step": Config.defaultStrategy(1)
+  // the GEPA loop: one proposal per step
+  "one-per-step": { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" }
 } as const
 
 export interface DemoRow {

@@ -62,6 +62,12 @@ export interface OverheadRow {
   readonly engineUsPerCall: number
   readonly cpuUsPerCall: number
   readonly gcShare: number
+  /**
+   * the scavenges' share of the wall (young-generation collections, the
+   * part of `gcShare` that grows with what the run keeps alive across one);
+   * absent in rows recorded before it was measured
+   */
+  readonly scavengeShare?: number
   /** full (mark-compact) collections that happened during the run */
   readonly majorGcs?: number
   readonly test: number
@@ -93,11 +99,13 @@ export const measure = async (
   const options = tasks[taskName]
   if (options === undefined) throw new Error(`--task: expected one of ${Object.keys(tasks).join(", ")}, got ${taskName}`)
   const task = makeTask(options)
-  const gc = { ms: 0, major: 0 }
+  const gc = { ms: 0, major: 0, minorMs: 0 }
   const observer = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       gc.ms += e.duration
-      if ((e as { readonly detail?: { readonly kind?: number } }).detail?.kind === perf.NODE_PERFORMANCE_GC_MAJOR) gc.major++
+      const kind = (e as { readonly detail?: { readonly kind?: number } }).detail?.kind
+      if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) gc.major++
+      if (kind === perf.NODE_PERFORMANCE_GC_MINOR) gc.minorMs += e.duration
     }
   })
   observer.observe({ entryTypes: ["gc"] })
@@ -120,6 +128,7 @@ export const measure = async (
     engineUsPerCall: ((wallMs - task.timers.adapterMs - task.timers.modelMs) * 1000) / calls,
     cpuUsPerCall: (cpu.user + cpu.system) / calls,
     gcShare: gc.ms / wallMs,
+    scavengeShare: gc.minorMs / wallMs,
     majorGcs: gc.major,
     test: task.testScore(result.bestCandidate)
   }
@@ -176,10 +185,10 @@ export const table = (
       heading.telemetry ? "on" : "off"
     }${several ? `, ${heading.processes} processes` : ""})`,
     "",
-    `| task | phase | wall µs per metric call | engine µs per call | CPU µs per call | GC share of wall | runs |${
+    `| task | phase | wall µs per metric call | engine µs per call | CPU µs per call | GC share of wall | of which scavenges | runs |${
       several ? " engine µs per call, median of each process |" : ""
     }`,
-    `|---|---|---|---|---|---|---|${several ? "---|" : ""}`
+    `|---|---|---|---|---|---|---|---|${several ? "---|" : ""}`
   ]
   const tasksSeen = [...new Set(rows.map((r) => r.task))]
   for (const name of tasksSeen) {
@@ -199,7 +208,9 @@ export const table = (
       lines.push(
         `| ${name} | ${phase === "steady" ? `steady (after ${heading.steady} runs)` : phase} | ${range((x) => x.wallUsPerCall)} | ${
           range((x) => x.engineUsPerCall)
-        } | ${range((x) => x.cpuUsPerCall)} | ${range((x) => x.gcShare * 100)}% | ${r.length} |${perProcess}`
+        } | ${range((x) => x.cpuUsPerCall)} | ${range((x) => x.gcShare * 100)}% | ${
+          r.every((x) => x.scavengeShare !== undefined) ? `${range((x) => (x.scavengeShare ?? 0) * 100)}%` : "–"
+        } | ${r.length} |${perProcess}`
       )
     }
   }

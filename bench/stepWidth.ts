@@ -1,6 +1,8 @@
 /**
- * `npx tsx bench/stepWidth.ts`: the default for one component (adaptive step
- * width, `Config.stepWidth`) against the GEPA loop (`proposalsPerStep: 1`)
+ * `npx tsx bench/stepWidth.ts`: the default for one component (three
+ * rewrites of one minibatch's evidence per step, `Config.rewritesPerMinibatch`)
+ * against the default before it (adaptive step width, `Config.stepWidth`)
+ * and the GEPA loop (`proposalsPerStep: 1`)
  * on a one-component task of another shape than the concurrency bench's
  * keyword task: optimize-anything's generalization task (`anythingTask.ts`:
  * train 36, validation 20, held-out test 200), at budgets 300 / 600 / 1,200,
@@ -30,10 +32,14 @@ interface Row {
   readonly steps: number
 }
 
-const settings = [
-  { label: "default (adaptive steps of 1 to 8)", options: {} },
+const settings: ReadonlyArray<{ readonly label: string; readonly options: Partial<OA.EngineOptions> }> = [
+  { label: "default (3 rewrites per minibatch)", options: {} },
+  {
+    label: "adaptive steps of 1 to 8 (the default before rewrites)",
+    options: { proposalsPerStep: 8, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive", rewritesPerMinibatch: 1 }
+  },
   { label: "GEPA loop (proposalsPerStep 1)", options: { proposalsPerStep: 1 } }
-] as const
+]
 
 const runOne = async (budget: number, seed: number, options: Partial<OA.EngineOptions>): Promise<Row> => {
   let open = 0

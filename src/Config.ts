@@ -143,9 +143,9 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly proposalsPerStep?: number
   /**
-   * whether every step plans `proposalsPerStep` proposals (`"fixed"`) or
-   * fewer while proposals are being accepted (`"adaptive"`; default: see
-   * `defaultStrategy`). Adaptive, `proposalsPerStep` is the widest step: a
+   * whether every step plans `proposalsPerStep` proposals (`"fixed"`, the
+   * default) or fewer while proposals are being accepted (`"adaptive"`).
+   * Adaptive, `proposalsPerStep` is the widest step: a
    * step plans one proposal while at least 2 of the last 20 reflective
    * proposals (judged or skipped) were accepted, half of `proposalsPerStep`
    * while 1 was, and all of them while none was. A rejected or skipped
@@ -183,6 +183,22 @@ export interface Config<D, T = unknown, O = unknown> {
    * identical children are validated once.
    */
   readonly proposalSelection?: "best" | "all" | "combine" | { readonly topK: number }
+  /**
+   * how many proposals of a `"same_minibatch"` step may rewrite the same
+   * component from one minibatch's evidence (default: see
+   * `defaultStrategy`: 3 for one component, 1 for several). The parent's
+   * traced evaluation of the minibatch is paid once; each rewrite is its
+   * own reflection, asked at the same time as the others, and the k-th
+   * reads the records in another order (rotated by k), so that a model
+   * answering the same evidence the same way still writes different
+   * children. The step's `proposalSelection` then validates the best of
+   * them. A component rewritten that many times on a minibatch makes the
+   * next proposal of the step draw a new one. No effect with the other
+   * samplings.
+   *
+   * @since 0.3.0
+   */
+  readonly rewritesPerMinibatch?: number
   /**
    * judge a child first on the minibatch examples its parent did not solve
    * perfectly, and reject it without paying for the others when even perfect
@@ -323,6 +339,8 @@ export interface Strategy {
   readonly proposalSelection: "best" | "all" | "combine" | { readonly topK: number }
   /** `"fixed"` when absent (see `Config.stepWidth`) */
   readonly stepWidth?: "fixed" | "adaptive"
+  /** 1 when absent (see `Config.rewritesPerMinibatch`) */
+  readonly rewritesPerMinibatch?: number
 }
 
 /**
@@ -347,19 +365,76 @@ export const defaultMaxProposalsPerStep = 8
 export const defaultRoundsPerStep = 3
 
 /**
- * The default strategy for a candidate of `components` components, used for
- * each of the three settings a configuration leaves out. It depends only on
+ * How many rewrites of the component a default step on a candidate of one
+ * component asks for, all from one minibatch's evidence (see
+ * `Config.rewritesPerMinibatch`): three reflections side by side on the
+ * same paid evidence, the best child validated. Measured better per budget
+ * than the GEPA loop on the bench's one-component tasks and about 1.7x
+ * faster when calls are slow; four were faster still and lost quality
+ * (bench/RESULTS.md).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultRewritesPerMinibatch = 3
+
+/**
+ * What the default strategy reads of a run besides its components, each
+ * absent when unknown: the examples of a minibatch (`minibatchSize`, or the
+ * training set's size when smaller), the budget of metric calls, and the
+ * validation set's size.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface SearchShape {
+  readonly minibatchSize?: number | undefined
+  readonly budget?: number | undefined
+  readonly valsetSize?: number | undefined
+}
+
+/**
+ * The fewest validations of the whole validation set a budget must hold for
+ * the one-component default to rewrite its text several times per
+ * minibatch (`defaultRewritesPerMinibatch`). A step of three rewrites pays
+ * for up to three children's minibatch evaluations before its one
+ * validation; with a budget of a few validations the run takes too few
+ * steps for that to pay: on the bench's manifest task (validation set 12),
+ * at 60 calls (5 validations) three rewrites scored 0.796 against the GEPA
+ * loop's 0.831, and at 150 calls (12.5) 0.970 against 0.974 (30 seeds); from
+ * 15 validations on they were better or level on every one-component task
+ * measured (bench/RESULTS.md).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const rewritesFromValidations = 15
+
+const rewritesPay = (search: SearchShape): boolean =>
+  (search.minibatchSize ?? defaults.minibatchSize) >= 2 &&
+  (search.budget === undefined || search.valsetSize === undefined || search.budget >= rewritesFromValidations * search.valsetSize)
+
+/**
+ * The default strategy for a candidate of `components` components, from
+ * what the search can see (`SearchShape`), used for each setting a
+ * configuration leaves out. It depends only on
  * what the search sees, never on `maxConcurrency`, so the same seed gives the
  * same run at any concurrency; it is saved with the run, and a resumed run
  * keeps the saved strategy unless the settings are given.
  *
- * - One component: the GEPA loop, one proposal per step, while proposals
- *   are being accepted; `"adaptive"` steps of up to
- *   `defaultMaxProposalsPerStep` once few are (`Config.stepWidth`), with
- *   the best child validated. Fixed steps of several proposals on one
- *   component lost quality per budget in every measurement; adaptive ones
- *   measured as good as the loop on 60 seeds and faster late in a run,
- *   when most proposals are skipped or rejected (bench/RESULTS.md).
+ * - One component: `defaultRewritesPerMinibatch` proposals per step, all
+ *   rewriting the component from one minibatch's evidence, paid once
+ *   (`"same_minibatch"`, `Config.rewritesPerMinibatch`), and the best child
+ *   validated. Steps of several proposals on as many minibatches lost
+ *   quality per budget on one component in every measurement; rewrites of
+ *   one minibatch's evidence measured better per budget than the GEPA loop
+ *   and faster (bench/RESULTS.md). With minibatches of one example
+ *   (`minibatchSize`, or a training set, of 1: optimize-anything's
+ *   single-task mode) there is only one order to show the evidence in, and
+ *   a budget of fewer than `rewritesFromValidations` validations leaves
+ *   too few steps: then the default stays the GEPA loop, with `"adaptive"`
+ *   steps of up to `defaultMaxProposalsPerStep` once few proposals pass
+ *   (`Config.stepWidth`).
  * - Several components: `defaultRoundsPerStep` rounds of components per
  *   step (each component rewritten that many times, at most
  *   `defaultMaxProposalsPerStep` proposals), on one shared minibatch whose
@@ -372,9 +447,17 @@ export const defaultRoundsPerStep = 3
  * @since 0.3.0
  * @category constructors
  */
-export const defaultStrategy = (components: number): Strategy =>
+export const defaultStrategy = (components: number, search: SearchShape = {}): Strategy =>
   components <= 1
-    ? { proposalsPerStep: defaultMaxProposalsPerStep, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive" }
+    ? rewritesPay(search)
+      ? {
+        proposalsPerStep: defaultRewritesPerMinibatch,
+        proposalSampling: "same_minibatch",
+        proposalSelection: "best",
+        rewritesPerMinibatch: defaultRewritesPerMinibatch
+      }
+      // one record to reflect on (every rewrite would read the same prompt), or a budget of a few validations
+      : { proposalsPerStep: defaultMaxProposalsPerStep, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive" }
     : {
       proposalsPerStep: Math.min(components * defaultRoundsPerStep, defaultMaxProposalsPerStep),
       proposalSampling: "same_minibatch",
@@ -392,5 +475,8 @@ export const formatStrategy = (s: Strategy): string => {
   const width = s.stepWidth === "adaptive" && s.proposalsPerStep > 1
     ? `1 to ${s.proposalsPerStep} proposals per step (wider as fewer are accepted)`
     : `${s.proposalsPerStep} ${s.proposalsPerStep === 1 ? "proposal" : "proposals"} per step`
-  return `${width}, ${s.proposalSampling}, ${selection}`
+  const rewrites = s.rewritesPerMinibatch !== undefined && s.rewritesPerMinibatch > 1 && s.proposalSampling === "same_minibatch"
+    ? `, ${s.rewritesPerMinibatch} rewrites per minibatch`
+    : ""
+  return `${width}, ${s.proposalSampling}${rewrites}, ${selection}`
 }

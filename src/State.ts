@@ -164,7 +164,13 @@ export const PendingProposal = Schema.Union(
      * `ids` it reflects on (`proposalSampling: "same_minibatch"`; since
      * 0.3): its own iteration when it pays for that evaluation
      */
-    shares: Schema.optional(Schema.Number)
+    shares: Schema.optional(Schema.Number),
+    /**
+     * how many proposals of its step rewrote its components from the same
+     * minibatch before it (`rewritesPerMinibatch`; since 0.3): it reads the
+     * records in an order rotated by this many. Absent: 0
+     */
+    rewrite: Schema.optional(Schema.Number)
   }),
   Schema.TaggedStruct("Merge", {
     iteration: Schema.Number,

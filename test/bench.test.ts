@@ -67,6 +67,9 @@ describe("bench", () => {
     expect(row.metricCalls).toBeLessThanOrEqual(100)
     for (const x of [row.wallUsPerCall, row.engineUsPerCall, row.cpuUsPerCall, row.gcShare, row.test]) expect(Number.isFinite(x)).toBe(true)
     expect(Number.isInteger(row.majorGcs)).toBe(true)
+    // the scavenges are part of the collector's time, never more
+    expect(Number.isFinite(row.scavengeShare)).toBe(true)
+    expect(row.scavengeShare).toBeLessThanOrEqual(row.gcShare)
     expect(row.engineUsPerCall).toBeLessThanOrEqual(row.wallUsPerCall)
     await expect(Overhead.measure("3x3", 0, 100, false)).rejects.toThrow(/--task: expected one of/)
   })
@@ -91,6 +94,10 @@ describe("bench", () => {
     // the median over the four runs, their range, and each process's own median
     expect(text).toContain("| 2x16 | steady (after 3 runs) | 62.0 (41.0-85.0) | 61.0 (40.0-84.0) |")
     expect(text).toContain("| 4 | 41.0 / 82.0 |")
+    // rows recorded before scavenges were measured show none
+    expect(text).toContain("| 20.0 (20.0-20.0)% | – | 4 |")
+    const measured = Overhead.table([{ ...row(0, 40), scavengeShare: 0.15 }], { budget: 100, seeds: 1, telemetry: true, steady: 3, processes: 1 })
+    expect(measured).toContain("| 20.0 (20.0-20.0)% | 15.0 (15.0-15.0)% | 1 |")
     expect(Overhead.table([row(0, 40)], { budget: 100, seeds: 1, telemetry: true, steady: 3, processes: 1 })).not.toContain("each process")
     await expect(Overhead.main(["overhead", "--processes", "0"])).rejects.toThrow(/^--processes: expected a whole number of at least 1, got 0$/)
     await expect(Overhead.main(["overhead", "--task", "9x9"])).rejects.toThrow(/^--task: expected one of/)

@@ -32,14 +32,19 @@ const perStage = process.env["GEPA_KILL_POINTS"] ?? "1"
 
 interface Case {
   readonly budget: number
-  readonly setting: "default" | "wide" | "adaptive"
+  readonly setting: "default" | "wide" | "adaptive" | "rewrites"
 }
 
 // the tight budget by default; `GEPA_KILL_BUDGETS=170,600` adds the loose one (on this toy task the
 // budget of 600 does not bind: the run ends with nothing left to learn), at about twice the time
 const budgets = (process.env["GEPA_KILL_BUDGETS"] ?? "170").split(",").map(Number)
 const cases: ReadonlyArray<Case> = [
-  ...budgets.flatMap((budget) => [{ budget, setting: "default" as const }, { budget, setting: "wide" as const }]),
+  ...budgets.flatMap((budget) => [
+    { budget, setting: "default" as const },
+    { budget, setting: "wide" as const },
+    // several rewrites of one minibatch's evidence (the one-component default's steps)
+    { budget, setting: "rewrites" as const }
+  ]),
   // adaptive steps widen once few proposals pass, which on this toy task comes late: a run that ends with nothing left to learn
   { budget: 600, setting: "adaptive" as const }
 ]

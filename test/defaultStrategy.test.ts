@@ -26,14 +26,19 @@ const taskOf = (components: number) => makeTask({ ...twoComponents, components, 
 
 describe("the default strategy", () => {
   it("follows the number of components, never maxConcurrency", () => {
-    // one component: the GEPA loop while proposals are accepted, steps of up to eight once few are
+    // one component: three rewrites of one minibatch's evidence per step, the best child validated
     assert.deepStrictEqual(Config.defaultStrategy(1), {
-      proposalsPerStep: 8,
-      proposalSampling: "independent",
+      proposalsPerStep: 3,
+      proposalSampling: "same_minibatch",
       proposalSelection: "best",
-      stepWidth: "adaptive"
+      rewritesPerMinibatch: 3
     })
-    assert.strictEqual(Config.formatStrategy(Config.defaultStrategy(1)), "1 to 8 proposals per step (wider as fewer are accepted), independent, best")
+    assert.strictEqual(Config.formatStrategy(Config.defaultStrategy(1)), "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best")
+    // an adaptive width reads as one
+    assert.strictEqual(
+      Config.formatStrategy({ proposalsPerStep: 8, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive" }),
+      "1 to 8 proposals per step (wider as fewer are accepted), independent, best"
+    )
     // three rounds of components per step, at most eight proposals
     assert.deepStrictEqual(Config.defaultStrategy(2), { proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "combine" })
     assert.strictEqual(Config.defaultStrategy(3).proposalsPerStep, 8)
@@ -45,13 +50,13 @@ describe("the default strategy", () => {
   it.effect("is said at the run's start and saved in the run's settings; given settings win", () =>
     Effect.gen(function*() {
       for (
-        const [components, expected] of [[1, "1 to 8 proposals per step (wider as fewer are accepted), independent, best"], [
+        const [components, expected] of [[1, "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best"], [
           4,
           "8 proposals per step, same_minibatch, combine"
         ]] as const
       ) {
         const events: Array<GepaEvent> = []
-        const result = yield* Gepa.optimize({ ...runOf(taskOf(components)), maxMetricCalls: 120, onEvent: (e) => void events.push(e) })
+        const result = yield* Gepa.optimize({ ...runOf(taskOf(components)), maxMetricCalls: 180, onEvent: (e) => void events.push(e) })
         const started = events.find((e) => e._tag === "OptimizationStarted")
         assert.strictEqual(started?._tag === "OptimizationStarted" ? started.strategy : undefined, expected)
         const saved = result.state.fingerprint?.settings ?? {}
@@ -59,7 +64,8 @@ describe("the default strategy", () => {
         assert.strictEqual(saved["proposalsPerStep"], String(strategy.proposalsPerStep))
         assert.strictEqual(saved["proposalSampling"], strategy.proposalSampling)
         assert.strictEqual(saved["proposalSelection"], components === 1 ? "best" : "combine")
-        assert.strictEqual(saved["stepWidth"], components === 1 ? "adaptive" : "fixed")
+        assert.strictEqual(saved["stepWidth"], "fixed")
+        assert.strictEqual(saved["rewritesPerMinibatch"], components === 1 ? "3" : "1")
       }
       const given = yield* Gepa.optimize({ ...runOf(taskOf(2)), maxMetricCalls: 120, proposalsPerStep: 3, proposalSelection: "best" })
       const saved = given.state.fingerprint?.settings ?? {}

@@ -552,7 +552,9 @@ describe("optimizeAnything: objectives and test set", () => {
         frontierType: "objective",
         acceptance: "improvement_or_equal",
         reflectionModel: model,
-        maxMetricCalls: 14
+        maxMetricCalls: 14,
+        // one proposal at a time, so that each scripted answer is validated
+        proposalsPerStep: 1
       })
       const fast = result.candidates.findIndex((c) => c[OptimizeAnything.textComponent] === "fast")
       const accurate = result.candidates.findIndex((c) => c[OptimizeAnything.textComponent] === "accurate")

@@ -106,12 +106,22 @@ describe("optimizeAnything: compact side info", () => {
           >
         }
       )
-      assert.strictEqual(entries.length, prompts.length)
-      for (const [i, prompt] of prompts.entries()) {
-        const entry = entries[i]!
-        // the entry names the candidate reflected on, its index and the iteration
+      // one entry per evidence: the rewrites of one minibatch (three per step by default) read the same one
+      assert.isAbove(entries.length, 1)
+      assert.isAtMost(entries.length, prompts.length)
+      const read = new Set<number>()
+      for (const prompt of prompts) {
         const current = /# Current text of "candidate"\s+```+\n([\s\S]*?)\n```+/.exec(prompt)![1]!
-        assert.strictEqual(entry.candidate, Candidate.hash({ [OptimizeAnything.textComponent]: current }))
+        const shown = prompt.split(/^## Example \d+$/m).length - 1
+        // the entry of the evidence this prompt read: its candidate, with every evaluation it shows
+        const at = entries.findIndex((e) =>
+          e.candidate === Candidate.hash({ [OptimizeAnything.textComponent]: current }) && e.evaluations.length === shown &&
+          e.evaluations.every((x) => prompt.includes(x.sideInfo.trace))
+        )
+        assert.isAtLeast(at, 0, "no entry holds the evidence of a prompt")
+        read.add(at)
+        const entry = entries[at]!
+        // the entry names the candidate reflected on, its index and the iteration
         assert.strictEqual(result.candidates[entry.parent!]![OptimizeAnything.textComponent], current)
         assert.isAbove(entry.iteration!, 0)
         // every evaluation shown is there in full: the trace the evaluator wrote, not the prompt's cut
@@ -124,6 +134,8 @@ describe("optimizeAnything: compact side info", () => {
           assert.include(prompt, evaluation.sideInfo.trace)
         }
       }
+      // and every entry was read by a reflection
+      assert.strictEqual(read.size, entries.length)
     }))
 })
 

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Cli from "../src/Cli.js"
+import * as Config from "../src/Config.js"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import { ConfigError, ReflectionUnusable } from "../src/Errors.js"
 import * as Gepa from "../src/Gepa.js"
@@ -132,8 +133,10 @@ describe("a reflection model that never answers usably", () => {
       expect(stop[0]).toMatch(/\(continue with "gepa resume \S*run" once fixed\)$/)
       expect(Hostile.leaksIn(first.err + first.out, key)).toEqual([])
       expect(fs.existsSync(path.join(dir, "run", "gepa_state.json"))).toBe(true)
+      // the fifth unusable answer stops the run; the other rewrites of its step were asked at the same time (two more at most)
       const reflections = server.requests.filter(Hostile.isReflection).length
-      expect(reflections).toBe(5)
+      expect(reflections).toBeGreaterThanOrEqual(5)
+      expect(reflections).toBeLessThanOrEqual(5 + Config.defaultStrategy(1).proposalsPerStep - 1)
 
       fixed = true
       const resumed = yield* run(["resume", "run"])

@@ -1,6 +1,6 @@
 /**
- * Adaptive step width (`stepWidth: "adaptive"`, the default for one
- * component): one proposal per step while proposals are accepted, wider
+ * Adaptive step width (`stepWidth: "adaptive"`; the default for one
+ * component before `rewritesPerMinibatch`): one proposal per step while proposals are accepted, wider
  * steps once few are; the width comes from the saved trace alone, so the
  * result is the same at any maxConcurrency and a paused run resumes as the
  * uninterrupted one.
@@ -99,13 +99,16 @@ describe("adaptive step width", () => {
             maxMetricCalls: 900,
             seed: 2,
             maxConcurrency,
+            proposalsPerStep: 8,
+            proposalSampling: "independent",
+            stepWidth: "adaptive",
             onEvent: seen.onEvent
           }),
           (result) => ({ result, most: seen.most() })
         )
       }
       const one = yield* run(1)
-      // the default for one component: steps of up to eight, and some were wider than one
+      // steps of up to eight, and some were wider than one
       assert.strictEqual(one.result.state.fingerprint?.settings["stepWidth"], "adaptive")
       assert.isAbove(one.most, 1)
       assert.isAtMost(one.most, 8)

@@ -86,7 +86,8 @@ export const docs = {
   proposalsPerStep: {
     flag: "proposals-per-step",
     arg: "N",
-    text: "proposals per step, the best accepted child validated (default: 1 while proposals are accepted, up to 8 once few are)"
+    text:
+      "proposals per step, the best accepted child validated (default 3: three rewrites of the prompt from one minibatch's evidence; 1 to 8 for a budget under 15 validations)"
   },
   minibatchSize: { flag: "minibatch-size", arg: "N", text: `training examples per reflection (default ${defaults.minibatchSize})` },
   merge: { flag: "merge", text: "also merge complementary candidates" },

@@ -173,10 +173,14 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
     if (s.scoreThreshold !== undefined) stop.push(StopCondition.scoreThreshold(s.scoreThreshold))
     // nothing left to gain: a perfect score, or a run that stopped improving
     if (s.stopAtPerfect ?? defaults.stopAtPerfect) stop.push(StopCondition.perfectScore(1))
-    // an unset patience counts steps: a step of several texts' default plans
-    // several proposals (iterations), and one validation judges them together;
-    // one text's adaptive steps are one proposal wide while it improves
-    const strategy = Config.defaultStrategy(Object.keys(seedCandidate).length)
+    // an unset patience counts steps: a default step plans several
+    // proposals (iterations: three rewrites of one text, or rounds of
+    // several texts), and one validation judges them together
+    const strategy = Config.defaultStrategy(Object.keys(seedCandidate).length, {
+      minibatchSize: Math.min(s.minibatchSize, prepared.train.length),
+      budget: s.maxMetricCalls,
+      valsetSize: (prepared.validation ?? prepared.train).length
+    })
     const perStep = s.proposalsPerStep ?? (strategy.stepWidth === "adaptive" ? 1 : strategy.proposalsPerStep)
     const patience = s.patience ?? defaults.patience * perStep
     if (patience > 0) stop.push(StopCondition.noImprovement(patience))

@@ -180,6 +180,24 @@ export const evaluateParent = <D, T, O>(
     return Either.right({ before, dataset, spent, failures, others })
   })
 
+/**
+ * The records in the order the `rewrite`-th rewrite of a component from the
+ * same evidence reads them: rotated by `rewrite`, and reversed from the
+ * `length`-th on, so that up to twice as many rewrites as records each get
+ * an order of their own. A model that answers the same prompt the same way
+ * (temperature 0, a cache, a seed) would otherwise write the same child
+ * again, and one that samples is still shown the evidence from another side.
+ *
+ * @internal
+ */
+export const rotated = <A>(records: ReadonlyArray<A> | undefined, rewrite: number): ReadonlyArray<A> | undefined => {
+  if (records === undefined || rewrite === 0 || records.length < 2) return records
+  const n = records.length
+  const base = Math.floor(rewrite / n) % 2 === 0 ? records : [...records].reverse()
+  const k = rewrite % n
+  return k === 0 ? base : [...base.slice(k), ...base.slice(0, k)]
+}
+
 /** The evidence proposals of a `"same_minibatch"` step share, or how each of them ends. @internal */
 export type StepEvidence = Either.Either<ParentEvaluation, Proposed>
 
@@ -213,7 +231,8 @@ export const memberView = (
   if (Either.isLeft(evidence)) return Effect.succeed(pays ? evidence : Either.left(ended(evidence.left.result, 0, noFailures)))
   const paid = evidence.right
   const all = paid.others ?? {}
-  return Effect.map(datasetOf(plan.components, (c) => all[c]), (dataset) =>
+  const rewrite = plan.rewrite ?? 0
+  return Effect.map(datasetOf(plan.components, (c) => rotated(all[c], rewrite)), (dataset) =>
     Either.right({
       before: paid.before,
       dataset,

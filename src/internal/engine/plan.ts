@@ -282,8 +282,17 @@ export const plan = <D, T, O>(
   const sameParent = r.proposalSampling === "independent" ? undefined : r.selectCandidate(current, rng)
   // "same_minibatch": the proposals of a step reflect on one minibatch, whose
   // traced evaluation of the parent the first of them pays for, until a
-  // component would be tried on it a second time
-  let group: { readonly leader: State.PendingProposal & { readonly _tag: "Reflective" }; readonly tried: Set<string> } | undefined
+  // component would be rewritten on it more than `rewritesPerMinibatch` times
+  let group: {
+    readonly leader: State.PendingProposal & { readonly _tag: "Reflective" }
+    /** the rewrites of each component planned on the group's minibatch */
+    readonly tried: Map<string, number>
+  } | undefined
+  const rewritesOf = (components: ReadonlyArray<string>) => {
+    let most = 0
+    for (const c of components) most = Math.max(most, group?.tried.get(c) ?? 0)
+    return most
+  }
   for (let i = 0; i < size; i++) {
     const it = iteration + i
     const parent = sameParent ?? r.selectCandidate(current, rng)
@@ -296,7 +305,7 @@ export const plan = <D, T, O>(
     if (r.proposalSampling === "same_minibatch") {
       // components first: whether they were tried on the group's minibatch decides whether a new one is drawn
       selection = select(current.sampler)
-      leader = group !== undefined && selection.components.every((c) => !group!.tried.has(c)) ? group.leader : undefined
+      leader = group !== undefined && rewritesOf(selection.components) < r.rewritesPerMinibatch ? group.leader : undefined
       ;[ids, sampler] = leader === undefined
         ? BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
         : [leader.ids, current.sampler]
@@ -369,6 +378,8 @@ export const plan = <D, T, O>(
     const pointer = selection.nextPointer
     // in place while the run owns the array (a copy of the whole pool per plan otherwise)
     const nextComponent = pointer === undefined ? current.nextComponent : AppendOnly.set(owner, current.nextComponent, parent, pointer)
+    // the records are read in another order by each rewrite of the same components
+    const rewrite = leader === undefined ? 0 : rewritesOf(selection.components)
     const planned: State.PendingProposal = {
       _tag: "Reflective",
       iteration: it,
@@ -384,11 +395,12 @@ export const plan = <D, T, O>(
       ...(remainder ? { remainder } : {}),
       ...(reuses === undefined ? {} : { reuses }),
       ...(r.proposalSampling === "same_minibatch" && width > 1 ? { shares: leader?.iteration ?? it } : {}),
+      ...(rewrite > 0 ? { rewrite } : {}),
       sees
     }
     if (planned.shares !== undefined) {
-      if (leader === undefined) group = { leader: planned, tried: new Set(selection.components) }
-      else for (const c of selection.components) group?.tried.add(c)
+      if (leader === undefined) group = { leader: planned, tried: new Map(selection.components.map((c) => [c, 1])) }
+      else for (const c of selection.components) group?.tried.set(c, (group.tried.get(c) ?? 0) + 1)
     }
     minibatchCost += perExample * Ledger.distinct(ids)
     validationCosts.push(Ledger.distinct(valIds))

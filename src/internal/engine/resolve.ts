@@ -88,7 +88,11 @@ export const resolve = <D, T, O>(
     const budget = stop.budget
     const data = yield* resolveData(config, budget)
     // the default strategy follows the candidate's shape, never maxConcurrency
-    const strategy = defaultStrategy(Object.keys(config.seedCandidate).length)
+    const strategy = defaultStrategy(Object.keys(config.seedCandidate).length, {
+      minibatchSize: Math.min(config.minibatchSize ?? defaults.minibatchSize, data.trainIds.length),
+      budget,
+      valsetSize: data.valIds.length
+    })
     const settings = {
       seed: config.seed ?? defaults.seed,
       frontierType: config.frontierType ?? defaults.frontierType,
@@ -99,6 +103,7 @@ export const resolve = <D, T, O>(
       stepWidth: config.stepWidth ?? (config.proposalsPerStep === undefined ? strategy.stepWidth ?? "fixed" : "fixed"),
       proposalSampling: config.proposalSampling ?? strategy.proposalSampling,
       proposalSelection: config.proposalSelection ?? strategy.proposalSelection,
+      rewritesPerMinibatch: config.rewritesPerMinibatch ?? strategy.rewritesPerMinibatch ?? 1,
       earlyRejection: config.earlyRejection ?? defaults.earlyRejection,
       reuseMinibatch: config.reuseMinibatch ?? defaults.reuseMinibatch,
       foldOrder: config.foldOrder ?? defaults.foldOrder,
@@ -134,6 +139,7 @@ export const resolve = <D, T, O>(
         stepWidth: config.stepWidth !== undefined || config.proposalsPerStep !== undefined,
         proposalSampling: config.proposalSampling !== undefined,
         proposalSelection: config.proposalSelection !== undefined,
+        rewritesPerMinibatch: config.rewritesPerMinibatch !== undefined,
         earlyRejection: config.earlyRejection !== undefined,
         reuseMinibatch: config.reuseMinibatch !== undefined
       },

@@ -58,6 +58,8 @@ export interface Resolved<D, T, O> {
   readonly proposalSampling: "independent" | "same_parent" | "same_minibatch"
   /** which accepted children of a step are validated */
   readonly proposalSelection: "best" | "all" | "combine" | { readonly topK: number }
+  /** how many proposals of a `"same_minibatch"` step may rewrite a component from one minibatch (see `plan.ts`) */
+  readonly rewritesPerMinibatch: number
   /** judge a child on its parent's unsolved examples first (see `early.ts`) */
   readonly earlyRejection: boolean
   /** reflect on a rejected proposal's minibatch again with the next component (see `plan.ts`) */
@@ -72,6 +74,7 @@ export interface Resolved<D, T, O> {
     readonly stepWidth: boolean
     readonly proposalSampling: boolean
     readonly proposalSelection: boolean
+    readonly rewritesPerMinibatch: boolean
     readonly earlyRejection: boolean
     readonly reuseMinibatch: boolean
   }

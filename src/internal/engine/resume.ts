@@ -31,7 +31,8 @@ const selectionOf = (saved: string | undefined): Resolved<unknown, unknown, unkn
  * and runs saved without `reuseMinibatch` drew a new minibatch for every proposal:
  * without explicit settings, such a run continues as it was planned (these
  * settings change the schedule, and so the result). The strategy
- * (`proposalsPerStep`, `proposalSampling`, `proposalSelection`) left to its
+ * (`proposalsPerStep`, `proposalSampling`, `proposalSelection`,
+ * `rewritesPerMinibatch`) left to its
  * default continues as saved too: a run saved before the default followed
  * the candidate's shape keeps its one proposal per step, and one saved
  * before `stepWidth` its fixed steps.
@@ -53,6 +54,9 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
   // runs saved without the setting planned every step `proposalsPerStep` wide
   const savedWidth = settings["stepWidth"]
   const width = r.given.stepWidth ? r.stepWidth : savedWidth === "adaptive" || savedWidth === "fixed" ? savedWidth : "fixed"
+  // runs saved without the setting rewrote a component once per minibatch
+  const savedRewrites = Number(settings["rewritesPerMinibatch"])
+  const rewrites = r.given.rewritesPerMinibatch ? r.rewritesPerMinibatch : isPositiveInt(savedRewrites) ? savedRewrites : 1
   // 0.2 judged every child on its whole minibatch
   const early = r.given.earlyRejection || !legacy ? r.earlyRejection : false
   // runs saved without the setting drew a new minibatch for every proposal
@@ -60,7 +64,7 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
   if (
     depth === r.parallelProposals && perStep === r.proposalsPerStep && width === r.stepWidth && sampling === r.proposalSampling &&
     settings["proposalSelection"] === r.fingerprint.settings["proposalSelection"] && early === r.earlyRejection &&
-    reuse === r.reuseMinibatch
+    reuse === r.reuseMinibatch && rewrites === r.rewritesPerMinibatch
   ) return r
   const next = {
     ...r,
@@ -69,6 +73,7 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
     stepWidth: width,
     proposalSampling: sampling,
     proposalSelection: selection,
+    rewritesPerMinibatch: rewrites,
     earlyRejection: early,
     reuseMinibatch: reuse
   }
@@ -79,6 +84,7 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
     stepWidth: width,
     proposalSampling: sampling,
     proposalSelection: typeof selection === "string" ? selection : Fingerprint.stableStringify(selection),
+    rewritesPerMinibatch: String(rewrites),
     reuseMinibatch: String(reuse)
   }
   if (legacy) {

@@ -70,6 +70,7 @@ export const checkSettings = <D, T, O>(config: Config<D, T, O>): Effect.Effect<v
     yield* optionalPositiveInt(config.chunkSize, "chunkSize")
     yield* optionalPositiveInt(config.parallelProposals, "parallelProposals")
     yield* optionalPositiveInt(config.proposalsPerStep, "proposalsPerStep")
+    yield* optionalPositiveInt(config.rewritesPerMinibatch, "rewritesPerMinibatch")
     yield* check(
       config.stepWidth === undefined || config.stepWidth === "fixed" || config.stepWidth === "adaptive",
       "stepWidth",

@@ -38,6 +38,7 @@ export const settingsOf = <D, T, O>(
     | "stepWidth"
     | "proposalSampling"
     | "proposalSelection"
+    | "rewritesPerMinibatch"
     | "earlyRejection"
     | "reuseMinibatch"
     | "foldOrder"
@@ -62,6 +63,7 @@ export const settingsOf = <D, T, O>(
   stepWidth: resolved.stepWidth,
   proposalSampling: resolved.proposalSampling,
   proposalSelection: named(resolved.proposalSelection, "best"),
+  rewritesPerMinibatch: String(resolved.rewritesPerMinibatch),
   earlyRejection: String(resolved.earlyRejection),
   reuseMinibatch: String(resolved.reuseMinibatch),
   foldOrder: resolved.foldOrder,
