@@ -83,6 +83,9 @@ export interface Pipeline<T, O> {
   readonly interruptAll: Effect.Effect<void>
 }
 
+/** How long a stage of a wider step may take for the next step's stages to run one after the other (see `quick`). */
+const QUICK_MS = 2
+
 /**
  * Builds the pipeline of a run. `progress.state` is read, never assigned:
  * the loop owns it.
@@ -106,26 +109,41 @@ export const make = <D, T, O>(
     // interrupted with the run (the set closes with the run's scope), or at once by a pause
     const fibers = yield* FiberSet.make()
     let deadlinePassed = false
-    // one proposal at a time: every step of one proposal, or an adaptive
-    // step one proposal wide (its wider steps fork, as fixed ones do; one
-    // step is in flight at a time, so the two never wait together)
-    const inline = r.parallelProposals === 1 && (r.proposalsPerStep === 1 || r.stepWidth === "adaptive") &&
-      r.stop.interruptAfter === undefined && s.store?.durable !== true
+    // one step in flight at a time: its stages may run in the loop's fiber
+    // (a step of one proposal always, a wider one while stages are fast:
+    // `quick`), and forked stages and inline ones never wait together
+    const inline = r.parallelProposals === 1 && r.stop.interruptAfter === undefined && s.store?.durable !== true
+    // Whether the last stage to finish took less than `QUICK_MS`: then the
+    // proposals of a wider step gain nothing from running side by side (an
+    // in-process adapter and model), and they run one after the other in the
+    // loop's fiber instead of in fibers of their own, as an evaluation runs
+    // its chunks while the adapter is fast. Only timing changes: results
+    // fold in plan order, and a proposal sees only what was folded before
+    // its step, whichever way its step's proposals ran.
+    let quick = false
+    const timed = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.suspend(() => {
+        const started = performance.now()
+        return Effect.tap(effect, () => {
+          quick = performance.now() - started < QUICK_MS
+        })
+      })
     /** stages to run in the loop's fiber (`inline`), in launch order */
     const waiting: Array<readonly [iteration: number, stage: Effect.Effect<Message<T, O>, OptimizeError>]> = []
     /** forked stages that have not reported yet (counted only when stages may also run inline) */
     let forked = 0
     const forkReporting = <A>(plan: State.PendingProposal, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) => {
       const iteration = plan.iteration
-      if (inline && (plan._tag !== "Reflective" || plan.step === undefined)) {
+      const wide = plan._tag === "Reflective" && plan.step !== undefined
+      if (inline && (!wide || quick)) {
         return Effect.sync(() => {
-          waiting.push([iteration, Effect.map(effect, wrap)])
+          waiting.push([iteration, Effect.map(wide ? timed(effect) : effect, wrap)])
         })
       }
       if (inline) forked++
       return Effect.asVoid(FiberSet.run(
         fibers,
-        effect.pipe(
+        (wide ? timed(effect) : effect).pipe(
           Effect.map(wrap),
           Effect.exit,
           Effect.flatMap((exit) => Queue.offer(done, [iteration, exit] as const))
