@@ -260,22 +260,24 @@ describe("bench work", () => {
   }, 60_000)
 
   it("--telemetry off: the same run without the observer's events does less work", async () => {
-    // the fewest of three counts each: a call slowed past a millisecond by the machine runs its
-    // evaluation another way, with more operations (counts move by about 1 %, more on a loaded machine)
-    const least = async (telemetry: boolean) => {
-      const rows = [
-        await Work.measureWork("1x32", 1, 300, telemetry),
-        await Work.measureWork("1x32", 1, 300, telemetry),
-        await Work.measureWork("1x32", 1, 300, telemetry)
-      ]
-      return { ...rows[0]!, opsPerCall: Math.min(...rows.map((r) => r.opsPerCall)) }
+    // the fewest of five counts each, taken in turns: a call slowed past a millisecond by the
+    // machine runs its evaluation another way, with more operations (counts move by about 1 %,
+    // and by up to 10 % on a loaded machine, where a whole run can take the slower way)
+    const rows: Array<Work.WorkRow> = []
+    for (let i = 0; i < 5; i++) {
+      rows.push(await Work.measureWork("1x32", 1, 300, true))
+      rows.push(await Work.measureWork("1x32", 1, 300, false))
     }
-    const on = await least(true)
-    const off = await least(false)
+    const least = (telemetry: boolean) => {
+      const mine = rows.filter((r) => r.telemetry === telemetry)
+      return { ...mine[0]!, opsPerCall: Math.min(...mine.map((r) => r.opsPerCall)) }
+    }
+    const on = least(true)
+    const off = least(false)
     expect(off.telemetry).toBe(false)
     // the same run: telemetry changes nothing the search does
     expect(off.metricCalls).toBe(on.metricCalls)
     // (about 10 % fewer here)
-    expect(off.opsPerCall).toBeLessThan(on.opsPerCall * 0.95)
+    expect(off.opsPerCall).toBeLessThan(on.opsPerCall * 0.97)
   }, 60_000)
 })
