@@ -16,7 +16,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { accuracy, runDemo } from "../examples/demo/run.js"
-import * as Config from "../src/Config.js"
+import * as Strategy from "../src/Strategy.js"
 import * as StopCondition from "../src/StopCondition.js"
 import { mean, sd } from "./latencyQuality.js"
 import { option } from "./overhead.js"
@@ -24,7 +24,7 @@ import { option } from "./overhead.js"
 const strategies = {
   default: {},
   // the default of two components with one round per step (the default before three rounds)
-  "one-round": { ...Config.defaultStrategy(2), proposalsPerStep: 2 },
+  "one-round": { ...Strategy.defaultFor(2), proposalsPerStep: 2 },
   // the GEPA loop: one proposal per step
   "one-per-step": { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" }
 } as const

@@ -49,7 +49,7 @@ export type GepaEvent = Data.TaggedEnum<{
   SeedGenerated: { readonly attempts: number; readonly rejected: ReadonlyArray<string>; readonly candidate: Candidate }
   /**
    * `strategy`: the step's proposal strategy the run goes on with, in one
-   * line (`Config.formatStrategy`), given or the default for the candidate's
+   * line (`Strategy.format`), given or the default for the candidate's
    * shape (since 0.3)
    */
   OptimizationStarted: {

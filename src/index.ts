@@ -87,5 +87,7 @@ export * as Secrets from "./Secrets.js"
 export * as State from "./State.js"
 /** @since 0.1.0 */
 export * as StopCondition from "./StopCondition.js"
+/** @since 0.3.0 */
+export * as Strategy from "./Strategy.js"
 /** @since 0.2.0 */
 export * as Telemetry from "./Telemetry.js"

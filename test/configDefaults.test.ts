@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Cli from "../src/Cli.js"
 import * as Config from "../src/Config.js"
+import * as Strategy from "../src/Strategy.js"
 
 const page = (name: string) => fs.readFileSync(path.resolve(import.meta.dirname, "..", "docs", name), "utf8")
 
@@ -56,6 +57,6 @@ describe("the defaults table", () => {
       expect(rows.get(`\`${name}\``)?.[2], name).toBe(written(Config.defaults[name]))
     }
     // the CLI optimizes one component: the default strategy of one component
-    expect(rows.get("`proposalsPerStep`")?.[2]).toBe(written(Config.defaultStrategy(1).proposalsPerStep))
+    expect(rows.get("`proposalsPerStep`")?.[2]).toBe(written(Strategy.defaultFor(1).proposalsPerStep))
   })
 })

@@ -23,6 +23,7 @@ import * as Candidate from "../src/Candidate.js"
 import type * as Gepa from "../src/Gepa.js"
 import * as RunDir from "../src/RunDir.js"
 import { cachedKeys, keyOf, paidTwiceByOneStep, pooled, readLedger, readSteps, rerunCompleted, type Restart, runChild } from "./fixtures/killRun.js"
+import type { KillSetting } from "./fixtures/killChild.js"
 import { repeats } from "./fixtures/repeats.js"
 import { tmpDir } from "./fixtures/tmp.js"
 
@@ -32,7 +33,7 @@ const perStage = process.env["GEPA_KILL_POINTS"] ?? "1"
 
 interface Case {
   readonly budget: number
-  readonly setting: "default" | "wide" | "adaptive" | "rewrites"
+  readonly setting: KillSetting
 }
 
 // the tight budget by default; `GEPA_KILL_BUDGETS=170,600` adds the loose one (on this toy task the

@@ -1,5 +1,5 @@
 /**
- * The default strategy follows the candidate's components (Config.defaultStrategy):
+ * The default strategy follows the candidate's components (Strategy.defaultFor):
  * it is printed at the run's start, saved with the run, kept on resume, gives
  * the same result at any maxConcurrency, and never spends over the budget.
  */
@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { makeTask } from "../bench/task.js"
 import { fingerprint, resumedView, runOf, twoComponents } from "./fixtures/keywordTask.js"
 import type * as Adapter from "../src/Adapter.js"
-import * as Config from "../src/Config.js"
+import * as Strategy from "../src/Strategy.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as FaultInjection from "../src/FaultInjection.js"
 import * as Gepa from "../src/Gepa.js"
@@ -27,24 +27,24 @@ const taskOf = (components: number) => makeTask({ ...twoComponents, components, 
 describe("the default strategy", () => {
   it("follows the number of components, never maxConcurrency", () => {
     // one component: three rewrites of one minibatch's evidence per step, the best child validated
-    assert.deepStrictEqual(Config.defaultStrategy(1), {
+    assert.deepStrictEqual(Strategy.defaultFor(1), {
       proposalsPerStep: 3,
       proposalSampling: "same_minibatch",
       proposalSelection: "best",
       rewritesPerMinibatch: 3
     })
-    assert.strictEqual(Config.formatStrategy(Config.defaultStrategy(1)), "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best")
+    assert.strictEqual(Strategy.format(Strategy.defaultFor(1)), "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best")
     // an adaptive width reads as one
     assert.strictEqual(
-      Config.formatStrategy({ proposalsPerStep: 8, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive" }),
+      Strategy.format({ proposalsPerStep: 8, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive" }),
       "1 to 8 proposals per step (wider as fewer are accepted), independent, best"
     )
     // three rounds of components per step, at most eight proposals
-    assert.deepStrictEqual(Config.defaultStrategy(2), { proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "combine" })
-    assert.strictEqual(Config.defaultStrategy(3).proposalsPerStep, 8)
-    assert.strictEqual(Config.defaultStrategy(4).proposalsPerStep, 8)
-    assert.strictEqual(Config.defaultStrategy(20).proposalsPerStep, Config.defaultMaxProposalsPerStep)
-    assert.strictEqual(Config.formatStrategy(Config.defaultStrategy(2)), "6 proposals per step, same_minibatch, combine")
+    assert.deepStrictEqual(Strategy.defaultFor(2), { proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "combine" })
+    assert.strictEqual(Strategy.defaultFor(3).proposalsPerStep, 8)
+    assert.strictEqual(Strategy.defaultFor(4).proposalsPerStep, 8)
+    assert.strictEqual(Strategy.defaultFor(20).proposalsPerStep, Strategy.defaultMaxProposalsPerStep)
+    assert.strictEqual(Strategy.format(Strategy.defaultFor(2)), "6 proposals per step, same_minibatch, combine")
   })
 
   it.effect("is said at the run's start and saved in the run's settings; given settings win", () =>
@@ -60,7 +60,7 @@ describe("the default strategy", () => {
         const started = events.find((e) => e._tag === "OptimizationStarted")
         assert.strictEqual(started?._tag === "OptimizationStarted" ? started.strategy : undefined, expected)
         const saved = result.state.fingerprint?.settings ?? {}
-        const strategy = Config.defaultStrategy(components)
+        const strategy = Strategy.defaultFor(components)
         assert.strictEqual(saved["proposalsPerStep"], String(strategy.proposalsPerStep))
         assert.strictEqual(saved["proposalSampling"], strategy.proposalSampling)
         assert.strictEqual(saved["proposalSelection"], components === 1 ? "best" : "combine")

@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Cli from "../src/Cli.js"
-import * as Config from "../src/Config.js"
+import * as Strategy from "../src/Strategy.js"
 import * as DefaultAdapter from "../src/DefaultAdapter.js"
 import { ConfigError, ReflectionUnusable } from "../src/Errors.js"
 import * as Gepa from "../src/Gepa.js"
@@ -136,7 +136,7 @@ describe("a reflection model that never answers usably", () => {
       // the fifth unusable answer stops the run; the other rewrites of its step were asked at the same time (two more at most)
       const reflections = server.requests.filter(Hostile.isReflection).length
       expect(reflections).toBeGreaterThanOrEqual(5)
-      expect(reflections).toBeLessThanOrEqual(5 + Config.defaultStrategy(1).proposalsPerStep - 1)
+      expect(reflections).toBeLessThanOrEqual(5 + Strategy.defaultFor(1).proposalsPerStep - 1)
 
       fixed = true
       const resumed = yield* run(["resume", "run"])

@@ -3,8 +3,8 @@ import { Effect, Option, Ref } from "effect"
 import fc from "fast-check"
 import { makeTask } from "../bench/task.js"
 import { runOf, twoComponents } from "./fixtures/keywordTask.js"
-import * as Config from "../src/Config.js"
-import type { GepaEvent } from "../src/Event.js"
+import { recorder } from "./fixtures/stepRecorder.js"
+import * as Strategy from "../src/Strategy.js"
 import * as Gepa from "../src/Gepa.js"
 import { rotated } from "../src/internal/engine/evidence.js"
 import * as LanguageModel from "../src/LanguageModel.js"
@@ -13,33 +13,6 @@ import * as State from "../src/State.js"
 import * as StopCondition from "../src/StopCondition.js"
 
 const oneComponent = { ...twoComponents, components: 1, keywordsPerComponent: 16 }
-
-/** Each reflective proposal's minibatch, parent and components, and who paid for the parent's evaluation, from the events. */
-const recorder = () => {
-  const minibatch = new Map<number, string>()
-  const proposal = new Map<number, { readonly parent: number; readonly components: string }>()
-  const parentEvaluations = new Map<number, number>()
-  const onEvent = (e: GepaEvent) => {
-    if (e._tag === "MinibatchSampled") minibatch.set(e.iteration, e.ids.join(","))
-    if (e._tag === "ProposalStarted") proposal.set(e.iteration, { parent: e.parent, components: e.components.join(",") })
-    if (e._tag === "EvaluationStarted" && e.purpose === "parent-minibatch") {
-      parentEvaluations.set(e.iteration, (parentEvaluations.get(e.iteration) ?? 0) + 1)
-    }
-  }
-  /** consecutive proposals of one step on the same minibatch */
-  const groups = () => {
-    const out: Array<Array<number>> = []
-    for (const it of [...proposal.keys()].sort((a, b) => a - b)) {
-      const last = out.at(-1)
-      const prev = last?.at(-1)
-      if (last !== undefined && prev === it - 1 && minibatch.get(prev) === minibatch.get(it)) {
-        last.push(it)
-      } else out.push([it])
-    }
-    return out
-  }
-  return { minibatch, proposal, parentEvaluations, onEvent, groups }
-}
 
 describe("rewritesPerMinibatch", () => {
   it("orders the records of each rewrite differently: a permutation, 2n orders of n ≥ 3 records", () => {
@@ -126,14 +99,17 @@ describe("rewritesPerMinibatch", () => {
   it.effect("minibatches of one example (one record has one order) or a budget of a few validations: one component keeps the GEPA loop with adaptive steps", () =>
     Effect.gen(function*() {
       const loop = { proposalsPerStep: 8, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive" } as const
-      assert.deepStrictEqual(Config.defaultStrategy(1, { minibatchSize: 1 }), loop)
-      assert.strictEqual(Config.defaultStrategy(1, { minibatchSize: 2 }).rewritesPerMinibatch, 3)
+      assert.deepStrictEqual(Strategy.defaultFor(1, { minibatchSize: 1 }), loop)
+      assert.strictEqual(Strategy.defaultFor(1, { minibatchSize: 2 }).rewritesPerMinibatch, 3)
+      // a training set of one example makes minibatches of one, whatever the configured size
+      assert.deepStrictEqual(Strategy.defaultFor(1, { minibatchSize: 3, trainsetSize: 1 }), loop)
+      assert.strictEqual(Strategy.defaultFor(1, { trainsetSize: 2 }).rewritesPerMinibatch, 3)
       // a budget of fewer than fifteen validations: too few steps for three rewrites to pay
-      assert.deepStrictEqual(Config.defaultStrategy(1, { budget: 149, valsetSize: 10 }), loop)
-      assert.strictEqual(Config.defaultStrategy(1, { budget: 150, valsetSize: 10 }).rewritesPerMinibatch, 3)
-      assert.strictEqual(Config.defaultStrategy(1, { valsetSize: 10 }).rewritesPerMinibatch, 3)
+      assert.deepStrictEqual(Strategy.defaultFor(1, { budget: 149, valsetSize: 10 }), loop)
+      assert.strictEqual(Strategy.defaultFor(1, { budget: 150, valsetSize: 10 }).rewritesPerMinibatch, 3)
+      assert.strictEqual(Strategy.defaultFor(1, { valsetSize: 10 }).rewritesPerMinibatch, 3)
       // several components are not concerned
-      assert.deepStrictEqual(Config.defaultStrategy(2, { minibatchSize: 1, budget: 20, valsetSize: 10 }), Config.defaultStrategy(2))
+      assert.deepStrictEqual(Strategy.defaultFor(2, { minibatchSize: 1, budget: 20, valsetSize: 10 }), Strategy.defaultFor(2))
       const task = makeTask(oneComponent)
       const settingsOf = (r: Gepa.OptimizeResult<unknown>) => {
         const s = r.state.fingerprint?.settings ?? {}

@@ -6,6 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { makeTask } from "../bench/task.js"
 import { fingerprint, runOf, twoComponents } from "./fixtures/keywordTask.js"
+import { recorder } from "./fixtures/stepRecorder.js"
 import * as Adapter from "../src/Adapter.js"
 import type { GepaEvent } from "../src/Event.js"
 import * as FaultInjection from "../src/FaultInjection.js"
@@ -21,29 +22,12 @@ describe("proposalSampling: same_minibatch", () => {
   it.effect("the proposals of a step share one parent and one minibatch per round of components, and the parent is evaluated once for them", () =>
     Effect.gen(function*() {
       const task = makeTask(twoComponents)
-      const minibatch = new Map<number, string>()
-      const proposal = new Map<number, { parent: number; components: string }>()
-      const parentEvaluations = new Map<number, number>()
-      const onEvent = (e: GepaEvent) => {
-        if (e._tag === "MinibatchSampled") minibatch.set(e.iteration, e.ids.join(","))
-        if (e._tag === "ProposalStarted") proposal.set(e.iteration, { parent: e.parent, components: e.components.join(",") })
-        if (e._tag === "EvaluationStarted" && e.purpose === "parent-minibatch") {
-          parentEvaluations.set(e.iteration, (parentEvaluations.get(e.iteration) ?? 0) + 1)
-        }
-      }
+      const { groups, onEvent, parentEvaluations, proposal } = recorder()
       const result = yield* Gepa.optimize({ ...runOf(task), ...sharing, maxMetricCalls: 400, seed: 3, onEvent })
       assert.isAtMost(result.totalMetricCalls, 400)
-      // groups: consecutive reflective proposals on the same minibatch
-      const iterations = [...proposal.keys()].sort((a, b) => a - b)
-      const groups: Array<Array<number>> = []
-      for (const it of iterations) {
-        const last = groups.at(-1)
-        const prev = last?.at(-1)
-        if (last !== undefined && prev === it - 1 && minibatch.get(prev) === minibatch.get(it)) last.push(it)
-        else groups.push([it])
-      }
       let shared = 0
-      for (const group of groups) {
+      // groups: consecutive reflective proposals on the same minibatch
+      for (const group of groups()) {
         const first = group[0]!
         // one parent, and each component once, per group
         assert.isTrue(group.every((it) => proposal.get(it)?.parent === proposal.get(first)?.parent))

@@ -11,7 +11,6 @@ import { Effect, Option } from "effect"
 import * as path from "node:path"
 import type { Adapter } from "../Adapter.js"
 import type { Candidate } from "../Candidate.js"
-import * as Config from "../Config.js"
 import * as DataLoader from "../DataLoader.js"
 import * as DefaultAdapter from "../DefaultAdapter.js"
 import { PersistenceError } from "../Errors.js"
@@ -23,6 +22,7 @@ import * as Report from "../Report.js"
 import type * as Result from "../Result.js"
 import * as RunDir from "../RunDir.js"
 import * as StopCondition from "../StopCondition.js"
+import * as Strategy from "../Strategy.js"
 import * as UserFile from "./userFile.js"
 import { type Example, loadExamples } from "./data.js"
 import { defaults } from "./constants.js"
@@ -176,8 +176,9 @@ export const gepaConfig = (prepared: Prepared, onEvent: (event: GepaEvent) => Ef
     // an unset patience counts steps: a default step plans several
     // proposals (iterations: three rewrites of one text, or rounds of
     // several texts), and one validation judges them together
-    const strategy = Config.defaultStrategy(Object.keys(seedCandidate).length, {
-      minibatchSize: Math.min(s.minibatchSize, prepared.train.length),
+    const strategy = Strategy.defaultFor(Object.keys(seedCandidate).length, {
+      minibatchSize: s.minibatchSize,
+      trainsetSize: prepared.train.length,
       budget: s.maxMetricCalls,
       valsetSize: (prepared.validation ?? prepared.train).length
     })

@@ -26,7 +26,7 @@
  */
 import { Duration, Effect, Either, Option, type Scope } from "effect"
 import type { AdapterService } from "../../Adapter.js"
-import { type Config, formatStrategy } from "../../Config.js"
+import type { Config } from "../../Config.js"
 import { AllEvaluationsFailed, type OptimizeError, ProposalsFailed } from "../../Errors.js"
 import { GepaEvent } from "../../Event.js"
 import type { ReflectionModel } from "../../LanguageModel.js"
@@ -35,6 +35,7 @@ import type { OptimizeResult } from "../../Result.js"
 import type { RunStore } from "../../RunStore.js"
 import * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
+import * as Strategy from "../../Strategy.js"
 import * as Ledger from "./ledger.js"
 import * as Accept from "./accept.js"
 import * as Pipeline from "./pipeline.js"
@@ -143,7 +144,7 @@ const start = <D, T, O>(
           trainSize: r.trainIds.length,
           valSize: r.valIds.length,
           budget: r.budget,
-          strategy: formatStrategy(r)
+          strategy: Strategy.format(r)
         }))
     const { lost } = yield* unaccounted
     const chargeLost = (state: State.GepaState) =>

@@ -13,12 +13,13 @@
  */
 import { Duration, Effect } from "effect"
 import type { AdapterService } from "../../Adapter.js"
-import { type Config, defaults, defaultStrategy } from "../../Config.js"
+import { type Config, defaults } from "../../Config.js"
 import * as DataLoader from "../../DataLoader.js"
 import type { ConfigError } from "../../Errors.js"
 import * as Fingerprint from "../../Fingerprint.js"
 import type { ReflectionModel } from "../../LanguageModel.js"
 import * as Reflection from "../../Reflection.js"
+import * as Strategy from "../../Strategy.js"
 import type { ObserverOptions } from "../../Telemetry.js"
 import { readsProposal } from "./currentProposal.js"
 import type { Resolved } from "./resolved.js"
@@ -88,8 +89,9 @@ export const resolve = <D, T, O>(
     const budget = stop.budget
     const data = yield* resolveData(config, budget)
     // the default strategy follows the candidate's shape, never maxConcurrency
-    const strategy = defaultStrategy(Object.keys(config.seedCandidate).length, {
-      minibatchSize: Math.min(config.minibatchSize ?? defaults.minibatchSize, data.trainIds.length),
+    const strategy = Strategy.defaultFor(Object.keys(config.seedCandidate).length, {
+      minibatchSize: config.minibatchSize,
+      trainsetSize: data.trainIds.length,
       budget,
       valsetSize: data.valIds.length
     })
