@@ -18,6 +18,7 @@ import * as AppendOnly from "./appendOnly.js"
 import * as Ledger from "./ledger.js"
 import type { Outcome } from "./evaluate.js"
 import { at, defined } from "../shared/invariant.js"
+import { type Draft, draft } from "./draft.js"
 import type { Finished } from "./propose.js"
 import type { Resolved } from "./resolved.js"
 import { valsetOf, type Wants } from "./session.js"
@@ -68,21 +69,21 @@ const withoutPending = (state: State.GepaState, iteration: number): ReadonlyArra
   state.pending[0]?.iteration === iteration ? state.pending.slice(1) : state.pending.filter((p) => p.iteration !== iteration)
 
 /**
- * The proposal's spending charged to the state: its reservation is released
- * (it leaves `pending`) and what it spent is added.
+ * The proposal's spending charged to the fold's draft: its reservation is
+ * released (it leaves `pending`) and what it spent is added.
  */
-const charge = <T, O>(state: State.GepaState, f: Finished<T, O>): State.GepaState => {
+const charge = <T, O>(next: Draft<State.GepaState>, f: Finished<T, O>): void => {
   const { usage } = f
-  return Ledger.spend({
-    ...state,
-    pending: withoutPending(state, f.plan.iteration),
-    reflectionCalls: state.reflectionCalls + usage.calls,
-    reflectionUsage: usage.calls === 0 ? state.reflectionUsage : {
-      inputTokens: state.reflectionUsage.inputTokens + usage.inputTokens,
-      outputTokens: state.reflectionUsage.outputTokens + usage.outputTokens,
-      cost: state.reflectionUsage.cost + usage.cost
+  next.pending = withoutPending(next, f.plan.iteration)
+  next.reflectionCalls += usage.calls
+  if (usage.calls !== 0) {
+    next.reflectionUsage = {
+      inputTokens: next.reflectionUsage.inputTokens + usage.inputTokens,
+      outputTokens: next.reflectionUsage.outputTokens + usage.outputTokens,
+      cost: next.reflectionUsage.cost + usage.cost
     }
-  }, f.spent)
+  }
+  Ledger.spendOn(next, f.spent)
 }
 
 /** The reason the trace gives for what happened to a reflective proposal in flight (not chosen, rebased, superseded). */
@@ -101,9 +102,12 @@ const inFlightReason = <T, O>(f: Finished<T, O>): { readonly reason?: string } =
     : {}
 }
 
-/** What one outcome adds to the folded state (before the iteration's closing counters and events). */
+/**
+ * What one outcome adds to the folded state (before the iteration's closing
+ * counters and events): the fold's draft, or a fresh state made from it.
+ */
 interface Step<T, O> {
-  readonly next: State.GepaState
+  readonly next: Draft<State.GepaState>
   readonly added?: Folded<T, O>["added"]
   readonly failed?: Folded<T, O>["failed"]
 }
@@ -146,7 +150,7 @@ const foldAccepted = <D, T, O>(
   if (Either.isLeft(addedState)) return Either.left(addedState.left)
   const [withChild, index] = addedState.right
   const isMerge = result.kind === "merge"
-  const folded: State.GepaState = {
+  const folded: Draft<State.GepaState> = {
     ...withChild,
     acceptedProposals: withChild.acceptedProposals + (isMerge ? 0 : 1),
     merge: r.merge === undefined
@@ -196,8 +200,9 @@ const foldAccepted = <D, T, O>(
   return Either.right({ next: folded, added: { index, outcomes: validation.outcomes } })
 }
 
+/** A rejected child: counted and traced on the fold's draft. */
 const foldRejected = <T, O>(
-  next: State.GepaState,
+  next: Draft<State.GepaState>,
   f: Finished<T, O>,
   result: Extract<ProposalResult, { _tag: "Rejected" }>,
   entry: TraceEntry,
@@ -210,20 +215,17 @@ const foldRejected = <T, O>(
   const reason = isMerge
     ? `merged subsample score ${sumOf(result.scoresAfter)} is below both parents (${result.scoresBefore[0]}, ${result.scoresBefore[1]})`
     : undefined
-  const folded: State.GepaState = {
-    ...next,
-    rejectedProposals: next.rejectedProposals + (isMerge ? 0 : 1),
-    trace: AppendOnly.append(owner, next.trace, {
-      ...entry,
-      outcome: "rejected",
-      ...(isMerge ? { reason } : { components: result.components }),
-      ...rebased,
-      subsampleIds: result.subsampleIds,
-      scoresBefore: result.scoresBefore,
-      scoresAfter: result.scoresAfter,
-      metricCalls: next.metricCalls
-    })
-  }
+  next.rejectedProposals += isMerge ? 0 : 1
+  next.trace = AppendOnly.append(owner, next.trace, {
+    ...entry,
+    outcome: "rejected",
+    ...(isMerge ? { reason } : { components: result.components }),
+    ...rebased,
+    subsampleIds: result.subsampleIds,
+    scoresBefore: result.scoresBefore,
+    scoresAfter: result.scoresAfter,
+    metricCalls: next.metricCalls
+  })
   const { list, wants } = events
   if (isMerge) {
     if (wants("MergeRejected")) list.push(GepaEvent.MergeRejected({ iteration, parents: result.parents, reason: reason! }))
@@ -233,7 +235,7 @@ const foldRejected = <T, O>(
     }
     if (wants("ProposalEnded")) list.push(GepaEvent.ProposalEnded({ iteration, parent: f.result.parents[0]!, outcome: "rejected", ...spentOn(f.usage) }))
   }
-  return { next: folded }
+  return { next }
 }
 
 /**
@@ -271,7 +273,9 @@ export const fold = <D, T, O>(
   const parent = at(f.result.parents, 0)
   const events: Array<GepaEvent> = []
   const listen: Events = { wants, list: events }
-  let next = charge(state, f)
+  // the state the fold fills in (one copy per fold: see internal/engine/draft.ts)
+  const next = draft(state)
+  charge(next, f)
   let rebased = inFlightReason(f)
   // a child validated on a sample sized to the budget's remainder joins only
   // if it beats the best candidate on the same examples: its mean over a
@@ -280,7 +284,7 @@ export const fold = <D, T, O>(
   if (result._tag === "Accepted" && plan._tag === "Reflective" && plan.remainder === true && f.validation !== undefined) {
     const verdict = remainderVerdict(state, f.validation.outcomes)
     if (verdict !== undefined) {
-      next = Ledger.spend(next, f.validation.spent)
+      Ledger.spendOn(next, f.validation.spent)
       result = ProposalResult.Rejected(result)
       rebased = { reason: verdict }
     }
@@ -299,28 +303,22 @@ export const fold = <D, T, O>(
       break
     }
     case "Skipped": {
-      step = {
-        // the minibatch is kept so that `freeSkips` counts minibatches, not
-        // proposals: the proposals of a round share one
-        next: {
-          ...next,
-          trace: AppendOnly.append(owner, next.trace, {
-            ...entry,
-            outcome: "skipped",
-            reason: result.reason,
-            subsampleIds: plan.ids,
-            metricCalls: next.metricCalls
-          })
-        }
-      }
+      // the minibatch is kept so that `freeSkips` counts minibatches, not
+      // proposals: the proposals of a round share one
+      next.trace = AppendOnly.append(owner, next.trace, {
+        ...entry,
+        outcome: "skipped",
+        reason: result.reason,
+        subsampleIds: plan.ids,
+        metricCalls: next.metricCalls
+      })
+      step = { next }
       if (wants("ProposalEnded")) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "skipped", reason: result.reason, ...spentOn(usage) }))
       break
     }
     case "Failed": {
-      step = {
-        next: { ...next, trace: AppendOnly.append(owner, next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls }) },
-        failed: { error: result.error, allEvaluationsFailed: result.allEvaluationsFailed }
-      }
+      next.trace = AppendOnly.append(owner, next.trace, { ...entry, outcome: "failed", reason: result.error, metricCalls: next.metricCalls })
+      step = { next, failed: { error: result.error, allEvaluationsFailed: result.allEvaluationsFailed } }
       if (wants("Error")) events.push(GepaEvent.Error({ iteration, message: result.error, willContinue: true }))
       if (wants("ProposalEnded")) events.push(GepaEvent.ProposalEnded({ iteration, parent, outcome: "failed", reason: result.error, ...spentOn(usage) }))
       break
@@ -331,11 +329,10 @@ export const fold = <D, T, O>(
   const allFailed = f.failures.evaluated > 0 && f.failures.failed === f.failures.evaluated
   const failed = step.failed ?? (allFailed ? { error: f.failures.lastError ?? "unknown", allEvaluationsFailed: true } : undefined)
   const added = step.added
-  const folded: State.GepaState = {
-    ...step.next,
-    consecutiveFailedIterations: failed === undefined ? 0 : step.next.consecutiveFailedIterations + 1,
-    minibatchReuse: reuseAfter(state, f)
-  }
+  // (`state` is untouched: the draft, or the accepted child's state, is the fold's own)
+  const folded = step.next
+  folded.consecutiveFailedIterations = failed === undefined ? 0 : folded.consecutiveFailedIterations + 1
+  folded.minibatchReuse = reuseAfter(state, f)
   if (wants("BudgetUpdated")) events.push(GepaEvent.BudgetUpdated({ metricCalls: folded.metricCalls, budget: r.budget }))
   if (wants("IterationEnded")) events.push(GepaEvent.IterationEnded({ iteration, accepted: added === undefined ? 0 : 1, state: folded }))
   return Either.right({ state: folded, events, added, failed })

@@ -81,6 +81,11 @@ export const spend = <S extends Pick<Book, "metricCalls">>(book: S, calls: numbe
   metricCalls: book.metricCalls + calls
 })
 
+/** What a folded piece of work spent, added to a fold's draft of the state (see internal/engine/draft.ts): no copy. @internal */
+export const spendOn = (draft: { metricCalls: number }, calls: number): void => {
+  draft.metricCalls += calls
+}
+
 /** Lost work charged to the book (calls paid by a crashed process, or owed results never used). @internal */
 export const chargeLost = <S extends Pick<Book, "lostMetricCalls">>(book: S, calls: number): S =>
   calls === 0 ? book : { ...book, lostMetricCalls: book.lostMetricCalls + calls }

@@ -22,6 +22,7 @@ import { Rng } from "../../Rng.js"
 import * as State from "../../State.js"
 import * as AppendOnly from "./appendOnly.js"
 import { at, defined } from "../shared/invariant.js"
+import { revise } from "./draft.js"
 import * as Ledger from "./ledger.js"
 import { type Resolved, reusesMinibatches } from "./resolved.js"
 import * as Width from "./width.js"
@@ -82,7 +83,7 @@ const planMerge = <D, T, O>(
   const scores2 = at(state.valScores, attempt.id2)
   const ids = Merge.subsample(scores1, scores2, m.subsampleSize, rng)
   // the triple is recorded as tried even when it cannot be afforded, as GEPA does
-  const tried: State.GepaState = { ...state, merge: attempt.merge }
+  const tried = revise(state, { merge: attempt.merge })
   if (ids.length === 0) return tried
   const valIds = r.policy(tried, r.valIds, rng)
   const reserved = Ledger.mergeCost(ids, Ledger.distinct(valIds))
@@ -112,7 +113,7 @@ const planMerge = <D, T, O>(
     _tag: "Planned",
     // the merge is counted against the cap when planned, so proposals planned
     // while it is in flight cannot schedule past the cap
-    state: { ...tried, iteration, merge: Merge.recordAttempt(attempt.merge, false), rng: rng.snapshot(), pending: [...state.pending, plan] },
+    state: revise(tried, { iteration, merge: Merge.recordAttempt(attempt.merge, false), rng: rng.snapshot(), pending: [...state.pending, plan] }),
     plans: [plan],
     events: [
       ...(wants("IterationStarted") ? [GepaEvent.IterationStarted({ iteration, metricCalls: state.metricCalls })] : []),
@@ -266,7 +267,7 @@ export const plan = <D, T, O>(
   }
   const stalled = freeSkips(state, Math.ceil(r.trainIds.length / r.minibatchSize))
   if (stalled !== undefined) return { _tag: "Exhausted", needed: 0, available, reason: stalled, learned: true }
-  if (r.merge !== undefined) current = { ...current, merge: { ...current.merge, lastIterFoundNew: false } }
+  if (r.merge !== undefined) current = revise(current, { merge: { ...current.merge, lastIterFoundNew: false } })
 
   // an iteration cap (StopCondition.maxIterations) cuts the step: the count stays exact
   const cap = r.stop.maxIterations
@@ -297,7 +298,7 @@ export const plan = <D, T, O>(
     const it = iteration + i
     const parent = sameParent ?? r.selectCandidate(current, rng)
     const select = (sampler: BatchSampler.SamplerState) =>
-      r.selectComponents({ state: { ...current, sampler }, candidateIdx: parent, candidate: at(current.candidates, parent), iteration: it, rng })
+      r.selectComponents({ state: revise(current, { sampler }), candidateIdx: parent, candidate: at(current.candidates, parent), iteration: it, rng })
     let ids: ReadonlyArray<string>
     let sampler: BatchSampler.SamplerState
     let selection: ReturnType<typeof select>
@@ -404,7 +405,7 @@ export const plan = <D, T, O>(
     }
     minibatchCost += perExample * Ledger.distinct(ids)
     validationCosts.push(Ledger.distinct(valIds))
-    current = { ...current, iteration: it, sampler, nextComponent, pending: [...current.pending, planned] }
+    current = revise(current, { iteration: it, sampler, nextComponent, pending: [...current.pending, planned] })
     committedRng = rng.snapshot()
     plans.push(planned)
     if (wants("IterationStarted")) events.push(GepaEvent.IterationStarted({ iteration: it, metricCalls: state.metricCalls }))
@@ -415,5 +416,5 @@ export const plan = <D, T, O>(
   }
   // the first proposal either is planned or says why not
   if (plans.length === 0) return defined(exhausted, "why a step planned nothing")
-  return { _tag: "Planned", state: { ...current, rng: committedRng }, plans, events }
+  return { _tag: "Planned", state: revise(current, { rng: committedRng }), plans, events }
 }
