@@ -194,31 +194,38 @@ const start = <D, T, O>(
  * The pipeline, until a stop or until nothing is left in flight:
  * between steps, check the stops and plan while the window has room; then
  * fold the next result, waiting for one when none is ready.
+ *
+ * (A loop of effects rather than a generator: it turns once per folded
+ * proposal, and a generator's steps allocate on every turn.)
  */
-const drive = <D, T, O>(ctx: Run<D, T, O>, pipeline: Pipeline.Pipeline<T, O>, progress: Progress): Effect.Effect<void, OptimizeError> =>
-  Effect.gen(function*() {
-    for (;;) {
-      // the rest of a step being folded is ready: it folds before anything else
-      const between = !Step.midStep(progress.state)
-      if (between && progress.failure !== undefined) {
-        const failure = progress.failure
-        yield* ctx.save(progress.state)
-        return yield* failure.allEvaluationsFailed
-          ? new AllEvaluationsFailed({ iterations: failure.iterations, lastError: failure.error })
-          : new ProposalsFailed({ iterations: failure.iterations, lastError: failure.error })
-      }
-      if (between && (yield* pauseRequested(ctx, pipeline, progress))) return
-      // stop conditions are checked, and steps planned, between steps only:
-      // the members of a step fold together
-      if (between && progress.stop === undefined) yield* checkStops(ctx, progress)
-      if (between) yield* planWhileRoom(ctx, pipeline, progress)
-      if (progress.state.pending.length === 0) return
-
-      const next = yield* nextResult(ctx, pipeline, progress)
-      if (next === undefined) continue // the deadline passed: the loop's top ends the run
-      yield* fold(ctx, pipeline, progress, next)
+const drive = <D, T, O>(ctx: Run<D, T, O>, pipeline: Pipeline.Pipeline<T, O>, progress: Progress): Effect.Effect<void, OptimizeError> => {
+  // the rest of a step being folded is ready: it folds before anything else
+  const turn: Effect.Effect<void, OptimizeError> = Effect.suspend(() =>
+    Step.midStep(progress.state) ? foldNext : Effect.flatMap(between, (goOn) => (goOn ? foldNext : Effect.void))
+  )
+  // stop conditions are checked, and steps planned, between steps only: the
+  // members of a step fold together. Whether the run goes on.
+  const between: Effect.Effect<boolean, OptimizeError> = Effect.gen(function*() {
+    if (progress.failure !== undefined) {
+      const failure = progress.failure
+      yield* ctx.save(progress.state)
+      return yield* failure.allEvaluationsFailed
+        ? new AllEvaluationsFailed({ iterations: failure.iterations, lastError: failure.error })
+        : new ProposalsFailed({ iterations: failure.iterations, lastError: failure.error })
     }
+    if (yield* pauseRequested(ctx, pipeline, progress)) return false
+    if (progress.stop === undefined) yield* checkStops(ctx, progress)
+    yield* planWhileRoom(ctx, pipeline, progress)
+    return true
   })
+  const foldNext: Effect.Effect<void, OptimizeError> = Effect.suspend(() =>
+    progress.state.pending.length === 0 ? Effect.void : Effect.flatMap(nextResult(ctx, pipeline, progress), (next) =>
+      next === undefined
+        ? turn // the deadline passed: the loop's top ends the run
+        : Effect.zipRight(fold(ctx, pipeline, progress, next), turn))
+  )
+  return turn
+}
 
 /**
  * A pause (the deadline, or a stop file) ends the run at once: what is in
@@ -291,21 +298,21 @@ const nextResult = <D, T, O>(
   pipeline: Pipeline.Pipeline<T, O>,
   progress: Progress
 ): Effect.Effect<Propose.Finished<T, O> | undefined, OptimizeError> =>
-  Effect.gen(function*() {
-    let next = yield* pipeline.nextToFold
-    if (next !== undefined) return next
-    // about to wait: persist what was planned and folded so far
-    if (progress.dirty) {
-      yield* save(progress.state)
-      progress.dirty = false
-    }
-    while (next === undefined) {
-      const received = yield* Effect.tapErrorCause(pipeline.receive, () => save(progress.state))
-      if (!received) return undefined
-      next = yield* pipeline.nextToFold
-    }
-    return next
-  })
+  Effect.flatMap(pipeline.nextToFold, (ready) =>
+    ready !== undefined ? Effect.succeed(ready) : Effect.gen(function*() {
+      // about to wait: persist what was planned and folded so far
+      if (progress.dirty) {
+        yield* save(progress.state)
+        progress.dirty = false
+      }
+      let next: Propose.Finished<T, O> | undefined
+      while (next === undefined) {
+        const received = yield* Effect.tapErrorCause(pipeline.receive, () => save(progress.state))
+        if (!received) return undefined
+        next = yield* pipeline.nextToFold
+      }
+      return next
+    }))
 
 /** Folds one finished proposal into the state; failures in a row past the limit end the run (see `drive`). */
 const fold = <D, T, O>(
@@ -314,19 +321,19 @@ const fold = <D, T, O>(
   progress: Progress,
   next: Propose.Finished<T, O>
 ): Effect.Effect<void, OptimizeError> =>
-  Effect.gen(function*() {
+  Effect.suspend(() => {
     pipeline.folded(next.plan.iteration)
-    const folded = yield* Either.match(Accept.fold(r, progress.state, next, s.wants, s.owner), {
-      onLeft: Effect.fail,
-      onRight: Effect.succeed
-    })
+    const result = Accept.fold(r, progress.state, next, s.wants, s.owner)
+    if (Either.isLeft(result)) return Effect.fail(result.left)
+    const folded = result.right
     progress.state = folded.state
     progress.dirty = true
     if (folded.added !== undefined && r.trackBestOutputs) Session.recordBest(best, folded.added.index, folded.added.outcomes)
-    yield* emitAll(folded.events)
+    // (read only at the loop's top, after the events are delivered)
     if (folded.failed !== undefined && progress.state.consecutiveFailedIterations >= r.maxFailedIterations) {
       progress.failure ??= { ...folded.failed, iterations: progress.state.consecutiveFailedIterations }
     }
+    return emitAll(folded.events)
   })
 
 /** Saves, records why the run stopped, and builds the result. */
