@@ -255,7 +255,8 @@ export const make = <D, T, O>(
       const p = proposed.get(plan.iteration)
       if (p === undefined || validating.has(plan.iteration)) return Effect.succeed(undefined)
       proposed.delete(plan.iteration)
-      if (p.result._tag !== "Accepted") return Effect.succeed({ ...p, plan, validation: undefined })
+      // (the proposal's fields last: V8 gives each field added after a leading spread a shape of its own)
+      if (p.result._tag !== "Accepted") return Effect.succeed({ plan, validation: undefined, ...p })
       return Effect.as(startValidation(plan, p), undefined)
     }
     /** Whether a plan waits for an earlier member of its step to fold (members fold in plan order). */

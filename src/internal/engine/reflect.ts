@@ -23,7 +23,7 @@ import * as Ledger from "./ledger.js"
 import { currentProposal } from "./currentProposal.js"
 import * as Early from "./early.js"
 import { evaluateParent, memberView, type ParentEvaluation, reusableOf, type StepEvidence } from "./evidence.js"
-import { describeError, ended, noUsage, type Proposed, type Usage } from "./proposed.js"
+import { describeError, noUsage, type Proposed, type Usage } from "./proposed.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
 // the first `max` characters, without cutting a "[redacted]" in two
@@ -182,8 +182,11 @@ export const reflect = <D, T, O>(
     const done = (result: ProposalResult, spent: number, failures: Failures, usage: Usage = noUsage, reason?: string): Proposed => {
       // a rejected proposal leaves its evidence for the next component
       const reusable = result._tag === "Rejected" ? reusableOf(iteration, before, paid.others) : undefined
+      // (no leading spread: V8 gives each field added after one a shape of its own)
       return {
-        ...ended(result, spent, failures),
+        result,
+        spent,
+        failures,
         usage,
         ...(reason === undefined ? {} : { reason }),
         ...(reusable === undefined ? {} : { reusable })
@@ -230,14 +233,17 @@ export const reflect = <D, T, O>(
         call: `evaluate(child of candidate ${parent}, minibatch)`,
         visibleUpTo: plan.sees
       })
-    const fields = {
+    const changed = Candidate.changedComponents(parentCandidate, child)
+    // the child's judgment, field by field (see `done`)
+    const judged = (subsampleIds: ReadonlyArray<string>, scoresBefore: ReadonlyArray<number>, scoresAfter: ReadonlyArray<number>) => ({
       kind,
       candidate: child,
       parents: [parent],
-      components: Candidate.changedComponents(parentCandidate, child),
-      subsampleIds: ids,
-      scoresBefore: before
-    }
+      components: changed,
+      subsampleIds,
+      scoresBefore,
+      scoresAfter
+    })
     // Early rejection: the examples the parent already solved perfectly can
     // add at most the perfect score each, so the child is first evaluated on
     // the others; when even perfect scores on the rest could not beat the
@@ -248,12 +254,7 @@ export const reflect = <D, T, O>(
       const partial = first?.outcomes.map((o) => o.score) ?? []
       if (Early.hopeless(s.r, before, partial, split)) {
         return done(
-          ProposalResult.Rejected({
-            ...fields,
-            subsampleIds: split.open,
-            scoresBefore: split.open.map((id) => at(before, ids.indexOf(id))),
-            scoresAfter: partial
-          }),
+          ProposalResult.Rejected(judged(split.open, split.open.map((id) => at(before, ids.indexOf(id))), partial)),
           Ledger.sum([paid.spent, first?.spent ?? 0]),
           first === undefined ? paid.failures : addFailures(paid.failures, first.failures),
           usage,
@@ -264,7 +265,7 @@ export const reflect = <D, T, O>(
       const after = Early.combine(ids, split, partial, rest.outcomes.map((o) => o.score))
       const failed = addFailures(paid.failures, first === undefined ? rest.failures : addFailures(first.failures, rest.failures))
       return done(
-        s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
+        s.r.accept(before, after) ? ProposalResult.Accepted(judged(ids, before, after)) : ProposalResult.Rejected(judged(ids, before, after)),
         Ledger.sum([paid.spent, first?.spent ?? 0, rest.spent]),
         failed,
         usage
@@ -273,7 +274,7 @@ export const reflect = <D, T, O>(
     const childEval = yield* evaluateChild(ids)
     const after = childEval.outcomes.map((o) => o.score)
     return done(
-      s.r.accept(before, after) ? ProposalResult.Accepted({ ...fields, scoresAfter: after }) : ProposalResult.Rejected({ ...fields, scoresAfter: after }),
+      s.r.accept(before, after) ? ProposalResult.Accepted(judged(ids, before, after)) : ProposalResult.Rejected(judged(ids, before, after)),
       Ledger.sum([paid.spent, childEval.spent]),
       addFailures(paid.failures, childEval.failures),
       usage

@@ -256,7 +256,8 @@ export const make = <D, T, O>(
           if (!out.cached) failed++
         }
       }
-      return { ...result, failures: { evaluated: result.spent, failed, lastError } }
+      // (the result's fields last: V8 gives each field added after a leading spread a shape of its own)
+      return { failures: { evaluated: result.spent, failed, lastError }, ...result }
     }
     // `emit`, then `value`: one step when nothing is delivered through an effect
     const emitThen = <A>(tag: GepaEvent["_tag"], event: () => GepaEvent, value: A): Effect.Effect<A> =>

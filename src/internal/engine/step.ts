@@ -104,7 +104,8 @@ export const select = <T, O>(
   for (const { p, plan } of members) {
     const result = p.result
     if (result._tag === "Accepted") accepted.push({ plan, p, result, gain: sum(result.scoresAfter) - sum(result.scoresBefore) })
-    else verdicts.set(plan.iteration, { ...p, plan, validation: undefined })
+    // (the proposal's fields last: V8 gives each field added after a leading spread a shape of its own)
+    else verdicts.set(plan.iteration, { plan, validation: undefined, ...p })
   }
   // stable: equal gains keep plan order
   accepted.sort((a, b) => b.gain - a.gain)
