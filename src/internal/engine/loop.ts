@@ -218,11 +218,16 @@ const drive = <D, T, O>(ctx: Run<D, T, O>, pipeline: Pipeline.Pipeline<T, O>, pr
     yield* planWhileRoom(ctx, pipeline, progress)
     return true
   })
-  const foldNext: Effect.Effect<void, OptimizeError> = Effect.suspend(() =>
-    progress.state.pending.length === 0 ? Effect.void : Effect.flatMap(nextResult(ctx, pipeline, progress), (next) =>
+  // the next result to fold: the one ready, or the one waited for
+  const waited = waitForResult(ctx, pipeline, progress)
+  const foldThenTurn = (next: Propose.Finished<T, O>) => Effect.zipRight(fold(ctx, pipeline, progress, next), turn)
+  const onReady = (ready: Propose.Finished<T, O> | undefined) =>
+    ready !== undefined ? foldThenTurn(ready) : Effect.flatMap(waited, (next) =>
       next === undefined
         ? turn // the deadline passed: the loop's top ends the run
-        : Effect.zipRight(fold(ctx, pipeline, progress, next), turn))
+        : foldThenTurn(next))
+  const foldNext: Effect.Effect<void, OptimizeError> = Effect.suspend(() =>
+    progress.state.pending.length === 0 ? Effect.void : Effect.flatMap(pipeline.nextToFold, onReady)
   )
   return turn
 }
@@ -288,31 +293,30 @@ const planWhileRoom = <D, T, O>(
   })
 
 /**
- * The next result to fold, waiting for stages to finish when none is ready
+ * When no result is ready to fold: waits for stages to finish until one is
  * (after saving what was planned and folded so far); `undefined` when the
  * deadline passed meanwhile. A stage that failed fails the run, with what
  * was folded and planned saved: a resumed run re-launches the plans.
  */
-const nextResult = <D, T, O>(
+const waitForResult = <D, T, O>(
   { save }: Run<D, T, O>,
   pipeline: Pipeline.Pipeline<T, O>,
   progress: Progress
 ): Effect.Effect<Propose.Finished<T, O> | undefined, OptimizeError> =>
-  Effect.flatMap(pipeline.nextToFold, (ready) =>
-    ready !== undefined ? Effect.succeed(ready) : Effect.gen(function*() {
-      // about to wait: persist what was planned and folded so far
-      if (progress.dirty) {
-        yield* save(progress.state)
-        progress.dirty = false
-      }
-      let next: Propose.Finished<T, O> | undefined
-      while (next === undefined) {
-        const received = yield* Effect.tapErrorCause(pipeline.receive, () => save(progress.state))
-        if (!received) return undefined
-        next = yield* pipeline.nextToFold
-      }
-      return next
-    }))
+  Effect.gen(function*() {
+    // about to wait: persist what was planned and folded so far
+    if (progress.dirty) {
+      yield* save(progress.state)
+      progress.dirty = false
+    }
+    let next: Propose.Finished<T, O> | undefined
+    while (next === undefined) {
+      const received = yield* Effect.tapErrorCause(pipeline.receive, () => save(progress.state))
+      if (!received) return undefined
+      next = yield* pipeline.nextToFold
+    }
+    return next
+  })
 
 /** Folds one finished proposal into the state; failures in a row past the limit end the run (see `drive`). */
 const fold = <D, T, O>(
