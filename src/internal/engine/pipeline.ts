@@ -50,7 +50,7 @@ const once = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
   let exit: Exit.Exit<A, E> | undefined
   let running: Deferred.Deferred<A, E> | undefined
   // (uninterruptible from the claim to the handler: a claim is always settled)
-  return Effect.uninterruptibleMask((restore) =>
+  const claim = Effect.uninterruptibleMask((restore) =>
     Effect.suspend(() => {
       if (exit !== undefined) return exit
       if (running !== undefined) return restore(Deferred.await(running))
@@ -63,6 +63,8 @@ const once = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
         }))
     })
   )
+  // once it ran, its exit at once (no mask to enter: nothing is claimed)
+  return Effect.suspend(() => exit ?? claim)
 }
 
 /** The proposals in flight, and the order their results are folded in. */
