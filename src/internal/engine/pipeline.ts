@@ -131,7 +131,7 @@ export const make = <D, T, O>(
         })
       })
     /** stages to run in the loop's fiber (`inline`), in launch order */
-    const waiting: Array<readonly [iteration: number, stage: Effect.Effect<Message<T, O>, OptimizeError>]> = []
+    const waiting: Array<Effect.Effect<boolean, OptimizeError>> = []
     /** forked stages that have not reported yet (counted only when stages may also run inline) */
     let forked = 0
     const forkReporting = <A>(plan: State.PendingProposal, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) => {
@@ -139,7 +139,8 @@ export const make = <D, T, O>(
       const wide = plan._tag === "Reflective" && plan.step !== undefined
       if (inline && (!wide || quick)) {
         return Effect.sync(() => {
-          waiting.push([iteration, Effect.map(wide ? timed(effect) : effect, wrap)])
+          // (the stage files its own report when it ends: see `receive`)
+          waiting.push(Effect.map(wide ? timed(effect) : effect, (a) => file(iteration, wrap(a))))
         })
       }
       if (inline) forked++
@@ -274,23 +275,8 @@ export const make = <D, T, O>(
           (found, plan) => found !== undefined || waitsForStep(plan) ? Effect.succeed(found) : turn(plan)
         )
     )
-    const next: Effect.Effect<Done<T, O>> = inline
-      ? Effect.suspend(() => {
-        const stage = waiting.shift()
-        if (stage === undefined) {
-          // (the loop waits only while a stage it launched has not reported)
-          if (forked === 0) return Effect.dieMessage("the pipeline waits for a stage, and none is running")
-          return Effect.tap(Queue.take(done), () => {
-            forked--
-          })
-        }
-        return Effect.map(Effect.exit(stage[1]), (exit) => [stage[0], exit] as const)
-      })
-      : Queue.take(done)
-    const receive = Effect.gen(function*() {
-      const [iteration, exit] = yield* next
-      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
-      const message = exit.value
+    /** Files a stage's report; `false` when it is the deadline's. */
+    const file = (iteration: number, message: Message<T, O>): boolean => {
       if (message.stage === "deadline") return false
       if (message.stage === "proposed") proposed.set(iteration, message.p)
       else {
@@ -306,7 +292,27 @@ export const make = <D, T, O>(
         }
       }
       return true
+    }
+    // a forked stage's report, from the queue (its failure fails the loop)
+    const taken = ([iteration, exit]: Done<T, O>) => Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.succeed(file(iteration, exit.value))
+    const fromQueue = Effect.flatMap(Queue.take(done), taken)
+    const fromForked = Effect.flatMap(Queue.take(done), (report) => {
+      forked--
+      return taken(report)
     })
+    // an inline stage runs here and files its own report (one effect per
+    // stage, no exit wrapped and unwrapped); its failure fails the loop alike
+    const receive: Effect.Effect<boolean, OptimizeError> = inline
+      ? Effect.suspend(() => {
+        const stage = waiting.shift()
+        if (stage === undefined) {
+          // (the loop waits only while a stage it launched has not reported)
+          if (forked === 0) return Effect.dieMessage("the pipeline waits for a stage, and none is running")
+          return fromForked
+        }
+        return stage
+      })
+      : fromQueue
     const interruptAfter = r.stop.interruptAfter
     const armDeadline = interruptAfter === undefined ? Effect.void : Effect.asVoid(Effect.fork(
       Effect.sleep(interruptAfter).pipe(
