@@ -36,9 +36,13 @@ export type Candidate = typeof Candidate.Type
  */
 export const hash = (candidate: Candidate): string => {
   const h = createHash("sha256")
-  for (const [name, text] of Object.entries(candidate).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  // (the names in code-unit order, as `<` orders them; each text fed as it
+  // is: hashed once per new candidate, without a copy of its texts)
+  for (const name of Object.keys(candidate).sort()) {
+    const text = candidate[name]!
     // length-prefixed so that no two different candidates serialize alike
-    h.update(`${name.length}:${name}${text.length}:${text}`)
+    h.update(`${name.length}:${name}${text.length}:`)
+    h.update(text)
   }
   return h.digest("hex").slice(0, 32)
 }
