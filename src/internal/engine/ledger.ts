@@ -237,12 +237,26 @@ export const follower = (): Follower => {
 /**
  * The worst case of a step of proposals: the minibatch calls of all of them,
  * plus the `keep` largest validations (only the selected children are
- * validated).
+ * validated): those of the proposals planned so far, and `next`, the
+ * validation of the one being planned.
  *
  * @internal
  */
-export const stepCost = (minibatches: number, validations: ReadonlyArray<number>, keep: number): number =>
-  minibatches + sum([...validations].sort((a, b) => b - a).slice(0, Math.min(keep, validations.length)))
+export const stepCost = (minibatches: number, validations: ReadonlyArray<number>, next: number, keep: number): number => {
+  // (asked a few times per planned proposal: the usual rules, every child or
+  // the best one, need no sorted copy)
+  if (keep > validations.length) {
+    let all = minibatches + next
+    for (let i = 0; i < validations.length; i++) all += validations[i]!
+    return all
+  }
+  if (keep === 1) {
+    let most = next
+    for (let i = 0; i < validations.length; i++) most = Math.max(most, validations[i]!)
+    return minibatches + most
+  }
+  return minibatches + sum([...validations, next].sort((a, b) => b - a).slice(0, keep))
+}
 
 /**
  * Distinct ids: an evaluation runs each id once. Id lists are never

@@ -321,7 +321,7 @@ export const plan = <D, T, O>(
     // more, for the combined child's judgment.
     let perExample = (leader === undefined ? factor : factor - 1) + (leader === undefined && r.proposalSelection === "combine" ? 1 : 0)
     let valIds = r.policy(current, r.valIds, rng)
-    const cost = (mb: number, val: number) => Ledger.stepCost(minibatchCost + perExample * mb, [...validationCosts, val], keep)
+    const cost = (mb: number, val: number) => Ledger.stepCost(minibatchCost + perExample * mb, validationCosts, val, keep)
     let reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
     // the minibatch of a rejected proposal from this parent, again with a
     // component not tried on it: the parent's evaluation of it is paid for,
@@ -330,7 +330,7 @@ export const plan = <D, T, O>(
     let reuses: State.ReusedEvaluation | undefined
     if (reuse !== undefined) {
       // only the child's evaluation of the minibatch is left to pay
-      const again = Ledger.stepCost(minibatchCost + Ledger.distinct(reuse.ids), [...validationCosts, Ledger.distinct(valIds)], keep)
+      const again = Ledger.stepCost(minibatchCost + Ledger.distinct(reuse.ids), validationCosts, Ledger.distinct(valIds), keep)
       if (again <= available) {
         ids = reuse.ids
         // the drawn minibatch stays next in line
