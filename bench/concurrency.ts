@@ -118,6 +118,19 @@ export const strategies: ReadonlyArray<Strategy> = [
     label: "4 rewrites per minibatch",
     settings: { proposalsPerStep: 4, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 4 }
   },
+  {
+    label: "3 rewrites per minibatch, no early rejection",
+    settings: { proposalsPerStep: 3, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 3, earlyRejection: false }
+  },
+  {
+    label: "6 rewrites per minibatch",
+    settings: { proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 6 }
+  },
+  // two minibatches of three rewrites each, on one parent: half the steps of three rewrites
+  {
+    label: "6 per step, 3 rewrites per minibatch",
+    settings: { proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 3 }
+  },
   // the one-component default before rewrites: the GEPA loop, wider steps once few proposals pass
   {
     label: "1 to 8 per step, adaptive (one-component default before rewrites)",
