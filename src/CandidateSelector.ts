@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as ParetoIndex from "./internal/engine/paretoIndex.js"
+import * as ParetoState from "./internal/engine/paretoState.js"
 import * as Pareto from "./Pareto.js"
 import type { Rng } from "./Rng.js"
 import * as State from "./State.js"
@@ -16,6 +17,10 @@ import * as State from "./State.js"
  */
 export type CandidateSelector = (state: State.GepaState, rng: Rng) => number
 
+// The analysis is kept per run and brought up to date with each state
+// asked about (see internal/engine/paretoState.ts). The choices are those
+// of `Pareto.selectionWeights` and `Pareto.draw`, which a property test checks.
+
 /**
  * Frequency-weighted selection over the Pareto fronts (the default): a
  * candidate that is best on more examples is picked more often, and every
@@ -24,36 +29,7 @@ export type CandidateSelector = (state: State.GepaState, rng: Rng) => number
  * @since 0.1.0
  * @category selectors
  */
-export const pareto: CandidateSelector = (state, rng) => ParetoIndex.draw(indexOf(state), rng) ?? State.bestIndex(state)
-
-// The analysis is kept per run (keyed by its seed candidate, which every
-// later state shares) and brought up to date with each state asked about:
-// adding a candidate changes a few fronts, and only those are looked at
-// again (see internal/engine/paretoIndex.ts). The choices are those of
-// `Pareto.selectionWeights` and `Pareto.draw`, which a property test checks.
-const indexes = new WeakMap<object, ParetoIndex.ParetoIndex>()
-const tablesOf = (state: State.GepaState): ParetoIndex.FrontTables => {
-  switch (state.frontierType) {
-    case "instance":
-      return [state.fronts.instance.programs]
-    case "objective":
-      return [state.fronts.objective.programs]
-    case "hybrid":
-      return [state.fronts.instance.programs, state.fronts.objective.programs]
-    case "cartesian":
-      return [state.fronts.cartesian.programs]
-  }
-}
-const indexOf = (state: State.GepaState): ParetoIndex.ParetoIndex => {
-  const owner: object = state.candidates[0] ?? state.fronts
-  let ix = indexes.get(owner)
-  if (ix === undefined) {
-    ix = ParetoIndex.make()
-    indexes.set(owner, ix)
-  }
-  ParetoIndex.sync(ix, tablesOf(state), [state.valAverages, state.valCoverage], state.candidates.length, State.scoreOf(state))
-  return ix
-}
+export const pareto: CandidateSelector = (state, rng) => ParetoIndex.draw(ParetoState.indexOf(state), rng) ?? State.bestIndex(state)
 
 /**
  * Always the candidate with the best mean validation score.

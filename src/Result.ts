@@ -31,8 +31,10 @@ export const StopReason = Schema.String
  * - `budget`: too few metric calls were left for another proposal
  * - `noProposal`: no proposal could be planned
  * - `monitor`: a `RunMonitor` asked the run to stop (the dashboard's Stop button)
- * - `nothingToLearn`: a whole pass over the training set found every parent
- *   already perfect on its minibatch
+ * - `nothingToLearn`: every candidate the parent selection can pick is known
+ *   to be perfect on the whole training set, or (for a selection whose choices
+ *   cannot be told in advance) a whole pass over the training set found every
+ *   parent already perfect on its minibatch
  *
  * @since 0.2.0
  * @category models

@@ -171,39 +171,73 @@ describe("Gepa.optimize", () => {
 })
 
 describe("nothing left to learn", () => {
-  it.effect("a parent known to be perfect on a minibatch is skipped for free; a free pass over the training set ends the run", () =>
+  const perfectSeed = { rules_a: "Mention alpha, bravo, charlie.", rules_b: "Mention delta, echo, foxtrot." }
+  const freeReason = "all minibatch scores are perfect (known from earlier evaluations)"
+
+  it.effect("with Pareto selection the run ends once every parent it can pick is known perfect on the whole training set", () =>
     Effect.gen(function*() {
       const { adapter, examplesEvaluated } = yield* Toy.makeAdapter()
-      const events: Array<GepaEvent> = []
-      const result = yield* Gepa.optimize({
-        ...base(adapter),
-        seedCandidate: { rules_a: "Mention alpha, bravo, charlie.", rules_b: "Mention delta, echo, foxtrot." },
-        maxMetricCalls: 10_000,
-        onEvent: (e) => void events.push(e)
-      })
-      // one paid pass over the training set shows every minibatch perfect; the next pass is free
-      // a round's proposals share a minibatch: a pass is 10 minibatches, not 10 proposals
-      const stalled = /^nothing left to learn: the last (\d+) proposals, on 10 minibatches/.exec(result.stopReason)
-      assert.isNotNull(stalled)
-      // one paid pass, and at most one minibatch more: the step that crosses into the
-      // next pass plans its rounds together, and a round does not see the evaluations
-      // of the rounds planned with it (the same run at any concurrency)
+      const result = yield* Gepa.optimize({ ...base(adapter), seedCandidate: perfectSeed, maxMetricCalls: 10_000 })
+      assert.strictEqual(
+        result.stopReason,
+        `nothing left to learn: the one candidate the parent selection can pick (0) is known to be perfect on all ${trainset.length} training examples`
+      )
+      assert.strictEqual(result.stoppedBy?.kind, "nothingToLearn")
+      // the paid pass, and no free one after it
       assert.isAtLeast(result.totalMetricCalls, valset.length + trainset.length)
       assert.isAtMost(result.totalMetricCalls, valset.length + trainset.length + 3)
       assert.strictEqual(yield* Ref.get(examplesEvaluated), result.totalMetricCalls)
-      const free = result.state.trace.filter((t) => t.reason === "all minibatch scores are perfect (known from earlier evaluations)")
-      assert.strictEqual(free.length, Number(stalled![1]))
-      assert.strictEqual(new Set(free.map((t) => t.subsampleIds!.join(","))).size, 10)
-      assert.strictEqual(result.candidates.length, 1)
+      const free = result.state.trace.filter((t) => t.reason === freeReason)
+      assert.isBelow(free.length, 10)
+    }))
+
+  // stopping at once changes nothing but the trace's tail of free skips
+  it.effect.each([1, 2, 3])("stops where a free pass over the training set would, less its free skips (seed %i)", (seed) =>
+    Effect.gen(function*() {
+      const run = (candidateSelector?: Gepa.Config<Toy.Example, unknown, string>["candidateSelector"]) =>
+        Effect.gen(function*() {
+          const { adapter, examplesEvaluated } = yield* Toy.makeAdapter()
+          const events: Array<GepaEvent> = []
+          const result = yield* Gepa.optimize({
+            ...base(adapter),
+            maxMetricCalls: 10_000,
+            seed,
+            onEvent: (e) => void events.push(e),
+            ...(candidateSelector === undefined ? {} : { candidateSelector })
+          })
+          assert.strictEqual(result.stoppedBy?.kind, "nothingToLearn")
+          assert.strictEqual(yield* Ref.get(examplesEvaluated), result.totalMetricCalls)
+          return { result, events }
+        })
+      const exact = (yield* run()).result
+      // a selection whose choices cannot be told in advance: a free pass over the training set ends the run
+      const { events, result: fallback } = yield* run((state, rng) => CandidateSelector.pareto(state, rng))
+      assert.match(exact.stopReason, /^nothing left to learn: .* known to be perfect on all 30 training examples$/)
+      // a round's proposals share a minibatch: a pass is 10 minibatches, not 10 proposals
+      const stalled = /^nothing left to learn: the last (\d+) proposals, on 10 minibatches/.exec(fallback.stopReason)
+      assert.isNotNull(stalled)
+      assert.isAbove(exact.candidates.length, 1)
+      assert.deepStrictEqual(exact.candidates, fallback.candidates)
+      assert.deepStrictEqual(exact.valScores, fallback.valScores)
+      assert.strictEqual(exact.totalMetricCalls, fallback.totalMetricCalls)
+      const cut = exact.state.trace.length
+      assert.isBelow(cut, fallback.state.trace.length)
+      assert.deepStrictEqual(exact.state.trace, fallback.state.trace.slice(0, cut))
+      const tail = fallback.state.trace.slice(cut)
+      assert.isTrue(tail.every((t) => t.reason === freeReason && t.metricCalls === fallback.totalMetricCalls))
+      // (the oldest minibatch's proposals are counted whole: a round of them may have paid)
+      const last = fallback.state.trace.slice(-Number(stalled![1]))
+      assert.isTrue(last.every((t) => t.outcome === "skipped"))
+      assert.strictEqual(new Set(last.map((t) => t.subsampleIds!.join(","))).size, 10)
+      const free = last.filter((t) => t.reason === freeReason)
       // the proposals of a round share its minibatch: the round's skip is
       // reported once, by the proposal that would have paid for its evidence
       // (the round's first), and none of them is charged
       const reported = events.flatMap((e) =>
-        e._tag === "EvaluationSkipped" && e.reason === "all minibatch scores are perfect (known from earlier evaluations)" ? [e.iteration] : []
+        e._tag === "EvaluationSkipped" && e.reason === freeReason && e.iteration > free[0]!.iteration - 1 ? [e.iteration] : []
       )
       const firsts = free.filter((t, i) => i === 0 || free[i - 1]!.subsampleIds!.join(",") !== t.subsampleIds!.join(","))
       assert.deepStrictEqual(reported, firsts.map((t) => t.iteration))
-      assert.isTrue(free.every((t, i) => i === 0 || t.metricCalls === free[i - 1]!.metricCalls))
     }))
 })
 

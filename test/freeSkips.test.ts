@@ -1,12 +1,14 @@
 /**
- * `freeSkips`: the run stops with "nothing left to learn" once the trace
+ * The two "nothing left to learn" rules (`internal/engine/learned.ts`).
+ * `learnedAll`: every candidate the parent selection may pick is known
+ * perfect on the whole training set. `freeSkips`: the run stops with "nothing left to learn" once the trace
  * ends with free skips on a pass's worth of minibatches. Checked against a
  * model of the rule on random traces (free and paid skips, other outcomes,
  * shared and repeated minibatches, lines saved without their minibatch).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { freeSkips } from "../src/internal/engine/plan.js"
+import { freeSkips, learnedAll } from "../src/internal/engine/learned.js"
 import type * as State from "../src/State.js"
 
 const entry = (
@@ -77,5 +79,43 @@ describe("freeSkips", () => {
       }),
       { numRuns: 2000 }
     )
+  })
+})
+
+describe("learnedAll", () => {
+  const ids = Array.from({ length: 150 }, (_, i) => `t${i}`)
+  const candidates = [{ a: "seed" }, { a: "child" }, { a: "grandchild" }]
+  const skipped = entry("skipped", 10, ["t1"])
+  const state = (trace: ReadonlyArray<State.TraceEntry>) => ({ trace, candidates }) as unknown as State.GepaState
+  // a custom selection: its choices cannot be told, so every candidate counts
+  const r = (skipPerfect = true) => ({ skipPerfect, perfectScore: 1, trainIds: ids, selectCandidate: () => 0 })
+  // every candidate perfect on every example, but `imperfect` (candidate text -> id) and `unknown`
+  const knownOf =
+    (imperfect: ReadonlyMap<string, string>, unknown: ReadonlyMap<string, string>) =>
+    (candidate: { readonly [k: string]: string }, asked: ReadonlyArray<string>) =>
+      asked.map((id) => (unknown.get(candidate.a!) === id ? undefined : imperfect.get(candidate.a!) === id ? 0.5 : 1))
+
+  it("stops only when every candidate the selection may pick is known perfect on the whole training set", () => {
+    const none = new Map<string, string>()
+    expect(learnedAll(r(), state([skipped]), 10, knownOf(none, none))).toBe(
+      "nothing left to learn: all 3 candidates the parent selection can pick are known to be perfect on all 150 training examples"
+    )
+    // one example of one candidate imperfect, or not known yet (the last example: past the first slice)
+    expect(learnedAll(r(), state([skipped]), 10, knownOf(new Map([["child", "t149"]]), none))).toBeUndefined()
+    expect(learnedAll(r(), state([skipped]), 10, knownOf(none, new Map([["grandchild", "t149"]])))).toBeUndefined()
+    // asked only after a skipped reflective proposal, with the cache readable and skips on
+    expect(learnedAll(r(), state([entry("rejected", 10, ["t1"])]), 10, knownOf(none, none))).toBeUndefined()
+    expect(learnedAll(r(false), state([skipped]), 10, knownOf(none, none))).toBeUndefined()
+    expect(learnedAll(r(), state([skipped]), 10, undefined)).toBeUndefined()
+    expect(learnedAll(r(), state([skipped]), 10, () => undefined)).toBeUndefined()
+  })
+
+  it("reads the cache as the next proposal would see it", () => {
+    const seen: Array<number> = []
+    learnedAll(r(), state([skipped]), 42, (_, asked, sees) => {
+      seen.push(sees)
+      return asked.map(() => 1)
+    })
+    expect(new Set(seen)).toEqual(new Set([42]))
   })
 })

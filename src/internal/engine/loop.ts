@@ -36,6 +36,7 @@ import type { RunStore } from "../../RunStore.js"
 import * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
 import * as Strategy from "../../Strategy.js"
+import type * as Learned from "./learned.js"
 import * as Ledger from "./ledger.js"
 import * as Accept from "./accept.js"
 import * as Pipeline from "./pipeline.js"
@@ -59,6 +60,8 @@ interface Run<D, T, O> {
   readonly emitAll: (events: ReadonlyArray<GepaEvent>) => Effect.Effect<void>
   /** work a crashed process paid for and the saved state does not count */
   readonly unaccounted: Effect.Effect<{ readonly lost: number; readonly owed: ReadonlyMap<number, number> }, OptimizeError>
+  /** the cache's training scores as a proposal planned after an iteration sees them (for `learned.ts`) */
+  readonly known: Learned.KnownScores
 }
 
 /**
@@ -114,7 +117,8 @@ export const run = <D, T, O>(
             ? Effect.zipRight(store.save(state), s.emit("StateSaved", () => GepaEvent.StateSaved({ iteration: state.iteration, path: store.location })))
             : store.save(state)
         ),
-      unaccounted: store.unaccounted
+      unaccounted: store.unaccounted,
+      known: (candidate, ids, sees) => s.known(candidate, ids, sees + 1, sees)
     }
     const progress: Progress = {
       state: yield* start(ctx, loaded),
@@ -272,14 +276,14 @@ const checkStops = <D, T, O>({ s }: Run<D, T, O>, progress: Progress): Effect.Ef
 
 /** Plans (and launches) steps while the window has room and nothing stops the run. */
 const planWhileRoom = <D, T, O>(
-  { emitAll, r, s, unaccounted }: Run<D, T, O>,
+  { emitAll, known, r, s, unaccounted }: Run<D, T, O>,
   pipeline: Pipeline.Pipeline<T, O>,
   progress: Progress
 ): Effect.Effect<void, OptimizeError> =>
   Effect.gen(function*() {
     while (progress.stop === undefined && Step.inFlight(progress.state) < r.parallelProposals) {
       const { owed } = yield* unaccounted
-      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.wants, s.owner)
+      const planned = Plan.plan(r, progress.state, Ledger.available(Ledger.balance(r.budget, progress.state, owed)), s.wants, s.owner, known)
       if (planned._tag === "Exhausted") {
         progress.exhausted = { reason: planned.reason, learned: planned.learned === true }
         return

@@ -23,6 +23,7 @@ import * as State from "../../State.js"
 import * as AppendOnly from "./appendOnly.js"
 import { at, defined } from "../shared/invariant.js"
 import { revise } from "./draft.js"
+import * as Learned from "./learned.js"
 import * as Ledger from "./ledger.js"
 import { type Resolved, reusesMinibatches } from "./resolved.js"
 import * as Width from "./width.js"
@@ -42,7 +43,7 @@ export type Planned =
     readonly needed: number
     readonly available: number
     readonly reason: string
-    /** nothing could be learned any more (see `freeSkips`), rather than too little budget */
+    /** nothing could be learned any more (see `learned.ts`), rather than too little budget */
     readonly learned?: true
   }
 
@@ -122,52 +123,6 @@ const planMerge = <D, T, O>(
   }
 }
 
-/**
- * Why the run cannot learn any more, when the last proposals were all
- * skipped for free (their parents were known to be perfect on their
- * minibatches) on `epoch` minibatches in a row: a whole pass over the
- * training set taught nothing, and without a cost the run would go on
- * forever. Minibatches, not proposals, are counted: the proposals of a
- * round of components share one minibatch (`"same_minibatch"`), so
- * `epoch` such proposals may have seen a fraction of the training set.
- * A line saved without its minibatch (before 0.3) counts as one.
- *
- * @internal
- */
-export const freeSkips = (state: State.GepaState, epoch: number): string | undefined => {
-  const trace = state.trace
-  let minibatches = 0
-  let previous: ReadonlyArray<string> | undefined
-  // (asked before every step: late in a run the trace ends with many skips,
-  // so the minibatches are compared in place, not as joined strings)
-  for (let i = trace.length - 1; i >= 0; i--) {
-    const t = at(trace, i)
-    if (t.outcome !== "skipped" || t.kind !== "reflective") return undefined
-    const before = trace[i - 1]?.metricCalls
-    if (before === undefined || t.metricCalls !== before) return undefined
-    const ids = t.subsampleIds
-    if (ids === undefined || previous === undefined || !sameIds(ids, previous)) minibatches++
-    previous = ids
-    if (minibatches >= epoch) {
-      // the whole of the oldest minibatch's proposals, for the count
-      let first = i
-      const sameMinibatch = (t: State.TraceEntry) =>
-        ids !== undefined && t.outcome === "skipped" && t.subsampleIds !== undefined && sameIds(t.subsampleIds, ids)
-      while (first > 1 && sameMinibatch(at(trace, first - 1))) first--
-      const proposals = trace.length - first
-      return `nothing left to learn: the last ${proposals} proposals, on ${epoch} minibatches (a pass over the training set), found their parents already perfect on them`
-    }
-  }
-  return undefined
-}
-
-const sameIds = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
-  if (a === b) return true
-  if (a.length !== b.length) return false
-  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false
-  return true
-}
-
 // " of 400 metric calls" when the run has a budget
 const budgetOf = (r: { readonly budget: number | undefined }): string => (r.budget === undefined ? "" : ` of ${r.budget} metric calls`)
 
@@ -242,7 +197,9 @@ export const plan = <D, T, O>(
   /** the events someone receives: only those are built */
   wants: Wants,
   /** the run's owner of the state's arrays (see internal/engine/appendOnly.ts) */
-  owner?: AppendOnly.Owner | undefined
+  owner?: AppendOnly.Owner | undefined,
+  /** the cache's training scores, for the stop rule of `learned.ts` */
+  known?: Learned.KnownScores | undefined
 ): Planned => {
   const rng = Rng.fromState(state.rng)
   const iteration = state.iteration + 1
@@ -265,7 +222,7 @@ export const plan = <D, T, O>(
       reason: `used the budget${budgetOf(r)}: ${available} metric calls left, a proposal needs at least ${factor}`
     }
   }
-  const stalled = freeSkips(state, Math.ceil(r.trainIds.length / r.minibatchSize))
+  const stalled = Learned.learnedAll(r, state, sees, known) ?? Learned.freeSkips(state, Math.ceil(r.trainIds.length / r.minibatchSize))
   if (stalled !== undefined) return { _tag: "Exhausted", needed: 0, available, reason: stalled, learned: true }
   if (r.merge !== undefined) current = revise(current, { merge: { ...current.merge, lastIterFoundNew: false } })
 
