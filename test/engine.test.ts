@@ -180,7 +180,7 @@ describe("nothing left to learn", () => {
       const result = yield* Gepa.optimize({ ...base(adapter), seedCandidate: perfectSeed, maxMetricCalls: 10_000 })
       assert.strictEqual(
         result.stopReason,
-        `nothing left to learn: the one candidate the parent selection can pick (0) is known to be perfect on all ${trainset.length} training examples`
+        `nothing left to learn: the one candidate the parent selection can pick (candidate 0) is known to be perfect on all ${trainset.length} training examples`
       )
       assert.strictEqual(result.stoppedBy?.kind, "nothingToLearn")
       // the paid pass, and no free one after it
@@ -189,6 +189,10 @@ describe("nothing left to learn", () => {
       assert.strictEqual(yield* Ref.get(examplesEvaluated), result.totalMetricCalls)
       const free = result.state.trace.filter((t) => t.reason === freeReason)
       assert.isBelow(free.length, 10)
+      // current-best selection: its one choice is known too
+      const best = yield* Gepa.optimize({ ...base(adapter), seedCandidate: perfectSeed, maxMetricCalls: 10_000, candidateSelector: "current_best" })
+      assert.strictEqual(best.stopReason, result.stopReason)
+      assert.strictEqual(best.totalMetricCalls, result.totalMetricCalls)
     }))
 
   // stopping at once changes nothing but the trace's tail of free skips

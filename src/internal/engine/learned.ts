@@ -91,7 +91,7 @@ export const learnedAll = (
     }
   }
   const who = parents.length === 1
-    ? `the one candidate the parent selection can pick (${parents[0]}) is`
+    ? `the one candidate the parent selection can pick (candidate ${parents[0]}) is`
     : `all ${parents.length} candidates the parent selection can pick are`
   return `nothing left to learn: ${who} known to be perfect on all ${r.trainIds.length} training examples`
 }
