@@ -189,6 +189,7 @@ describe("nothing left to learn", () => {
       assert.strictEqual(yield* Ref.get(examplesEvaluated), result.totalMetricCalls)
       const free = result.state.trace.filter((t) => t.reason === freeReason)
       assert.isBelow(free.length, 10)
+      assert.strictEqual(result.candidates.length, 1)
       // current-best selection: its one choice is known too
       const best = yield* Gepa.optimize({ ...base(adapter), seedCandidate: perfectSeed, maxMetricCalls: 10_000, candidateSelector: "current_best" })
       assert.strictEqual(best.stopReason, result.stopReason)
@@ -242,6 +243,7 @@ describe("nothing left to learn", () => {
       )
       const firsts = free.filter((t, i) => i === 0 || free[i - 1]!.subsampleIds!.join(",") !== t.subsampleIds!.join(","))
       assert.deepStrictEqual(reported, firsts.map((t) => t.iteration))
+      assert.isTrue(free.every((t, i) => i === 0 || t.metricCalls === free[i - 1]!.metricCalls))
     }))
 })
 

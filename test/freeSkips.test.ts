@@ -1,10 +1,11 @@
 /**
  * The two "nothing left to learn" rules (`internal/engine/learned.ts`).
  * `learnedAll`: every candidate the parent selection may pick is known
- * perfect on the whole training set. `freeSkips`: the run stops with "nothing left to learn" once the trace
- * ends with free skips on a pass's worth of minibatches. Checked against a
- * model of the rule on random traces (free and paid skips, other outcomes,
- * shared and repeated minibatches, lines saved without their minibatch).
+ * perfect on the whole training set (checked on hand-built caches).
+ * `freeSkips`: the trace ends with free skips on a pass's worth of
+ * minibatches; checked against a model of the rule on random traces (free
+ * and paid skips, other outcomes, shared and repeated minibatches, lines
+ * saved without their minibatch).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
