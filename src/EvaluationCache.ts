@@ -11,6 +11,7 @@
 import { Effect, Option } from "effect"
 import type { PersistenceError } from "./Errors.js"
 import type { ObjectiveScores } from "./EvaluationBatch.js"
+import { ExampleNumbers, PackedResults } from "./internal/shared/packedResults.js"
 
 /**
  * Which data set an evaluation belongs to.
@@ -237,10 +238,11 @@ const replacesAt = (existing: number | undefined, next: number | undefined): boo
  * An in-memory cache, optionally pre-filled (for example from a run
  * directory's cache file).
  *
- * Entries are held per candidate, keyed by the example's content hash (the
- * engine's example keys are shared strings), so an entry costs its result
- * and a map slot, not a key string of its own: a long run keeps about a
- * million of them.
+ * Entries are held per candidate, packed in two arrays in the order of
+ * their examples (each example's content hash numbered once), so an entry
+ * costs four array cells, not a key string or a map slot of its own: a long
+ * run keeps about a million of them, and most candidates keep only the
+ * handful of a rejected child's minibatch.
  *
  * @since 0.1.0
  * @category constructors
@@ -250,8 +252,7 @@ export const memory = <O>(
   options?: MemoryOptions<O>
 ): EvaluationCache<O> => {
   const byCandidate = new Map<string, Bucket<O>>()
-  // every example key seen, numbered once: a bucket finds an example by its number
-  const examples = new Map<string, number>()
+  const examples = new ExampleNumbers()
   let size = 0
   const keepTrajectories = options?.trajectories ?? true
   const keepOutput = options?.keepOutput
@@ -261,14 +262,10 @@ export const memory = <O>(
       bucket = new Bucket()
       byCandidate.set(candidateHash, bucket)
     }
-    let example = examples.get(exampleKey)
-    if (example === undefined) {
-      example = examples.size
-      examples.set(exampleKey, example)
-    }
-    const found = bucket.slotOf(example)
+    const example = examples.of(exampleKey)
+    const found = bucket.find(example)
     const slot = found < 0 ? undefined : found
-    if (slot !== undefined && !replacesAt(bucket.iterationOf(slot), value.iteration)) return
+    if (slot !== undefined && !replacesAt(bucket.iteration(slot), value.iteration)) return
     if (slot === undefined) size++
     bucket.write(example, slot, value, keepTrajectories, output)
   }
@@ -280,8 +277,8 @@ export const memory = <O>(
   const slotOf = (bucket: Bucket<O> | undefined, key: CacheKey): number => {
     if (bucket === undefined) return -1
     const example = examples.get(exampleKey(key))
-    const slot = example === undefined ? -1 : bucket.slotOf(example)
-    return slot < 0 || !visibleAt(key, bucket.iterationOf(slot)) ? -1 : slot
+    const slot = example === undefined ? -1 : bucket.find(example)
+    return slot < 0 || !visibleAt(key, bucket.iteration(slot)) ? -1 : slot
   }
   const lookup = (key: CacheKey): CachedEvaluation<O> | undefined => {
     const bucket = byCandidate.get(key.candidateHash)
@@ -322,95 +319,46 @@ export const memory = <O>(
 const noOutput: unique symbol = Symbol("effect-gepa/EvaluationCache/noOutput")
 
 /**
- * One candidate's entries, column by column: the examples' numbers in a
- * sorted typed array with each one's slot beside it (a binary search finds
- * one), and the output, score and paying iteration in arrays. An entry costs
- * two typed-array cells and three array cells instead of an object or a map
- * entry of its own (a long run keeps about a million); the rare entry with
- * objective scores, an owed flag or a trajectory is kept whole beside them.
+ * One candidate's entries: packed (see `PackedResults`), an output the cache
+ * chose not to keep marked `noOutput`; the rare entry with objective scores,
+ * an owed flag or a trajectory is kept whole beside them, by example number.
  */
-class Bucket<O> {
-  /** example numbers, ascending, in `keys[0 .. count)`; the slot of `keys[i]` is `slots[i]` */
-  keys = new Int32Array(4)
-  slots = new Int32Array(4)
-  count = 0
-  /** the slot of an example, or -1 */
-  slotOf(example: number): number {
-    const i = this.search(example)
-    return i < this.count && this.keys[i] === example ? this.slots[i] ?? -1 : -1
-  }
-  /** the first position whose key is not below `example` */
-  private search(example: number): number {
-    let lo = 0
-    let hi = this.count
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if ((this.keys[mid] ?? 0) < example) lo = mid + 1
-      else hi = mid
-    }
-    return lo
-  }
-  private insert(example: number, slot: number): void {
-    if (this.count === this.keys.length) {
-      const keys = new Int32Array(this.keys.length * 2)
-      keys.set(this.keys)
-      this.keys = keys
-      const slots = new Int32Array(this.slots.length * 2)
-      slots.set(this.slots)
-      this.slots = slots
-    }
-    const i = this.search(example)
-    this.keys.copyWithin(i + 1, i, this.count)
-    this.slots.copyWithin(i + 1, i, this.count)
-    this.keys[i] = example
-    this.slots[i] = slot
-    this.count++
-  }
-  readonly outputs: Array<O | typeof noOutput> = []
-  readonly scores: Array<number> = []
-  readonly iterations: Array<number | undefined> = []
+class Bucket<O> extends PackedResults<O | typeof noOutput> {
   whole: Map<number, CachedScore<O>> | undefined
-  iterationOf(slot: number): number | undefined {
-    return this.iterations[slot]
-  }
   read(slot: number): CachedEvaluation<O> | undefined {
-    const output = this.outputs[slot]
-    if (output === undefined || output === noOutput) return undefined
-    const whole = this.whole?.get(slot)
+    const output = this.output(slot)
+    if (output === noOutput) return undefined
+    const whole = this.whole?.get(this.example(slot))
     if (whole !== undefined) {
       const { output: _, ...rest } = whole
       return { ...rest, output }
     }
-    const iteration = this.iterations[slot]
+    const iteration = this.iteration(slot)
     return iteration === undefined
-      ? { output, score: this.scores[slot]! }
-      : { output, score: this.scores[slot]!, iteration }
+      ? { output, score: this.score(slot) }
+      : { output, score: this.score(slot), iteration }
   }
   readScore(slot: number): CachedScore<O> {
-    const whole = this.whole?.get(slot)
+    const whole = this.whole?.get(this.example(slot))
     if (whole !== undefined) return whole
-    const stored = this.outputs[slot]
-    const output = stored === undefined || stored === noOutput ? Option.none() : Option.some(stored)
-    const iteration = this.iterations[slot]
+    const stored = this.output(slot)
+    const output = stored === noOutput ? Option.none() : Option.some(stored)
+    const iteration = this.iteration(slot)
     return iteration === undefined
-      ? { output, score: this.scores[slot]! }
-      : { output, score: this.scores[slot]!, iteration }
+      ? { output, score: this.score(slot) }
+      : { output, score: this.score(slot), iteration }
   }
   write(example: number, existing: number | undefined, value: CachedEvaluation<O>, keepTrajectories: boolean, keepOutput: boolean): void {
-    const slot = existing ?? this.outputs.length
-    if (existing === undefined) this.insert(example, slot)
-    this.outputs[slot] = keepOutput ? value.output : noOutput
-    this.scores[slot] = value.score
-    this.iterations[slot] = value.iteration
+    this.set(existing ?? this.add(example), keepOutput ? value.output : noOutput, value.score, value.iteration)
     const plain = value.objectiveScores === undefined && value.owed === undefined &&
       (value.trajectory === undefined || !keepTrajectories)
     if (plain) {
-      this.whole?.delete(slot)
+      this.whole?.delete(example)
       return
     }
     const { output, trajectory, ...rest } = value
     const kept = keepOutput ? Option.some(output) : Option.none()
-    ;(this.whole ??= new Map()).set(slot, keepTrajectories && trajectory !== undefined ? { ...rest, output: kept, trajectory } : { ...rest, output: kept })
+    ;(this.whole ??= new Map()).set(example, keepTrajectories && trajectory !== undefined ? { ...rest, output: kept, trajectory } : { ...rest, output: kept })
   }
 }
 

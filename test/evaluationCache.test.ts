@@ -46,22 +46,36 @@ describe("EvaluationCache batch API", () => {
   it("reads what was written, in any order of examples and candidates (against a plain map)", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ c: fc.integer({ min: 0, max: 3 }), id: fc.integer({ min: 0, max: 40 }), iteration: fc.integer({ min: 0, max: 5 }) })),
+        fc.array(fc.record({
+          c: fc.integer({ min: 0, max: 3 }),
+          id: fc.integer({ min: 0, max: 40 }),
+          iteration: fc.integer({ min: 0, max: 5 }),
+          // entries kept whole beside the packed ones, which must follow their example as others are inserted before it
+          whole: fc.boolean()
+        })),
         (writes) => {
           const cache = EvaluationCache.memory<string>()
           const batch = defined(EvaluationCache.batchOf(cache))
-          const model = new Map<string, { output: string; score: number; iteration: number }>()
+          const model = new Map<string, EvaluationCache.CachedEvaluation<string>>()
           const keyOf = (c: number, id: number): EvaluationCache.CacheKey => ({ candidateHash: `c${c}`, split: "val", id: `${id}`, contentHash: `h${id}` })
-          writes.forEach(({ c, id, iteration }, n) => {
-            const value = { output: `o${n}`, score: n, iteration }
+          writes.forEach(({ c, id, iteration, whole }, n) => {
+            const value = whole
+              ? { output: `o${n}`, score: n / 4, iteration, objectiveScores: { n } }
+              : { output: `o${n}`, score: n / 4, iteration }
             defined(batch.write)(keyOf(c, id), value)
             const k = `${c}/${id}`
             const old = model.get(k)
             // an earlier iteration's result replaces a later one's
-            if (old === undefined || iteration < old.iteration) model.set(k, value)
+            if (old === undefined || iteration < (old.iteration ?? 0)) model.set(k, value)
           })
           for (let c = 0; c <= 3; c++) {
-            for (let id = 0; id <= 40; id++) expect(batch.peek?.([keyOf(c, id)])).toEqual([model.get(`${c}/${id}`)])
+            for (let id = 0; id <= 40; id++) {
+              const expected = model.get(`${c}/${id}`)
+              expect(batch.peek?.([keyOf(c, id)])).toEqual([expected])
+              expect(Effect.runSync(defined(batch.getScores)([keyOf(c, id)]))).toEqual([
+                expected === undefined ? undefined : { ...expected, output: Option.some(expected.output) }
+              ])
+            }
           }
           expect(Effect.runSync(cache.size)).toBe(model.size)
         }

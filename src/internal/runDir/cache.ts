@@ -6,8 +6,8 @@
  * becomes visible, so a hit is always in the file too.
  *
  * What it keeps grows with the distinct pairs evaluated, not with the lines
- * written: entries are held per candidate, column by column (a map slot and
- * three array cells each, the example keys shared), a payment is kept only
+ * written: entries are held per candidate, packed (four array cells each,
+ * the example keys numbered once), a payment is kept only
  * while it is owed, and a proposal's own results and trajectories are
  * dropped once a save shows it folded.
  *
@@ -22,32 +22,29 @@ import { type CacheLine, isCacheLine, sharedKey } from "./format.js"
 import type { Owed, Payment } from "./budget.js"
 import type { AppendLog } from "./disk.js"
 import { parseJsonLine } from "./jsonLine.js"
+import { ExampleNumbers, PackedResults } from "../shared/packedResults.js"
 
-/** One candidate's entries: a slot per example, outputs, scores and paying iterations by slot. */
-class Bucket<O> {
-  readonly slots = new Map<string, number>()
-  readonly outputs: Array<O> = []
-  readonly scores: Array<number> = []
-  readonly iterations: Array<number | undefined> = []
+/** One candidate's entries, packed (see `PackedResults`), with the rare objective scores beside them by example number. */
+class Bucket<O> extends PackedResults<O> {
   objectives: Map<number, ObjectiveScores> | undefined
 }
 
 /** The latest result per (candidate, example): what every later proposal sees. */
 export class Entries<O> {
   private readonly buckets = new Map<string, Bucket<O>>()
+  private readonly examples = new ExampleNumbers()
   size = 0
   get(candidate: string, example: string): EvaluationCache.CachedEvaluation<O> | undefined {
     const bucket = this.buckets.get(candidate)
-    const slot = bucket?.slots.get(example)
-    if (bucket === undefined || slot === undefined) return undefined
-    const score = bucket.scores[slot]
-    if (score === undefined) return undefined
-    const iteration = bucket.iterations[slot]
-    const objectiveScores = bucket.objectives?.get(slot)
+    const n = this.examples.get(example)
+    const slot = bucket === undefined || n === undefined ? -1 : bucket.find(n)
+    if (bucket === undefined || slot < 0) return undefined
+    const iteration = bucket.iteration(slot)
+    const objectiveScores = bucket.objectives?.get(n!)
     return {
-      // every slot below the scores' length holds an output (possibly an undefined one, which an adapter may return)
-      output: bucket.outputs[slot] as O,
-      score,
+      // an adapter may return an undefined output: it is still a result
+      output: bucket.output(slot),
+      score: bucket.score(slot),
       ...(objectiveScores === undefined ? {} : { objectiveScores }),
       ...(iteration === undefined ? {} : { iteration })
     }
@@ -58,17 +55,15 @@ export class Entries<O> {
       bucket = new Bucket()
       this.buckets.set(candidate, bucket)
     }
-    let slot = bucket.slots.get(example)
-    if (slot === undefined) {
-      slot = bucket.scores.length
-      bucket.slots.set(example, slot)
+    const n = this.examples.of(example)
+    let slot = bucket.find(n)
+    if (slot < 0) {
+      slot = bucket.add(n)
       this.size++
     }
-    bucket.outputs[slot] = entry.output
-    bucket.scores[slot] = entry.score
-    bucket.iterations[slot] = entry.iteration
-    if (entry.objectiveScores !== undefined) (bucket.objectives ??= new Map()).set(slot, entry.objectiveScores)
-    else bucket.objectives?.delete(slot)
+    bucket.set(slot, entry.output, entry.score, entry.iteration)
+    if (entry.objectiveScores !== undefined) (bucket.objectives ??= new Map()).set(n, entry.objectiveScores)
+    else bucket.objectives?.delete(n)
   }
 }
 
