@@ -32,6 +32,17 @@ describe("early rejection", () => {
     )
   })
 
+  it("names how many examples a child was judged on, with one string per count kept for every line", () => {
+    const split = Early.split(settings(Acceptance.strictImprovement), ["a", "b", "c"], [1, 0, 1])!
+    const reason = Early.rejectionReason(split)
+    assert.strictEqual(reason, "rejected after 1 of 3 minibatch examples: perfect scores on the other 2 could not beat the parent")
+    assert.strictEqual(Early.rejectionReason({ open: ["x"], solved: ["y", "z"] }), reason)
+    assert.strictEqual(
+      Early.rejectionReason({ open: ["x", "y"], solved: ["z"] }),
+      "rejected after 2 of 3 minibatch examples: perfect scores on the other 1 could not beat the parent"
+    )
+  })
+
   it("does not apply to custom criteria, scores above the perfect score, or when turned off", () => {
     assert.isUndefined(Early.split(settings((b, a) => a[0]! > b[0]!), ["a", "b"], [1, 0]))
     assert.isUndefined(Early.split(settings(Acceptance.strictImprovement), ["a", "b"], [1.5, 0]))

@@ -58,7 +58,9 @@ export const split = (
     if (score === r.perfectScore) solved.push(id)
     else open.push(id)
   }
-  return solved.length === 0 ? undefined : { open, solved }
+  // copied to their exact sizes: a pushed-to array keeps room for about 16
+  // ids, and a rejected child's trace line keeps `open` for the whole run
+  return solved.length === 0 ? undefined : { open: open.slice(), solved: solved.slice() }
 }
 
 /**
@@ -91,3 +93,26 @@ export const combine = (
   // the split partitions `ids`: every id is open or solved
   return ids.map((id) => defined(byId.get(id), "the score of a minibatch example"))
 }
+
+/**
+ * The reason a trace line gives for a child rejected early. One string per
+ * (open, total) pair, kept for the process: a run rejects hundreds of
+ * children this way and keeps every line, and a string built each time is a
+ * tree of a few concatenations that the young generation copies twice
+ * before it settles. Minibatches are small, so the pairs are few; past a
+ * thousand of them the reason is built each time.
+ *
+ * @internal
+ */
+export const rejectionReason = (split: Split): string => {
+  const open = split.open.length
+  const total = open + split.solved.length
+  const key = open * 0x10000 + total
+  const known = reasons.get(key)
+  if (known !== undefined) return known
+  const reason = `rejected after ${open} of ${total} minibatch examples: perfect scores on the other ${split.solved.length} could not beat the parent`
+  if (reasons.size < 1000 && total < 0x10000) reasons.set(key, reason)
+  return reason
+}
+
+const reasons = new Map<number, string>()

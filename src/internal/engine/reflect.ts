@@ -258,7 +258,7 @@ export const reflect = <D, T, O>(
           Ledger.sum([paid.spent, first?.spent ?? 0]),
           first === undefined ? paid.failures : addFailures(paid.failures, first.failures),
           usage,
-          `rejected after ${split.open.length} of ${ids.length} minibatch examples: perfect scores on the other ${split.solved.length} could not beat the parent`
+          Early.rejectionReason(split)
         )
       }
       const rest = yield* evaluateChild(split.solved)

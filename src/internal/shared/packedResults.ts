@@ -5,7 +5,7 @@
  * Every entry takes three cells of one array, in the order of its example's
  * number (a binary search finds one): the example's number, the output and
  * the paying iteration; its score is in a second array, where a fractional
- * score is held unboxed. Both start with room for four entries and grow
+ * score is held unboxed. Both start with room for two entries and grow
  * exactly sized (see `grownCapacity`). Most candidates are children rejected
  * on a minibatch of a few examples, and they keep their handful of entries
  * for the whole run: the two arrays hold three of them in under 300 bytes,
@@ -36,8 +36,8 @@ const grownCapacity = (capacity: number): number => capacity < 16 ? capacity * 2
  * @internal
  */
 export class PackedResults<O> {
-  private cells: Array<unknown> = new Array(stride * 4)
-  private scores: Array<number> = new Array(4)
+  private cells: Array<unknown> = new Array(stride * 2)
+  private scores: Array<number> = new Array(2)
   private count = 0
   /** how many entries it holds */
   get size(): number {
