@@ -46,13 +46,16 @@ describe("EvaluationCache batch API", () => {
   it("reads what was written, in any order of examples and candidates (against a plain map)", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({
-          c: fc.integer({ min: 0, max: 3 }),
-          id: fc.integer({ min: 0, max: 40 }),
-          iteration: fc.integer({ min: 0, max: 5 }),
-          // entries kept whole beside the packed ones, which must follow their example as others are inserted before it
-          whole: fc.boolean()
-        })),
+        fc.array(
+          fc.record({
+            c: fc.integer({ min: 0, max: 3 }),
+            id: fc.integer({ min: 0, max: 40 }),
+            iteration: fc.integer({ min: 0, max: 5 }),
+            // entries kept whole beside the packed ones, which must follow their example as others are inserted before it
+            whole: fc.boolean()
+          }),
+          { maxLength: 300, size: "max" }
+        ),
         (writes) => {
           const cache = EvaluationCache.memory<string>()
           const batch = defined(EvaluationCache.batchOf(cache))

@@ -7,26 +7,30 @@ import { ExampleNumbers, PackedResults } from "../src/internal/shared/packedResu
 describe("PackedResults", () => {
   it("finds every entry added, in any order of examples, across its growth (against a plain map)", () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ example: fc.integer({ min: 0, max: 200 }), score: fc.double({ noNaN: true }) })), (writes) => {
-        const packed = new PackedResults<string>()
-        const model = new Map<number, { output: string; score: number; iteration: number }>()
-        writes.forEach(({ example, score }, n) => {
-          const found = packed.find(example)
-          const slot = found < 0 ? packed.add(example) : found
-          packed.set(slot, `o${n}`, score, n)
-          model.set(example, { output: `o${n}`, score, iteration: n })
-        })
-        expect(packed.size).toBe(model.size)
-        for (let example = 0; example <= 200; example++) {
-          const slot = packed.find(example)
-          const expected = model.get(example)
-          if (expected === undefined) expect(slot).toBe(-1)
-          else {
-            expect(packed.example(slot)).toBe(example)
-            expect({ output: packed.output(slot), score: packed.score(slot), iteration: packed.iteration(slot) }).toEqual(expected)
+      // up to 500 writes: past 16 entries a bucket finds its examples through their sorted positions
+      fc.property(
+        fc.array(fc.record({ example: fc.integer({ min: 0, max: 200 }), score: fc.double({ noNaN: true }) }), { maxLength: 500, size: "max" }),
+        (writes) => {
+          const packed = new PackedResults<string>()
+          const model = new Map<number, { output: string; score: number; iteration: number }>()
+          writes.forEach(({ example, score }, n) => {
+            const found = packed.find(example)
+            const slot = found < 0 ? packed.add(example) : found
+            packed.set(slot, `o${n}`, score, n)
+            model.set(example, { output: `o${n}`, score, iteration: n })
+          })
+          expect(packed.size).toBe(model.size)
+          for (let example = 0; example <= 200; example++) {
+            const slot = packed.find(example)
+            const expected = model.get(example)
+            if (expected === undefined) expect(slot).toBe(-1)
+            else {
+              expect(packed.example(slot)).toBe(example)
+              expect({ output: packed.output(slot), score: packed.score(slot), iteration: packed.iteration(slot) }).toEqual(expected)
+            }
           }
         }
-      }),
+      ),
       { numRuns: 200 }
     )
   })
@@ -41,12 +45,15 @@ describe("a run directory's entries", () => {
   it("keep the latest result per candidate and example, objective scores by example (against a plain map)", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({
-          candidate: fc.constantFrom("c0", "c1", "c2"),
-          example: fc.integer({ min: 0, max: 30 }),
-          objectives: fc.boolean(),
-          iteration: fc.option(fc.integer({ min: 0, max: 9 }), { nil: undefined })
-        })),
+        fc.array(
+          fc.record({
+            candidate: fc.constantFrom("c0", "c1", "c2"),
+            example: fc.integer({ min: 0, max: 30 }),
+            objectives: fc.boolean(),
+            iteration: fc.option(fc.integer({ min: 0, max: 9 }), { nil: undefined })
+          }),
+          { maxLength: 200, size: "max" }
+        ),
         (writes) => {
           const entries = new Entries<string | undefined>()
           const model = new Map<string, { output: string | undefined; score: number; objectiveScores?: ObjectiveScores; iteration?: number }>()
