@@ -238,11 +238,12 @@ const replacesAt = (existing: number | undefined, next: number | undefined): boo
  * An in-memory cache, optionally pre-filled (for example from a run
  * directory's cache file).
  *
- * Entries are held per candidate, packed in two arrays in the order of
- * their examples (each example's content hash numbered once), so an entry
- * costs four array cells, not a key string or a map slot of its own: a long
- * run keeps about a million of them, and most candidates keep only the
- * handful of a rejected child's minibatch.
+ * Entries are held per candidate, packed in two arrays (each example's
+ * content hash numbered once), so an entry costs four array cells, not a key
+ * string or a map slot of its own: a long run keeps about a million of them,
+ * and most candidates keep only the handful of a rejected child's
+ * minibatch. An entry whose output is `undefined` (an adapter may return
+ * one) is a hit like any other.
  *
  * @since 0.1.0
  * @category constructors

@@ -24,6 +24,15 @@ describe("EvaluationCache batch API", () => {
       expect(yield* cache.size).toBe(1)
     }))
 
+  it.effect("an entry whose output is undefined is a hit", () =>
+    Effect.gen(function*() {
+      const cache = EvaluationCache.memory<string | undefined>()
+      yield* cache.set(key("1"), { output: undefined, score: 0.5, iteration: 2 })
+      const hit = yield* cache.get(key("1"))
+      expect(Option.isSome(hit)).toBe(true)
+      expect(Option.getOrThrow(hit)).toEqual({ output: undefined, score: 0.5, iteration: 2 })
+    }))
+
   it.effect("an entry kept without its output serves its score to getScores and peek, and is absent for get and getMany", () =>
     Effect.gen(function*() {
       const cache = EvaluationCache.memory<string>(undefined, { keepOutput: (k, v) => k.id === "1" || v.score > 0.5 })
