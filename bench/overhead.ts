@@ -9,7 +9,8 @@
  * minus the adapter's and the model's own time, as the task's timers count
  * them), CPU time per metric call (user + system: GC threads included), and
  * garbage collection's share of the wall time (the pauses Node reports to a
- * `gc` PerformanceObserver). `--telemetry off` runs with `telemetry: false`
+ * `gc` PerformanceObserver); the table gives that share's median over runs
+ * and its value over all runs pooled. `--telemetry off` runs with `telemetry: false`
  * (the default keeps Effect's spans and metrics on). Options: `--seeds N`
  * (seeds 0..N-1, default 5), `--budget N` (default 2000), `--json FILE`,
  * `--steady N` (default 20, 0 to skip), `--processes N` (default 1).
@@ -173,7 +174,24 @@ const childArgs = (argv: ReadonlyArray<string>): Array<string> => {
   return out
 }
 
-/** The markdown table of `rows`: medians with their range over runs, and each process's median when there are several. */
+/**
+ * The collector's share of the wall over all `rows` together: their GC time
+ * over their wall time. Steadier than the median of each run's share, which
+ * swings with whether a run of 2,000 calls happened to hold one scavenge
+ * more or less (on Node 24 a run often holds none).
+ */
+export const pooledGcShare = (rows: ReadonlyArray<Pick<OverheadRow, "gcShare" | "wallUsPerCall" | "metricCalls">>): number => {
+  let gc = 0
+  let wall = 0
+  for (const r of rows) {
+    const runWall = r.wallUsPerCall * r.metricCalls
+    gc += r.gcShare * runWall
+    wall += runWall
+  }
+  return wall === 0 ? 0 : gc / wall
+}
+
+/** The markdown table of `rows`: medians with their range over runs, the pooled GC share, and each process's median when there are several. */
 export const table = (
   rows: ReadonlyArray<OverheadRow>,
   heading: { readonly budget: number; readonly seeds: number; readonly telemetry: boolean; readonly steady: number; readonly processes: number }
@@ -185,10 +203,10 @@ export const table = (
       heading.telemetry ? "on" : "off"
     }${several ? `, ${heading.processes} processes` : ""})`,
     "",
-    `| task | phase | wall µs per metric call | engine µs per call | CPU µs per call | GC share of wall | of which scavenges | runs |${
+    `| task | phase | wall µs per metric call | engine µs per call | CPU µs per call | GC share of wall | of which scavenges | GC share, all runs pooled | runs |${
       several ? " engine µs per call, median of each process |" : ""
     }`,
-    `|---|---|---|---|---|---|---|---|${several ? "---|" : ""}`
+    `|---|---|---|---|---|---|---|---|---|${several ? "---|" : ""}`
   ]
   const tasksSeen = [...new Set(rows.map((r) => r.task))]
   for (const name of tasksSeen) {
@@ -210,7 +228,7 @@ export const table = (
           range((x) => x.engineUsPerCall)
         } | ${range((x) => x.cpuUsPerCall)} | ${range((x) => x.gcShare * 100)}% | ${
           r.every((x) => x.scavengeShare !== undefined) ? `${range((x) => (x.scavengeShare ?? 0) * 100)}%` : "–"
-        } | ${r.length} |${perProcess}`
+        } | ${f(pooledGcShare(r) * 100)}% | ${r.length} |${perProcess}`
       )
     }
   }

@@ -95,9 +95,18 @@ describe("bench", () => {
     expect(text).toContain("| 2x16 | steady (after 3 runs) | 62.0 (41.0-85.0) | 61.0 (40.0-84.0) |")
     expect(text).toContain("| 4 | 41.0 / 82.0 |")
     // rows recorded before scavenges were measured show none
-    expect(text).toContain("| 20.0 (20.0-20.0)% | – | 4 |")
+    expect(text).toContain("| 20.0 (20.0-20.0)% | – | 20.0% | 4 |")
     const measured = Overhead.table([{ ...row(0, 40), scavengeShare: 0.15 }], { budget: 100, seeds: 1, telemetry: true, steady: 3, processes: 1 })
-    expect(measured).toContain("| 20.0 (20.0-20.0)% | 15.0 (15.0-15.0)% | 1 |")
+    expect(measured).toContain("| 20.0 (20.0-20.0)% | 15.0 (15.0-15.0)% | 20.0% | 1 |")
+    // pooled: each run's GC time over all the runs' wall, so a long run weighs more than a short one
+    const pooled = Overhead.table([{ ...row(0, 40), gcShare: 0.1 }, { ...row(0, 40), gcShare: 0.2, metricCalls: 300 }], {
+      budget: 100,
+      seeds: 2,
+      telemetry: true,
+      steady: 3,
+      processes: 1
+    })
+    expect(pooled).toContain("| 15.0 (10.0-20.0)% | – | 17.5% | 2 |")
     expect(Overhead.table([row(0, 40)], { budget: 100, seeds: 1, telemetry: true, steady: 3, processes: 1 })).not.toContain("each process")
     await expect(Overhead.main(["overhead", "--processes", "0"])).rejects.toThrow(/^--processes: expected a whole number of at least 1, got 0$/)
     await expect(Overhead.main(["overhead", "--task", "9x9"])).rejects.toThrow(/^--task: expected one of/)
