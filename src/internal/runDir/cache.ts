@@ -37,10 +37,11 @@ export class Entries<O> {
   get(candidate: string, example: string): EvaluationCache.CachedEvaluation<O> | undefined {
     const bucket = this.buckets.get(candidate)
     const n = this.examples.get(example)
-    const slot = bucket === undefined || n === undefined ? -1 : bucket.find(n)
-    if (bucket === undefined || slot < 0) return undefined
+    if (bucket === undefined || n === undefined) return undefined
+    const slot = bucket.find(n)
+    if (slot < 0) return undefined
     const iteration = bucket.iteration(slot)
-    const objectiveScores = bucket.objectives?.get(n!)
+    const objectiveScores = bucket.objectives?.get(n)
     return {
       // an adapter may return an undefined output: it is still a result
       output: bucket.output(slot),
@@ -87,16 +88,10 @@ export interface CacheIndex<O> {
   readonly shadowed: Map<string, Map<number, EvaluationCache.CachedEvaluation<O>>>
 }
 
-/** A key string split into its candidate hash and its example part (shared strings: one per example). */
-const splitKey = (k: string, examples: Map<string, string>): readonly [string, string] => {
+/** A key string split into its candidate hash and its example part (`Entries` numbers the example parts once). */
+const splitKey = (k: string): readonly [string, string] => {
   const cut = k.indexOf("\u0000")
-  const part = k.slice(cut + 1)
-  let example = examples.get(part)
-  if (example === undefined) {
-    example = part
-    examples.set(part, part)
-  }
-  return [k.slice(0, cut), example]
+  return [k.slice(0, cut), k.slice(cut + 1)]
 }
 
 const exampleOf = (key: EvaluationCache.CacheKey): string => key.contentHash ?? `${key.split}\u0000${key.id}`
@@ -128,12 +123,11 @@ export const emptyIndex = <O>(): CacheIndex<O> => ({ entries: new Entries(), pay
 /** Reads `cache.jsonl`'s lines; unreadable lines (a crash mid-append) are skipped. */
 export const parseCache = <O>(text: string): CacheIndex<O> => {
   const index = emptyIndex<O>()
-  const examples = new Map<string, string>()
   for (const line of text.split("\n")) {
     const parsed = parseJsonLine(line)
     if (!isCacheLine(parsed)) continue
     const k = sharedKey(parsed.k)
-    const [candidate, example] = splitKey(k, examples)
+    const [candidate, example] = splitKey(k)
     const entry: EvaluationCache.CachedEvaluation<O> = {
       // outputs are the JSON values the run stored
       output: parsed.output as O,
