@@ -5,21 +5,23 @@
  * examples score the fallback and carry the error, and are never cached (nor
  * are examples the adapter reports in `errors`). An unrecoverable model
  * failure (`ModelUnrecoverable`) is the exception: it is not retried and
- * fails the evaluation at once.
+ * fails the evaluation at once. The adapter's call and its classification
+ * are in `adapterCall.ts`, the write-ahead budget in `reservation.ts`.
  *
  * @internal
  */
-import { Deferred, Duration, Effect, FiberId, Option, type Schedule } from "effect"
+import { type Duration, Effect, Option, type Schedule } from "effect"
 import type { Adapter } from "../../Adapter.js"
 import * as Candidate from "../../Candidate.js"
 import type { DataLoader, DataLoaderError } from "../../DataLoader.js"
-import { AdapterContractError, type AdapterError, EvaluationTimeout, ModelUnrecoverable, type PersistenceError } from "../../Errors.js"
+import { AdapterContractError, type AdapterError, type EvaluationTimeout, type ModelUnrecoverable, type PersistenceError } from "../../Errors.js"
 import type { EvaluationBatch, ObjectiveScores } from "../../EvaluationBatch.js"
 import { batchOf, type CacheKey, type CachedEvaluation, type EvaluationCache, type Split } from "../../EvaluationCache.js"
-import { unrecoverable } from "../../LanguageModel.js"
+import * as AdapterCall from "./adapterCall.js"
 import { contractBreach } from "./adapterContract.js"
 import * as CacheAccess from "./cacheAccess.js"
 import * as Ledger from "./ledger.js"
+import * as Reservation from "./reservation.js"
 import * as Secrets from "../../Secrets.js"
 
 /** @internal */
@@ -200,47 +202,12 @@ export const evaluate = <D, T, O>(
     const size = pool.chunkSize
     const chunkCount = Math.ceil(toRun.length / size)
 
-    // The write-ahead budget: a call is on record before it starts. Calls are
-    // reserved in blocks (taken by the chunk that needs one, while it holds
-    // its permit, at least half the evaluation): one or two durable appends
-    // per evaluation, and a crash is charged at most the block's calls that
-    // had not started. An evaluation that ends early (a pause, an
-    // unrecoverable failure) gives back what it reserved and never started.
-    const reserve = pool.reserve !== undefined && toRun.length > 0 ? pool.reserve : undefined
-    const record = Ledger.writeAhead(toRun.length, Math.max(pool.reserveBlock ?? 1, Math.ceil(toRun.length / 2)))
-    // The append of the latest block, while it is under way: a chunk the
-    // block covers, admitted meanwhile by another worker, waits for it too
-    // (its call must not start before the kernel has the block), and once
-    // it is written, every earlier block is too (one log, written in order).
-    let writing: Deferred.Deferred<void, PersistenceError> | undefined
-    const reserveFor = (calls: number): Effect.Effect<void, PersistenceError> =>
-      Effect.suspend(() => {
-        // a chunk is admitted before its call starts
-        const more = record.admit(calls)
-        if (reserve === undefined) return Effect.void
-        if (more === 0) return writing === undefined ? Effect.void : Deferred.await(writing)
-        // made and published in the same step as the admission (unsafely, not
-        // through an effect): no other worker may run between the two
-        const done = Deferred.unsafeMake<void, PersistenceError>(FiberId.none)
-        writing = done
-        // (done however the append ends, an interruption included: the chunks waiting for it learn it)
-        return Effect.onExit(reserve(request.iteration ?? 0, more), (exit) =>
-          Effect.sync(() => {
-            if (writing === done) writing = undefined
-            Deferred.unsafeDone(done, exit)
-          }))
-      })
+    // the write-ahead budget: a call is on record before it starts
+    const reservation = Reservation.make(pool.reserve, request.iteration ?? 0, toRun.length, pool.reserveBlock ?? 1)
+    const admit = reservation.admit
 
+    // an unrecoverable model failure fails the evaluation: see `AdapterCall`
     let fatal: ModelUnrecoverable | undefined
-    // an unrecoverable model failure is neither timed out nor retried: no
-    // retry can fix it, and it fails the whole evaluation (and so the run)
-    // instead of scoring the fallback. It is a `ModelUnrecoverable`, or an
-    // `AdapterError` whose cause is a task-model error no retry can fix (a
-    // custom adapter that wrapped an `LlmAuthenticationError`, say).
-    const classify = (e: AdapterError | ModelUnrecoverable): Effect.Effect<never, AdapterError | ModelUnrecoverable> => {
-      if (e instanceof ModelUnrecoverable) return Effect.fail(e)
-      return Option.match(unrecoverable(e.cause, "task"), { onSome: Effect.fail, onNone: () => Effect.fail(e) })
-    }
     // a cache written at once (in memory): no effect per chunk
     const write = cache === undefined ? undefined : batchOf(cache)?.write
     // A cache written through an effect (a run folder's appends its lines to
@@ -306,26 +273,9 @@ export const evaluate = <D, T, O>(
       lastWrite = now
       return release()
     }
-    // a failure is classified once: before the timeout and retries when
-    // there are any (a retry must see an unrecoverable failure as one),
-    // otherwise where the result is handled, one step fewer per call
-    const wrapped = pool.timeout !== undefined || pool.retry !== undefined
+    const wrapped = AdapterCall.isWrapped(pool)
     const options = { captureTraces: request.captureTraces }
-    const callOf = (batch: ReadonlyArray<D>): Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable> => {
-      const raw = Effect.suspend(() => pool.adapter.evaluate(batch, candidate, options))
-      let call: Effect.Effect<EvaluationBatch<T, O>, AdapterError | EvaluationTimeout | ModelUnrecoverable> = Effect.catchAll(raw, classify)
-      if (pool.timeout !== undefined) {
-        const millis = Duration.toMillis(pool.timeout)
-        call = Effect.timeoutFail(call, { duration: pool.timeout, onTimeout: () => new EvaluationTimeout({ call: request.call, millis }) })
-      }
-      if (pool.retry !== undefined) {
-        call = Effect.retry(call, {
-          schedule: pool.retry as Schedule.Schedule<unknown, AdapterError | EvaluationTimeout | ModelUnrecoverable>,
-          while: (e) => !(e instanceof ModelUnrecoverable)
-        })
-      }
-      return call
-    }
+    const callOf = wrapped ? AdapterCall.wrapped(pool, candidate, options, request.call) : undefined
     if (chunkCount > 0) {
       let next = 0
       type Failure = AdapterContractError | PersistenceError | ModelUnrecoverable
@@ -346,13 +296,8 @@ export const evaluate = <D, T, O>(
         // runs under a permit taken by the worker, before the timeout starts:
         // queueing time must not count against the call. Once a call failed
         // unrecoverably, chunks not started yet do not start: the evaluation is over.
-        const onFailure = (e: AdapterError | EvaluationTimeout | ModelUnrecoverable): Effect.Effect<void, Failure> => {
-          const failure = e instanceof ModelUnrecoverable
-            ? e
-            : !wrapped
-            // unwrapped, the failure is the adapter's own: classified here as `classify` would
-            ? Option.getOrUndefined(unrecoverable((e as AdapterError).cause, "task"))
-            : undefined
+        const onFailure = (e: AdapterCall.CallError): Effect.Effect<void, Failure> => {
+          const failure = AdapterCall.fatalOf(e, wrapped)
           if (failure !== undefined) {
             fatal ??= failure
             return Effect.fail(failure)
@@ -369,10 +314,10 @@ export const evaluate = <D, T, O>(
         const handlers = { onFailure, onSuccess }
         // paid once the call starts (retries of the same examples are not new metric calls)
         const call = (batch: ReadonlyArray<D>) => {
-          record.start(to - from)
+          reservation.start(to - from)
           return Effect.matchEffect(
             // (called inside a suspension or a handler: a throw is a defect either way)
-            wrapped ? callOf(batch) : pool.adapter.evaluate(batch, candidate, options),
+            callOf !== undefined ? callOf(batch) : pool.adapter.evaluate(batch, candidate, options),
             handlers
           )
         }
@@ -394,7 +339,7 @@ export const evaluate = <D, T, O>(
           const batch: Array<D> = new Array(to - from)
           for (let k = from; k < to; k++) batch[k - from] = examples[k]!
           // the handlers go on to `onward`
-          return reserve === undefined ? call(batch) : Effect.zipRight(reserveFor(to - from), Effect.suspend(() => call(batch)))
+          return admit === undefined ? call(batch) : Effect.zipRight(admit(to - from), Effect.suspend(() => call(batch)))
         }
         return Effect.suspend(nextChunk)
       }
@@ -432,10 +377,7 @@ export const evaluate = <D, T, O>(
           // (after a success the held results were written above; a failed write fails the evaluation)
           (exit) => (exit._tag === "Success" ? Effect.void : Effect.ignore(Effect.suspend(() => release() ?? Effect.void)))
         )
-      yield* reserve === undefined ? written : Effect.onExit(written, () => {
-        const unused = record.unused()
-        return unused > 0 ? Effect.ignore(reserve(request.iteration ?? 0, -unused)) : Effect.void
-      })
+      yield* admit === undefined ? written : Effect.onExit(written, reservation.giveBack)
     }
     // a repeated id: same outcome as its first occurrence
     for (let i = 0; i < ids.length; i++) if (outcomes[i] === undefined) outcomes[i] = outcomes[firstOf.get(ids[i]!)!]!
