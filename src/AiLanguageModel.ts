@@ -52,6 +52,7 @@ import {
 } from "./LanguageModel.js"
 import { isRecord } from "./internal/shared/fields.js"
 import * as internal from "./internal/models/call.js"
+import * as retry from "./internal/models/retry.js"
 import { statusFailure } from "./internal/models/statusFailure.js"
 import * as Secrets from "./Secrets.js"
 import { instrumentModel, type ModelRole } from "./Telemetry.js"
@@ -170,7 +171,7 @@ interface ClassifyContext {
   readonly scrub: (text: string) => string
 }
 
-const classify = (ctx: ClassifyContext, error: AiError.AiError, nowMillis: number): internal.AttemptFailure => {
+const classify = (ctx: ClassifyContext, error: AiError.AiError, nowMillis: number): retry.AttemptFailure => {
   const { model } = ctx
   const detailOf = (text: string) => internal.oneLine(ctx.scrub, text)
   switch (error._tag) {
@@ -204,7 +205,7 @@ const classify = (ctx: ClassifyContext, error: AiError.AiError, nowMillis: numbe
         }
       }
       const headers = error.response.headers
-      const after = Option.getOrUndefined(internal.parseRetryAfter((name) => headers[name] ?? null, nowMillis))
+      const after = Option.getOrUndefined(retry.parseRetryAfter((name) => headers[name] ?? null, nowMillis))
       const code = bodyCode(error.body)
       return statusFailure({
         model,
@@ -301,7 +302,7 @@ export const fromService = (
       : yield* internal.makeRateLimiter(policy.rateLimit.requests, policy.rateLimit.intervalMillis)
     const { timeoutMillis } = policy
 
-    const attempt = (prompt: Prompt): Effect.Effect<Completion, internal.AttemptFailure> => {
+    const attempt = (prompt: Prompt): Effect.Effect<Completion, retry.AttemptFailure> => {
       const call = Effect.flatMap(Clock.currentTimeMillis, (now) =>
         // the provider's spans and logs would carry the server's words as they are
         internal.sealed(service.generateText({ prompt: toAiPrompt(prompt) })).pipe(
@@ -311,7 +312,7 @@ export const fromService = (
           // provider's HTTP client, which aborts the request
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMillis),
-            onTimeout: (): internal.AttemptFailure => ({
+            onTimeout: (): retry.AttemptFailure => ({
               error: new LlmTimeout({ model, millis: timeoutMillis }),
               retryable: true
             })
@@ -333,7 +334,7 @@ export const fromService = (
       return semaphore.withPermits(1)(Effect.zipRight(awaitSlot, call))
     }
 
-    const schedule = internal.retrySchedule(policy, model)
+    const schedule = retry.retrySchedule(policy, model)
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
       // no span of its own: the call's one span is `gepa.model` (see
       // `Telemetry.instrumentModel`), which reads the retries and provider

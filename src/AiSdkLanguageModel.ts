@@ -40,6 +40,7 @@ import { Clock, Duration, Effect, Layer, Redacted } from "effect"
 import { ConfigError } from "./Errors.js"
 import * as wire from "./internal/models/aiSdkWire.js"
 import * as internal from "./internal/models/call.js"
+import * as retry from "./internal/models/retry.js"
 import { type Completion, type LanguageModel, type LlmError, LlmTimeout, type Prompt, ReflectionModel, TaskModel } from "./LanguageModel.js"
 import * as Secrets from "./Secrets.js"
 import { instrumentModel, type ModelRole } from "./Telemetry.js"
@@ -216,9 +217,9 @@ export const make = (model: Model, options: Options = {}): Effect.Effect<Languag
       : yield* internal.makeRateLimiter(policy.rateLimit.requests, policy.rateLimit.intervalMillis)
     const { timeoutMillis } = policy
     // a server that never answered and refuses connections is not retried for long
-    const reachability = internal.makeReachability()
+    const reachability = retry.makeReachability()
 
-    const attempt = (prompt: Prompt): Effect.Effect<Completion, internal.AttemptFailure> => {
+    const attempt = (prompt: Prompt): Effect.Effect<Completion, retry.AttemptFailure> => {
       const call = Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.tryPromise({
           // doGenerate has no retries of its own; the signal fires when the
@@ -233,7 +234,7 @@ export const make = (model: Model, options: Options = {}): Effect.Effect<Languag
         })).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMillis),
-            onTimeout: (): internal.AttemptFailure => ({ error: new LlmTimeout({ model: name, millis: timeoutMillis }), retryable: true })
+            onTimeout: (): retry.AttemptFailure => ({ error: new LlmTimeout({ model: name, millis: timeoutMillis }), retryable: true })
           }),
           Effect.flatMap((result) => wire.toCompletion(ctx, policy.price, result))
         )
@@ -242,7 +243,7 @@ export const make = (model: Model, options: Options = {}): Effect.Effect<Languag
       return semaphore.withPermits(1)(Effect.zipRight(awaitSlot, call))
     }
 
-    const schedule = internal.retrySchedule(policy, name)
+    const schedule = retry.retrySchedule(policy, name)
     const complete = (prompt: Prompt): Effect.Effect<Completion, LlmError> =>
       // no span of its own: the call's one span is `gepa.model` (see
       // `Telemetry.instrumentModel`), which reads the retries and provider

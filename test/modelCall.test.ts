@@ -2,23 +2,24 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, Random, TestClock } from "effect"
 import * as fc from "fast-check"
 import * as internal from "../src/internal/models/call.js"
+import * as Retry from "../src/internal/models/retry.js"
 import { LlmBadRequest, LlmRateLimited, LlmTransportError } from "../src/LanguageModel.js"
 
 const policy = { maxRetries: 3, retryBaseDelayMillis: 100, maxRetryDelayMillis: 1000 }
-const transient: internal.AttemptFailure = {
+const transient: Retry.AttemptFailure = {
   error: new LlmTransportError({ model: "m", detail: "reset" }),
   retryable: true
 }
 
 /** Runs an always-failing attempt under the schedule; returns the attempt times. */
-const attemptTimes = (failure: internal.AttemptFailure, p = policy) =>
+const attemptTimes = (failure: Retry.AttemptFailure, p = policy) =>
   Effect.gen(function*() {
     const times: Array<number> = []
     const attempt = Effect.flatMap(TestClock.currentTimeMillis, (now) => {
       times.push(now)
       return Effect.fail(failure)
     })
-    const fiber = yield* Effect.fork(Effect.either(Effect.retry(attempt, internal.retrySchedule(p, "m"))))
+    const fiber = yield* Effect.fork(Effect.either(Effect.retry(attempt, Retry.retrySchedule(p, "m"))))
     yield* TestClock.adjust("1 hour")
     const result = yield* Fiber.join(fiber)
     return { times, result }
@@ -28,7 +29,7 @@ describe("retry schedule", () => {
   it("backoff doubles, is capped and jittered between half and all of it; Retry-After wins", () =>
     fc.assert(fc.property(fc.nat(12), fc.option(fc.nat(5000), { nil: undefined }), (retry, after) => {
       const failure = { ...transient, retryAfterMillis: after }
-      const delay = internal.retryDelayMillis(policy, retry, failure)
+      const delay = Retry.retryDelayMillis(policy, retry, failure)
       if (after !== undefined) return delay === after
       const full = Math.min(1000, 100 * 2 ** retry)
       return delay >= full / 2 && delay <= full
@@ -74,12 +75,12 @@ describe("retry schedule", () => {
   it("Retry-After headers: milliseconds, seconds and HTTP dates", () => {
     const get = (h: Record<string, string>) => (name: string) => h[name]
     const now = Date.parse("2025-01-01T00:00:00Z")
-    expect(internal.parseRetryAfter(get({ "retry-after-ms": "250" }), now)).toEqual(Option.some(250))
-    expect(internal.parseRetryAfter(get({ "retry-after": "3" }), now)).toEqual(Option.some(3000))
-    expect(internal.parseRetryAfter(get({ "retry-after": "Wed, 01 Jan 2025 00:00:05 GMT" }), now)).toEqual(
+    expect(Retry.parseRetryAfter(get({ "retry-after-ms": "250" }), now)).toEqual(Option.some(250))
+    expect(Retry.parseRetryAfter(get({ "retry-after": "3" }), now)).toEqual(Option.some(3000))
+    expect(Retry.parseRetryAfter(get({ "retry-after": "Wed, 01 Jan 2025 00:00:05 GMT" }), now)).toEqual(
       Option.some(5000)
     )
-    expect(internal.parseRetryAfter(get({ "retry-after": "later" }), now)).toEqual(Option.none())
+    expect(Retry.parseRetryAfter(get({ "retry-after": "later" }), now)).toEqual(Option.none())
   })
 
   it.effect("the rate limiter keeps at most `requests` starts in any window", () =>

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger } from "effect"
-import * as internal from "../../src/internal/models/call.js"
+import * as retry from "../../src/internal/models/retry.js"
 import { LlmTransportError } from "../../src/LanguageModel.js"
 
 const refused = new LlmTransportError({ model: "task", endpoint: "127.0.0.1:1", detail: "fetch failed (ECONNREFUSED)", code: "ECONNREFUSED" })
 const policy = { maxRetries: 4, retryBaseDelayMillis: 1000, maxRetryDelayMillis: 60_000 }
 
-const attempts = (failure: internal.AttemptFailure) =>
+const attempts = (failure: retry.AttemptFailure) =>
   Effect.gen(function*() {
     const logs: Array<string> = []
     let calls = 0
@@ -14,7 +14,7 @@ const attempts = (failure: internal.AttemptFailure) =>
     const started = Date.now()
     yield* Effect.either(Effect.retry(
       Effect.suspend(() => (calls++, Effect.fail(failure))),
-      internal.retrySchedule(policy, "task", "http://127.0.0.1:1/v1")
+      retry.retrySchedule(policy, "task", "http://127.0.0.1:1/v1")
     )).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
     return { calls, logs, millis: Date.now() - started }
   })
@@ -24,7 +24,7 @@ describe("model call retries", () => {
     "a server never reached gets 3 short retries, each one warning line naming the base URL and the cause; none for the retry that does not happen",
     () =>
       Effect.gen(function*() {
-        const reach = internal.makeReachability()
+        const reach = retry.makeReachability()
         const marked = reach.mark({ error: refused, retryable: true })
         expect(marked.unreached).toBe(true)
         const r = yield* attempts(marked)
@@ -41,11 +41,11 @@ describe("model call retries", () => {
   )
 
   it("once the server has answered, a refused connection is retried as usual", () => {
-    const reach = internal.makeReachability()
+    const reach = retry.makeReachability()
     reach.answered()
     expect(reach.mark({ error: refused, retryable: true }).unreached).toBeUndefined()
     // an HTTP status is an answer too
-    const other = internal.makeReachability()
+    const other = retry.makeReachability()
     other.mark({ error: new LlmTransportError({ model: "task", status: 502, detail: "bad gateway" }), retryable: true })
     expect(other.mark({ error: refused, retryable: true }).unreached).toBeUndefined()
   })

@@ -21,7 +21,8 @@ import {
   type Usage
 } from "../../LanguageModel.js"
 import { field, isRecord } from "../shared/fields.js"
-import { type AttemptFailure, costOf, endpointOf, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./call.js"
+import { costOf, endpointOf, oneLine, type Price, systemCodeOf } from "./call.js"
+import { type AttemptFailure, parseRetryAfter } from "./retry.js"
 import { statusFailure } from "./statusFailure.js"
 
 /** A JSON value, as the specification's provider options hold them (mutable, as the specification spells it). */

@@ -20,7 +20,8 @@ import {
   type Usage
 } from "../../LanguageModel.js"
 import { field, isRecord } from "../shared/fields.js"
-import { type AttemptFailure, oneLine, parseRetryAfter, type Price, systemCodeOf } from "./call.js"
+import { oneLine, type Price, systemCodeOf } from "./call.js"
+import { type AttemptFailure, parseRetryAfter } from "./retry.js"
 
 /** See `OpenAiLanguageModel.retryAfterMillis`. */
 export const retryAfterMillis = (

@@ -7,7 +7,7 @@
  * @internal
  */
 import { LlmAuthenticationError, LlmBadRequest, LlmModelNotFound, LlmRateLimited, LlmTransportError } from "../../LanguageModel.js"
-import type { AttemptFailure } from "./call.js"
+import type { AttemptFailure } from "./retry.js"
 
 /**
  * `detail` and `code` are already scrubbed and cut by the caller; `retryAfter`
