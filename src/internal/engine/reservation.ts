@@ -26,6 +26,8 @@ export interface Reservation {
   readonly giveBack: () => Effect.Effect<void>
 }
 
+const nothingToGiveBack = (): Effect.Effect<void> => Effect.void
+
 /**
  * The reservation of an evaluation of `calls` metric calls, through the
  * run's `reserve` (absent: nothing is written, calls are only counted).
@@ -40,9 +42,7 @@ export const make = (
 ): Reservation => {
   const record = Ledger.writeAhead(calls, Math.max(reserveBlock, Math.ceil(calls / 2)))
   const start = record.start
-  if (reserve === undefined || calls === 0) {
-    return { start, admit: undefined, giveBack: () => Effect.void }
-  }
+  if (reserve === undefined || calls === 0) return { start, admit: undefined, giveBack: nothingToGiveBack }
   // The append of the latest block, while it is under way: a chunk the
   // block covers, admitted meanwhile by another worker, waits for it too
   // (its call must not start before the kernel has the block), and once it
