@@ -73,15 +73,16 @@ export const wrapped = <D, T, O>(
 }
 
 /**
- * The unrecoverable failure in a failed call, if any: a wrapped call's was
- * classified already; an unwrapped call's failure is the adapter's own and
- * is classified here as `wrapped` would.
+ * The unrecoverable failure in a failed call, if any. `classified`: the
+ * call was wrapped (see `isWrapped`), so its failure was classified already;
+ * an unwrapped call's failure is the adapter's own and is classified here as
+ * `wrapped` would.
  *
  * @internal
  */
-export const fatalOf = (e: CallError, isWrapped: boolean): ModelUnrecoverable | undefined =>
+export const fatalOf = (e: CallError, classified: boolean): ModelUnrecoverable | undefined =>
   e instanceof ModelUnrecoverable
     ? e
-    : !isWrapped
+    : !classified
     ? Option.getOrUndefined(unrecoverable((e as AdapterError).cause, "task"))
     : undefined
