@@ -226,6 +226,24 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly reuseMinibatch?: boolean
   /**
+   * when a step validates one accepted child, start the next step at once
+   * with that child as its parent, while the child is validated, instead of
+   * waiting for its validation and selecting the next parent then. The
+   * validation, the slowest part of a step, then overlaps the next step's
+   * minibatch and reflection. The child always joins the pool (unless it was
+   * validated on what was left of the budget: then the next step waits), so
+   * only the parent of the step after an acceptance changes: the newest
+   * child, as the candidate most likely to improve further, instead of a
+   * Pareto draw. The default for a candidate of one component
+   * (`Strategy.defaultFor`), where it measured as good per budget and faster
+   * (bench/RESULTS.md); only for a candidate of one component, with one step in flight
+   * (`parallelProposals` 1) and `foldOrder: "plan"`. A stop condition that
+   * holds once the child is folded lets the step started on it finish.
+   *
+   * @since 0.3.0
+   */
+  readonly buildOnChild?: boolean
+  /**
    * the order finished proposals are folded into the state (default `"plan"`).
    * `"plan"`: in the order they were planned, through a reorder window, so a
    * deterministic adapter and model give the same result for the same seed

@@ -66,7 +66,13 @@ export type GepaEvent = Data.TaggedEnum<{
   OptimizationEnded: { readonly result: GepaResult; readonly state: GepaState }
   IterationStarted: { readonly iteration: number; readonly metricCalls: number }
   IterationEnded: { readonly iteration: number; readonly accepted: number; readonly state: GepaState }
-  CandidateSelected: { readonly iteration: number; readonly candidate: number; readonly score: number }
+  /**
+   * the parent of a proposal and its score on the validation set; for a
+   * parent still being validated (`Config.buildOnChild`, since 0.3.0),
+   * `validating` is set and `score` is its mean on the minibatch it was
+   * judged on
+   */
+  CandidateSelected: { readonly iteration: number; readonly candidate: number; readonly score: number; readonly validating?: true }
   MinibatchSampled: { readonly iteration: number; readonly ids: ReadonlyArray<string> }
   EvaluationStarted: { readonly iteration: number; readonly purpose: EvaluationPurpose; readonly size: number }
   EvaluationEnded: {

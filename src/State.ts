@@ -170,7 +170,13 @@ export const PendingProposal = Schema.Union(
      * minibatch before it (`rewritesPerMinibatch`; since 0.3): it reads the
      * records in an order rotated by this many. Absent: 0
      */
-    rewrite: Schema.optional(Schema.Number)
+    rewrite: Schema.optional(Schema.Number),
+    /**
+     * the iteration whose child is its parent (`Config.buildOnChild`; since
+     * 0.3): planned while that child was validated, before it joined the
+     * pool as candidate `parent`
+     */
+    onChildOf: Schema.optional(Schema.Number)
   }),
   Schema.TaggedStruct("Merge", {
     iteration: Schema.Number,

@@ -24,6 +24,8 @@ export interface Strategy {
   readonly stepWidth?: "fixed" | "adaptive"
   /** 1 when absent (see `Config.rewritesPerMinibatch`) */
   readonly rewritesPerMinibatch?: number
+  /** `false` when absent (see `Config.buildOnChild`) */
+  readonly buildOnChild?: boolean
 }
 
 /**
@@ -142,7 +144,8 @@ export const defaultFor = (components: number, search: SearchShape = {}): Strate
         proposalsPerStep: defaultRewritesPerMinibatch,
         proposalSampling: "same_minibatch",
         proposalSelection: "best",
-        rewritesPerMinibatch: defaultRewritesPerMinibatch
+        rewritesPerMinibatch: defaultRewritesPerMinibatch,
+        buildOnChild: true
       }
       // one record to reflect on (every rewrite would read the same prompt), or a budget of a few validations
       : { proposalsPerStep: defaultMaxProposalsPerStep, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive" }
@@ -166,5 +169,6 @@ export const format = (s: Strategy): string => {
   const rewrites = s.rewritesPerMinibatch !== undefined && s.rewritesPerMinibatch > 1 && s.proposalSampling === "same_minibatch"
     ? `, ${s.rewritesPerMinibatch} rewrites per minibatch`
     : ""
-  return `${width}, ${s.proposalSampling}${rewrites}, ${selection}`
+  const onChild = s.buildOnChild === true ? ", next step on the validated child" : ""
+  return `${width}, ${s.proposalSampling}${rewrites}, ${selection}${onChild}`
 }

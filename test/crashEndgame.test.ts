@@ -44,7 +44,9 @@ const cases: ReadonlyArray<Case> = [
     { budget, setting: "default" as const },
     { budget, setting: "wide" as const },
     // several rewrites of one minibatch's evidence (the one-component default's steps)
-    { budget, setting: "rewrites" as const }
+    { budget, setting: "rewrites" as const },
+    // the one-component default: the step after a validated child starts on it while it is validated
+    { budget, setting: "onChild" as const }
   ]),
   // adaptive steps widen once few proposals pass, which on this toy task comes late: a run that ends with nothing left to learn
   { budget: 600, setting: "adaptive" as const }

@@ -31,9 +31,13 @@ describe("the default strategy", () => {
       proposalsPerStep: 3,
       proposalSampling: "same_minibatch",
       proposalSelection: "best",
-      rewritesPerMinibatch: 3
+      rewritesPerMinibatch: 3,
+      buildOnChild: true
     })
-    assert.strictEqual(Strategy.format(Strategy.defaultFor(1)), "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best")
+    assert.strictEqual(
+      Strategy.format(Strategy.defaultFor(1)),
+      "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best, next step on the validated child"
+    )
     // an adaptive width reads as one
     assert.strictEqual(
       Strategy.format({ proposalsPerStep: 8, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive" }),
@@ -50,7 +54,7 @@ describe("the default strategy", () => {
   it.effect("is said at the run's start and saved in the run's settings; given settings win", () =>
     Effect.gen(function*() {
       for (
-        const [components, expected] of [[1, "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best"], [
+        const [components, expected] of [[1, "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best, next step on the validated child"], [
           4,
           "8 proposals per step, same_minibatch, combine"
         ]] as const

@@ -39,6 +39,12 @@ export interface Outcome<T, O> {
 export interface Pool<D, T, O> {
   readonly adapter: Adapter<D, T, O>
   readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * a permit served before those of `withPermit` (see `permits.ts`): a
+   * minibatch evaluation's, which the next reflection waits for, goes ahead
+   * of a validation's chunks. Absent: `withPermit`
+   */
+  readonly withFirstPermit?: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly chunkSize: number
   /** fibers an evaluation forks at most (the run's maxConcurrency: more could not hold a permit) */
   readonly workers: number
@@ -343,10 +349,12 @@ export const evaluate = <D, T, O>(
         }
         return Effect.suspend(nextChunk)
       }
+      // the chunks of an evaluation on the validation set wait behind any minibatch evaluation's
+      const withPermit = request.split === "train" ? pool.withFirstPermit ?? pool.withPermit : pool.withPermit
       const worker: Effect.Effect<void, Failure> = Effect.suspend(() =>
         next >= chunkCount
           ? Effect.void
-          : Effect.zipRight(pool.withPermit(Effect.suspend(() => slice(performance.now()))), worker)
+          : Effect.zipRight(withPermit(Effect.suspend(() => slice(performance.now()))), worker)
       )
       const forked = (): Effect.Effect<void, Failure> => {
         const workers = Math.min(chunkCount - next, pool.workers)
@@ -362,7 +370,7 @@ export const evaluate = <D, T, O>(
       const inline: Effect.Effect<void, Failure> = Effect.suspend(() =>
         next >= chunkCount || pace?.fast !== true
           ? Effect.void
-          : Effect.zipRight(pool.withPermit(Effect.suspend(() => slice(performance.now()))), inline)
+          : Effect.zipRight(withPermit(Effect.suspend(() => slice(performance.now()))), inline)
       )
       const runAll = pace === undefined || Math.min(chunkCount, pool.workers) === 1
         ? Effect.suspend(forked)

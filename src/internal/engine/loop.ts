@@ -15,6 +15,10 @@
  * k-th proposal is always planned right after the (k - depth)-th fold, so
  * the sequence of states does not depend on timing: same seed, same result.
  *
+ * With `buildOnChild` (the one-component default) the next step is also
+ * planned as soon as a step picks the one child it validates, on that child,
+ * from the state before the fold: it runs while the child is validated.
+ *
  * When a stop condition holds, no new proposal starts and the proposals in
  * flight finish and are folded: their budget is already reserved and their
  * work is paid for. A stop file, and a deadline (`StopCondition.timeout`),
@@ -35,8 +39,6 @@ import type { OptimizeResult } from "../../Result.js"
 import type { RunStore } from "../../RunStore.js"
 import * as State from "../../State.js"
 import * as StopCondition from "../../StopCondition.js"
-import * as Strategy from "../../Strategy.js"
-import type * as Learned from "./learned.js"
 import * as Ledger from "./ledger.js"
 import * as Accept from "./accept.js"
 import * as Pipeline from "./pipeline.js"
@@ -44,25 +46,10 @@ import * as Plan from "./plan.js"
 import * as Propose from "./propose.js"
 import { resolve } from "./resolve.js"
 import type { Resolved } from "./resolved.js"
-import { adoptSaved, checkResume, fitPending } from "./resume.js"
+import { adoptSaved } from "./resume.js"
 import * as Session from "./session.js"
 import * as Step from "./step.js"
-
-type Best<O> = Session.Best<O>
-
-/** What the steps of one run share: the resolved config, the session, the store and the best outputs. */
-interface Run<D, T, O> {
-  readonly r: Resolved<D, T, O>
-  readonly s: Session.Session<D, T, O>
-  readonly store: RunStore<O>
-  readonly best: Best<O>
-  readonly save: (state: State.GepaState) => Effect.Effect<void, OptimizeError>
-  readonly emitAll: (events: ReadonlyArray<GepaEvent>) => Effect.Effect<void>
-  /** work a crashed process paid for and the saved state does not count */
-  readonly unaccounted: Effect.Effect<{ readonly lost: number; readonly owed: ReadonlyMap<number, number> }, OptimizeError>
-  /** the cache's training scores as a proposal planned after an iteration sees them (for `learned.ts`) */
-  readonly known: Learned.KnownScores
-}
+import { type Run, start } from "./start.js"
 
 /**
  * The loop's own record of where the run is. Only this module assigns it:
@@ -133,65 +120,6 @@ export const run = <D, T, O>(
     yield* pipeline.armDeadline
     yield* drive(ctx, pipeline, progress)
     return yield* finish(ctx, progress)
-  })
-
-/** The run's first state: the saved one on resume, else the seed scored on the validation set. */
-const start = <D, T, O>(
-  { best, emitAll, r, s, save, unaccounted }: Run<D, T, O>,
-  loaded: Option.Option<State.GepaState>
-): Effect.Effect<State.GepaState, OptimizeError> =>
-  Effect.gen(function*() {
-    const started = (resumed: boolean) =>
-      s.emit("OptimizationStarted", () =>
-        GepaEvent.OptimizationStarted({
-          resumed,
-          trainSize: r.trainIds.length,
-          valSize: r.valIds.length,
-          budget: r.budget,
-          strategy: Strategy.format(r)
-        }))
-    const { lost } = yield* unaccounted
-    const chargeLost = (state: State.GepaState) =>
-      lost === 0 ? Effect.void : s.emit("LostWorkCharged", () => GepaEvent.LostWorkCharged({ metricCalls: lost, totalLost: state.lostMetricCalls }))
-    if (Option.isSome(loaded)) {
-      yield* checkResume(loaded.value, r as unknown as Resolved<unknown, unknown, unknown>)
-      const charged = Ledger.chargeLost({ ...loaded.value, fingerprint: r.fingerprint }, lost)
-      yield* started(true)
-      yield* chargeLost(charged)
-      // the lost calls run again with the plans they belonged to: the budget must still hold them
-      const fitted = fitPending(r, charged, (yield* unaccounted).owed)
-      yield* emitAll(fitted.events)
-      return fitted.state
-    }
-    yield* started(false)
-    const seedEval = yield* s.evaluate({
-      iteration: 0,
-      purpose: "seed-validation",
-      candidate: r.seedCandidate,
-      ids: r.valIds,
-      captureTraces: false,
-      call: "evaluate(seed candidate, valset)"
-    })
-    if (r.trackBestOutputs) Session.recordBest(best, 0, seedEval.outcomes)
-    const initial = yield* State.initial({
-      seed: r.seed,
-      seedCandidate: r.seedCandidate,
-      frontierType: r.frontierType,
-      valset: Session.valsetOf(seedEval.outcomes),
-      metricCalls: seedEval.spent,
-      fingerprint: r.fingerprint
-    })
-    const state = Ledger.chargeLost(initial, lost)
-    yield* chargeLost(state)
-    if (seedEval.failures.evaluated > 0 && seedEval.failures.failed === seedEval.failures.evaluated) {
-      return yield* new AllEvaluationsFailed({ iterations: 0, lastError: seedEval.failures.lastError ?? "unknown" })
-    }
-    yield* s.emit("ValsetEvaluated", () =>
-      GepaEvent.ValsetEvaluated({ iteration: 0, candidate: 0, score: state.valAverages[0]!, coverage: state.valCoverage[0]! }))
-    yield* s.emit("BudgetUpdated", () =>
-      GepaEvent.BudgetUpdated({ metricCalls: state.metricCalls, budget: r.budget }))
-    yield* save(state)
-    return state
   })
 
 /**
@@ -297,25 +225,64 @@ const planWhileRoom = <D, T, O>(
   })
 
 /**
+ * `Config.buildOnChild`: once a step picked the one child it validates, the
+ * next step is planned at once on that child, from the state before the
+ * step's fold (what a plan draws does not depend on when it is made, so
+ * the same seed gives the same run). Only while that step is the only one in
+ * flight (a resumed run may have planned on it already), nothing stops the
+ * run, and the next step fits the budget whole; otherwise the next step is
+ * planned after the fold, as always.
+ */
+const planOnChild = <D, T, O>(
+  ctx: Run<D, T, O>,
+  pipeline: Pipeline.Pipeline<T, O>,
+  progress: Progress
+): Effect.Effect<void, OptimizeError> =>
+  Effect.suspend(() => {
+    const child = pipeline.takePicked()
+    if (child === undefined) return Effect.void
+    // (the child's validation starts after the step on it: see `Pipeline.startPicked`)
+    if (progress.stop !== undefined || Step.inFlight(progress.state) !== 1) return pipeline.startPicked
+    const { emitAll, known, r, s, unaccounted } = ctx
+    return Effect.zipRight(
+      Effect.gen(function*() {
+        yield* checkStops(ctx, progress)
+        if (progress.stop !== undefined) return
+        const { owed } = yield* unaccounted
+        const available = Ledger.available(Ledger.balance(r.budget, progress.state, owed))
+        const planned = Plan.plan(r, progress.state, available, s.wants, s.owner, known, child)
+        if (planned._tag === "Exhausted") return
+        progress.state = planned.state
+        progress.dirty = true
+        yield* emitAll(planned.events)
+        for (const plan of planned.plans) yield* pipeline.launch(plan)
+      }),
+      pipeline.startPicked
+    )
+  })
+
+/**
  * When no result is ready to fold: waits for stages to finish until one is
  * (after saving what was planned and folded so far); `undefined` when the
  * deadline passed meanwhile. A stage that failed fails the run, with what
  * was folded and planned saved: a resumed run re-launches the plans.
  */
 const waitForResult = <D, T, O>(
-  { save }: Run<D, T, O>,
+  ctx: Run<D, T, O>,
   pipeline: Pipeline.Pipeline<T, O>,
   progress: Progress
 ): Effect.Effect<Propose.Finished<T, O> | undefined, OptimizeError> =>
   Effect.gen(function*() {
-    // about to wait: persist what was planned and folded so far
-    if (progress.dirty) {
-      yield* save(progress.state)
-      progress.dirty = false
-    }
     let next: Propose.Finished<T, O> | undefined
     while (next === undefined) {
-      const received = yield* Effect.tapErrorCause(pipeline.receive, () => save(progress.state))
+      // a step that just picked its child may start the next one on it
+      yield* planOnChild(ctx, pipeline, progress)
+      // about to wait: persist what was planned and folded so far
+      if (progress.dirty) {
+        yield* ctx.save(progress.state)
+        progress.dirty = false
+      }
+      const received = yield* Effect.tapErrorCause(pipeline.receive, () => ctx.save(progress.state))
       if (!received) return undefined
       next = yield* pipeline.nextToFold
     }

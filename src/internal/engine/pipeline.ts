@@ -24,10 +24,12 @@ import { Deferred, Effect, Exit, FiberId, FiberSet, Queue, type Scope } from "ef
 import type { OptimizeError } from "../../Errors.js"
 import type { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
-import { at } from "../shared/invariant.js"
+import type * as Candidate from "../../Candidate.js"
 import * as Propose from "./propose.js"
 import * as Rebase from "./rebase.js"
 import { knownPerfect, reportKnownPerfect, stepEvidence } from "./evidence.js"
+import * as OnChild from "./onChild.js"
+import type { OnChild as Child } from "./plan.js"
 import type { Proposed } from "./proposed.js"
 import type { Resolved } from "./resolved.js"
 import type { Session } from "./session.js"
@@ -83,6 +85,10 @@ export interface Pipeline<T, O> {
   readonly folded: (iteration: number) => void
   /** interrupts everything in flight (a pause) */
   readonly interruptAll: Effect.Effect<void>
+  /** the child a step just picked to validate alone, once (`Config.buildOnChild`: the loop plans the next step on it) */
+  readonly takePicked: () => Child | undefined
+  /** starts the picked child's validation (after the step on it, if any, was launched); the loop calls it before it waits */
+  readonly startPicked: Effect.Effect<void>
 }
 
 /** How long a stage of a wider step may take for the next step's stages to run one after the other (see `quick`). */
@@ -115,6 +121,8 @@ export const make = <D, T, O>(
     // (a step of one proposal always, a wider one while stages are fast:
     // `quick`), and forked stages and inline ones never wait together
     const inline = r.parallelProposals === 1 && r.stop.interruptAfter === undefined && s.store?.durable !== true
+    // the children the next step builds on while they are validated
+    const children = OnChild.make()
     // Whether the last stage to finish took less than `QUICK_MS`: then the
     // proposals of a wider step gain nothing from running side by side (an
     // in-process adapter and model), and they run one after the other in the
@@ -136,7 +144,8 @@ export const make = <D, T, O>(
     let forked = 0
     const forkReporting = <A>(plan: State.PendingProposal, effect: Effect.Effect<A, OptimizeError>, wrap: (a: A) => Message<T, O>) => {
       const iteration = plan.iteration
-      const wide = plan._tag === "Reflective" && plan.step !== undefined
+      // (a step on a validated child runs beside its validation: neither may take the loop's fiber while slow)
+      const wide = plan._tag === "Reflective" && (plan.step !== undefined || r.buildOnChild)
       if (inline && (!wide || quick)) {
         return Effect.sync(() => {
           // (the stage files its own report when it ends: see `receive`)
@@ -160,22 +169,29 @@ export const make = <D, T, O>(
      */
     const evidence = new Map<number, ReturnType<typeof stepEvidence<D, T, O>>>()
     // (called when a proposal is launched: the memo is made from the state as it is then)
-    const evidenceOf = (plan: State.PendingProposal) => {
+    const evidenceOf = (plan: State.PendingProposal, parent: Candidate.Candidate) => {
       if (plan._tag !== "Reflective" || plan.shares === undefined) return undefined
       const known = evidence.get(plan.shares)
       if (known !== undefined) return known
-      const memo = once(stepEvidence(s, plan, at(progress.state.candidates, plan.parent)))
+      const memo = once(stepEvidence(s, plan, parent))
       evidence.set(plan.shares, memo)
       return memo
     }
-    const launch = (plan: State.PendingProposal) =>
+    const launch = (plan: State.PendingProposal): Effect.Effect<void> =>
       Effect.suspend(() => {
+        if (plan._tag !== "Reflective") {
+          return forkReporting(plan, Propose.merge(s, plan), (p) => ({ stage: "proposed" as const, plan, p }))
+        }
+        const parent = children.parentOf(plan, progress.state.candidates)
+        if (parent === undefined) {
+          // (a resumed run's plan on a child whose step is not selected yet)
+          children.hold(plan)
+          return Effect.void
+        }
         // a parent known to be perfect on the minibatch: the proposal ends here,
         // as its proposer would end it, without a stage to run
-        const skipped = plan._tag === "Reflective" && plan.reuses === undefined
-          ? knownPerfect(s, plan, at(progress.state.candidates, plan.parent))
-          : undefined
-        if (plan._tag === "Reflective" && skipped !== undefined) {
+        const skipped = plan.reuses === undefined ? knownPerfect(s, plan, parent) : undefined
+        if (skipped !== undefined) {
           // the members of a round share its evidence: the one that pays for it reports
           const reports = plan.shares === undefined || plan.shares === plan.iteration
           return Effect.zipRight(
@@ -185,12 +201,37 @@ export const make = <D, T, O>(
             })
           )
         }
-        return forkReporting(
-          plan,
-          Propose.propose(s, plan, progress.state.candidates, evidenceOf(plan)),
-          (p) => ({ stage: "proposed" as const, plan, p })
-        )
+        return forkReporting(plan, Propose.reflective(s, plan, parent, evidenceOf(plan, parent)), (p) => ({ stage: "proposed" as const, plan, p }))
       })
+    /** the validation of the child picked last, started once the loop launched the step on it (see `startPicked`) */
+    let pickedValidation: Effect.Effect<void> | undefined
+    /**
+     * Starts the validation of a step's child; `alone`: the only one of its
+     * step, not combined. With `Config.buildOnChild` the next step may build
+     * on such a child: it is picked, and its validation waits for the loop
+     * to launch that step, so that the step's minibatch takes its permits
+     * before the validation's chunks do.
+     */
+    const validateChild = (plan: State.PendingProposal, p: Proposed, alone: boolean, combination?: Step.Combination) => {
+      const start = startValidation(plan, p, combination)
+      if (!r.buildOnChild) return start
+      if (alone && p.result._tag === "Accepted" && children.pick(plan, p.result)) {
+        pickedValidation = start
+        return settle(plan)
+      }
+      return Effect.zipRight(start, settle(plan))
+    }
+    /** Plans held on the child of `plan` (a resume) go on now that its step is selected, or end. */
+    const settle = (plan: State.PendingProposal): Effect.Effect<void> => {
+      if (!r.buildOnChild) return Effect.void
+      const held = children.release(plan.iteration)
+      return held.length === 0 ? Effect.void : Effect.forEach(held, (h) =>
+        children.parentOf(h, progress.state.candidates) === undefined
+          ? Effect.sync(() => {
+            proposed.set(h.iteration, OnChild.unbuilt(h))
+          })
+          : launch(h), { discard: true })
+    }
     const startValidation = (plan: State.PendingProposal, p: Proposed, combination?: Step.Combination) => {
       validating.add(plan.iteration)
       // in plan order every earlier step is folded when a step validates: their results are final
@@ -226,12 +267,14 @@ export const make = <D, T, O>(
       for (const m of members) if (m._tag === "Reflective" && m.shares === m.iteration) evidence.delete(m.iteration)
       selected.add(step)
       const { combination, verdicts } = Step.select<T, O>(results, r.proposalSelection)
+      // the next step may build on the child the step validates, when it is the only one and is not combined
+      const alone = combination === undefined && results.length - verdicts.size === 1
       return Effect.as(
         Effect.forEach(results, ({ plan, p }) => {
           const verdict = verdicts.get(plan.iteration)
-          if (verdict === undefined) return startValidation(plan, p, combination?.into === plan.iteration ? combination : undefined)
+          if (verdict === undefined) return validateChild(plan, p, alone, combination?.into === plan.iteration ? combination : undefined)
           finished.set(plan.iteration, verdict)
-          return Effect.void
+          return settle(plan)
         }, { discard: true }),
         true
       )
@@ -259,8 +302,11 @@ export const make = <D, T, O>(
       if (p === undefined || validating.has(plan.iteration)) return Effect.succeed(undefined)
       proposed.delete(plan.iteration)
       // (the proposal's fields last: V8 gives each field added after a leading spread a shape of its own)
-      if (p.result._tag !== "Accepted") return Effect.succeed({ plan, validation: undefined, ...p })
-      return Effect.as(startValidation(plan, p), undefined)
+      if (p.result._tag !== "Accepted") {
+        const ready: Propose.Finished<T, O> = { plan, validation: undefined, ...p }
+        return r.buildOnChild ? Effect.as(settle(plan), ready) : Effect.succeed(ready)
+      }
+      return Effect.as(validateChild(plan, p, true), undefined)
     }
     /** Whether a plan waits for an earlier member of its step to fold (members fold in plan order). */
     const waitsForStep = (plan: State.PendingProposal) =>
@@ -330,7 +376,14 @@ export const make = <D, T, O>(
       receive,
       folded: (iteration) => {
         finished.delete(iteration)
+        children.folded(iteration)
       },
+      takePicked: children.take,
+      startPicked: Effect.suspend(() => {
+        const start = pickedValidation
+        pickedValidation = undefined
+        return start ?? Effect.void
+      }),
       interruptAll: Effect.zipRight(
         Effect.sync(() => {
           waiting.length = 0
@@ -338,6 +391,7 @@ export const make = <D, T, O>(
           forked = 0
           // relaunched plans evaluate their evidence again
           evidence.clear()
+          pickedValidation = undefined
         }),
         FiberSet.clear(fibers)
       )

@@ -15,14 +15,15 @@
  * @internal
  */
 import * as BatchSampler from "../../BatchSampler.js"
+import type * as Candidate from "../../Candidate.js"
 import { GepaEvent } from "../../Event.js"
 import * as Merge from "../../Merge.js"
-import * as Pareto from "../../Pareto.js"
 import { Rng } from "../../Rng.js"
 import * as State from "../../State.js"
 import * as AppendOnly from "./appendOnly.js"
 import { at, defined } from "../shared/invariant.js"
 import { revise } from "./draft.js"
+import { planMerge, storedValIds } from "./planMerge.js"
 import * as Learned from "./learned.js"
 import * as Ledger from "./ledger.js"
 import { type Resolved, reusesMinibatches } from "./resolved.js"
@@ -47,81 +48,22 @@ export type Planned =
     readonly learned?: true
   }
 
+/**
+ * The child a step is planned on while it is validated (`Config.buildOnChild`):
+ * it joins the pool as the next candidate when its step is folded.
+ *
+ * @internal
+ */
+export interface OnChild {
+  /** the iteration whose child it is */
+  readonly of: number
+  readonly candidate: Candidate.Candidate
+  /** its mean score on the minibatch it was judged on */
+  readonly score: number
+}
+
 /** The validation ids of a plan, which the state stores as absent for "the whole set". @internal */
 export const validationIds = <D, T, O>(r: Resolved<D, T, O>, plan: State.PendingProposal): ReadonlyArray<string> => plan.valIds ?? r.valIds
-
-const storedValIds = <D, T, O>(r: Resolved<D, T, O>, ids: ReadonlyArray<string>) => ids === r.valIds ? undefined : ids
-
-const planMerge = <D, T, O>(
-  r: Resolved<D, T, O>,
-  m: NonNullable<Resolved<D, T, O>["merge"]>,
-  state: State.GepaState,
-  rng: Rng,
-  available: number,
-  iteration: number,
-  wants: Wants,
-  sees: number
-): Planned | State.GepaState => {
-  const score = State.scoreOf(state)
-  const dominators = Pareto.dominators(State.frontSets(state), score)
-  const input: Merge.MergeInput = {
-    candidates: state.candidates,
-    componentNames: state.componentNames,
-    parents: state.parents,
-    scores: state.candidates.map((_, i) => score(i)),
-    merge: state.merge,
-    versions: State.versionsOf(state)
-  }
-  const hasOverlap = (i: number, j: number) => {
-    let n = 0
-    const sj = at(state.valScores, j)
-    for (const id in at(state.valScores, i)) if (id in sj) n++
-    return n >= m.overlapFloor
-  }
-  const attempt = Merge.propose(input, dominators, hasOverlap, rng)
-  if (attempt === undefined) return state
-  const scores1 = at(state.valScores, attempt.id1)
-  const scores2 = at(state.valScores, attempt.id2)
-  const ids = Merge.subsample(scores1, scores2, m.subsampleSize, rng)
-  // the triple is recorded as tried even when it cannot be afforded, as GEPA does
-  const tried = revise(state, { merge: attempt.merge })
-  if (ids.length === 0) return tried
-  const valIds = r.policy(tried, r.valIds, rng)
-  const reserved = Ledger.mergeCost(ids, Ledger.distinct(valIds))
-  if (reserved > available) return tried
-  let before1 = 0
-  let before2 = 0
-  for (const id of ids) {
-    // the subsample is drawn from the examples both parents were scored on
-    before1 += defined(scores1[id], "a merge parent's score on its subsample")
-    before2 += defined(scores2[id], "a merge parent's score on its subsample")
-  }
-  const plan: State.PendingProposal = {
-    _tag: "Merge",
-    iteration,
-    id1: attempt.id1,
-    id2: attempt.id2,
-    ancestor: attempt.ancestor,
-    candidate: attempt.candidate,
-    ids,
-    scoresBefore: [before1, before2],
-    valIds: storedValIds(r, valIds),
-    reserved,
-    sees,
-    sources: attempt.sources
-  }
-  return {
-    _tag: "Planned",
-    // the merge is counted against the cap when planned, so proposals planned
-    // while it is in flight cannot schedule past the cap
-    state: revise(tried, { iteration, merge: Merge.recordAttempt(attempt.merge, false), rng: rng.snapshot(), pending: [...state.pending, plan] }),
-    plans: [plan],
-    events: [
-      ...(wants("IterationStarted") ? [GepaEvent.IterationStarted({ iteration, metricCalls: state.metricCalls })] : []),
-      ...(wants("MergeAttempted") ? [GepaEvent.MergeAttempted({ iteration, parents: [attempt.id1, attempt.id2], ancestor: attempt.ancestor })] : [])
-    ]
-  }
-}
 
 // " of 400 metric calls" when the run has a budget
 const budgetOf = (r: { readonly budget: number | undefined }): string => (r.budget === undefined ? "" : ` of ${r.budget} metric calls`)
@@ -199,7 +141,14 @@ export const plan = <D, T, O>(
   /** the run's owner of the state's arrays (see internal/engine/appendOnly.ts) */
   owner?: AppendOnly.Owner | undefined,
   /** the cache's training scores, for the stop rule of `learned.ts` */
-  known?: Learned.KnownScores | undefined
+  known?: Learned.KnownScores | undefined,
+  /**
+   * the child being validated that a reflective step builds on (a merge due
+   * is planned as always): every proposal takes it as parent, and the step
+   * is planned whole or not at all, since after the fold the next plan sees
+   * the budget the validation did not use
+   */
+  onChild?: OnChild | undefined
 ): Planned => {
   const rng = Rng.fromState(state.rng)
   const iteration = state.iteration + 1
@@ -209,7 +158,7 @@ export const plan = <D, T, O>(
   let current = state
   if (r.merge !== undefined && Merge.isDue(state.merge, r.merge.maxInvocations)) {
     const merged = planMerge(r, r.merge, state, rng, available, iteration, wants, sees)
-    if ("_tag" in merged) return merged
+    if ("plan" in merged) return { _tag: "Planned", state: merged.state, plans: [merged.plan], events: merged.events }
     current = merged
   }
   const pipelined = r.parallelProposals > 1
@@ -237,7 +186,13 @@ export const plan = <D, T, O>(
   let minibatchCost = 0
   const validationCosts: Array<number> = []
   let exhausted: Planned | undefined
-  const sameParent = r.proposalSampling === "independent" ? undefined : r.selectCandidate(current, rng)
+  // (the child takes the next index when its step is folded: nothing is folded before it)
+  const sameParent = onChild !== undefined
+    ? current.candidates.length
+    : r.proposalSampling === "independent"
+    ? undefined
+    : r.selectCandidate(current, rng)
+  const candidateOf = (parent: number) => onChild !== undefined ? onChild.candidate : at(current.candidates, parent)
   // "same_minibatch": the proposals of a step reflect on one minibatch, whose
   // traced evaluation of the parent the first of them pays for, until a
   // component would be rewritten on it more than `rewritesPerMinibatch` times
@@ -255,7 +210,7 @@ export const plan = <D, T, O>(
     const it = iteration + i
     const parent = sameParent ?? r.selectCandidate(current, rng)
     const select = (sampler: BatchSampler.SamplerState) =>
-      r.selectComponents({ state: revise(current, { sampler }), candidateIdx: parent, candidate: at(current.candidates, parent), iteration: it, rng })
+      r.selectComponents({ state: revise(current, { sampler }), candidateIdx: parent, candidate: candidateOf(parent), iteration: it, rng })
     let ids: ReadonlyArray<string>
     let sampler: BatchSampler.SamplerState
     let selection: ReturnType<typeof select>
@@ -304,6 +259,9 @@ export const plan = <D, T, O>(
     let remainder = false
     let shrunk = false
     if (reserved > available) {
+      if (onChild !== undefined) {
+        return { _tag: "Exhausted", needed: reserved, available, reason: "the step on a child being validated does not fit whole" }
+      }
       // only the step's first proposal shrinks: later ones are simply not planned
       if (i > 0) break
       shrunk = true
@@ -335,7 +293,10 @@ export const plan = <D, T, O>(
     }
     const pointer = selection.nextPointer
     // in place while the run owns the array (a copy of the whole pool per plan otherwise)
-    const nextComponent = pointer === undefined ? current.nextComponent : AppendOnly.set(owner, current.nextComponent, parent, pointer)
+    // (a child being validated has no entry yet: it gets its parent's pointer when it joins)
+    const nextComponent = pointer === undefined || onChild !== undefined
+      ? current.nextComponent
+      : AppendOnly.set(owner, current.nextComponent, parent, pointer)
     // the records are read in another order by each rewrite of the same components
     const rewrite = leader === undefined ? 0 : rewritesOf(selection.components)
     const planned: State.PendingProposal = {
@@ -354,6 +315,7 @@ export const plan = <D, T, O>(
       ...(reuses === undefined ? {} : { reuses }),
       ...(r.proposalSampling === "same_minibatch" && width > 1 ? { shares: leader?.iteration ?? it } : {}),
       ...(rewrite > 0 ? { rewrite } : {}),
+      ...(onChild === undefined ? {} : { onChildOf: onChild.of }),
       sees
     }
     if (planned.shares !== undefined) {
@@ -366,7 +328,13 @@ export const plan = <D, T, O>(
     committedRng = rng.snapshot()
     plans.push(planned)
     if (wants("IterationStarted")) events.push(GepaEvent.IterationStarted({ iteration: it, metricCalls: state.metricCalls }))
-    if (wants("CandidateSelected")) events.push(GepaEvent.CandidateSelected({ iteration: it, candidate: parent, score: State.scoreOf(current)(parent) }))
+    if (wants("CandidateSelected")) {
+      events.push(
+        onChild === undefined
+          ? GepaEvent.CandidateSelected({ iteration: it, candidate: parent, score: State.scoreOf(current)(parent) })
+          : GepaEvent.CandidateSelected({ iteration: it, candidate: parent, score: onChild.score, validating: true })
+      )
+    }
     if (wants("MinibatchSampled")) events.push(GepaEvent.MinibatchSampled({ iteration: it, ids }))
     if (wants("ProposalStarted")) events.push(GepaEvent.ProposalStarted({ iteration: it, parent, components: selection.components }))
     if (shrunk) break

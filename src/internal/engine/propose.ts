@@ -43,17 +43,26 @@ export interface Finished<T, O> extends Proposed {
 }
 
 /**
- * Stage 1. `shared`: the evidence a proposal of a `"same_minibatch"` step
- * shares with the others of its round (`evidence.ts`, `stepEvidence`).
+ * Stage 1 of a reflective proposal, on its parent's texts (the pool's, or a
+ * child still being validated: `Config.buildOnChild`). `shared`: the
+ * evidence a proposal of a `"same_minibatch"` step shares with the others
+ * of its round (`evidence.ts`, `stepEvidence`).
  *
  * @internal
  */
-export const propose = <D, T, O>(
+export const reflective = <D, T, O>(
   s: Session<D, T, O>,
-  plan: State.PendingProposal,
-  candidates: ReadonlyArray<Candidate.Candidate>,
+  plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
+  parent: Candidate.Candidate,
   shared?: Parameters<typeof reflect<D, T, O>>[3]
-) => plan._tag === "Reflective" ? reflect(s, plan, at(candidates, plan.parent), shared) : merge(s, plan)
+) => reflect(s, plan, parent, shared)
+
+/**
+ * Stage 1 of a merge proposal.
+ *
+ * @internal
+ */
+export { merge }
 
 /**
  * Stage 2 of a step's selected child under `"combine"` (`step.ts`,

@@ -109,6 +109,10 @@ export const resolve = <D, T, O>(
       earlyRejection: config.earlyRejection ?? defaults.earlyRejection,
       reuseMinibatch: config.reuseMinibatch ?? defaults.reuseMinibatch,
       foldOrder: config.foldOrder ?? defaults.foldOrder,
+      // (the default only where it can apply: `checkSettings` refuses a given one elsewhere)
+      buildOnChild: config.buildOnChild ??
+        (strategy.buildOnChild === true && (config.parallelProposals ?? defaults.parallelProposals) === 1 &&
+          (config.foldOrder ?? defaults.foldOrder) === "plan"),
       skipPerfect: config.skipPerfectScore ?? defaults.skipPerfectScore,
       perfectScore: config.perfectScore ?? defaults.perfectScore,
       fallbackScore: config.fallbackScore ?? defaults.fallbackScore,
@@ -143,7 +147,8 @@ export const resolve = <D, T, O>(
         proposalSelection: config.proposalSelection !== undefined,
         rewritesPerMinibatch: config.rewritesPerMinibatch !== undefined,
         earlyRejection: config.earlyRejection !== undefined,
-        reuseMinibatch: config.reuseMinibatch !== undefined
+        reuseMinibatch: config.reuseMinibatch !== undefined,
+        buildOnChild: config.buildOnChild !== undefined
       },
       maxConcurrency: config.maxConcurrency ?? defaults.maxConcurrency,
       chunkSize: config.chunkSize ?? defaults.chunkSize,

@@ -64,6 +64,8 @@ export interface Resolved<D, T, O> {
   readonly earlyRejection: boolean
   /** reflect on a rejected proposal's minibatch again with the next component (see `plan.ts`) */
   readonly reuseMinibatch: boolean
+  /** start the step after a validated child on that child, while it is validated (see `loop.ts`) */
+  readonly buildOnChild: boolean
   /** fold results in plan order (reproducible) or as they complete */
   readonly foldOrder: "plan" | "completion"
   /** which proposal settings the config gave (a resume keeps the saved ones otherwise) */
@@ -77,6 +79,7 @@ export interface Resolved<D, T, O> {
     readonly rewritesPerMinibatch: boolean
     readonly earlyRejection: boolean
     readonly reuseMinibatch: boolean
+    readonly buildOnChild: boolean
   }
   readonly maxConcurrency: number
   /** examples per adapter call */

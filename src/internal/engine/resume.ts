@@ -61,10 +61,12 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
   const early = r.given.earlyRejection || !legacy ? r.earlyRejection : false
   // runs saved without the setting drew a new minibatch for every proposal
   const reuse = r.given.reuseMinibatch || settings["reuseMinibatch"] !== undefined ? r.reuseMinibatch : false
+  // the saved choice (runs saved without the setting planned every step after the fold)
+  const onChild = r.given.buildOnChild ? r.buildOnChild : settings["buildOnChild"] === "true"
   if (
     depth === r.parallelProposals && perStep === r.proposalsPerStep && width === r.stepWidth && sampling === r.proposalSampling &&
     settings["proposalSelection"] === r.fingerprint.settings["proposalSelection"] && early === r.earlyRejection &&
-    reuse === r.reuseMinibatch && rewrites === r.rewritesPerMinibatch
+    reuse === r.reuseMinibatch && rewrites === r.rewritesPerMinibatch && onChild === r.buildOnChild
   ) return r
   const next = {
     ...r,
@@ -75,7 +77,8 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
     proposalSelection: selection,
     rewritesPerMinibatch: rewrites,
     earlyRejection: early,
-    reuseMinibatch: reuse
+    reuseMinibatch: reuse,
+    buildOnChild: onChild
   }
   const fingerprintSettings: Record<string, string> = {
     ...r.fingerprint.settings,
@@ -85,7 +88,8 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
     proposalSampling: sampling,
     proposalSelection: typeof selection === "string" ? selection : Fingerprint.stableStringify(selection),
     rewritesPerMinibatch: String(rewrites),
-    reuseMinibatch: String(reuse)
+    reuseMinibatch: String(reuse),
+    buildOnChild: String(onChild)
   }
   if (legacy) {
     delete fingerprintSettings["proposalsPerStep"]

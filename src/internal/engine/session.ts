@@ -28,6 +28,7 @@ import * as StopCondition from "../../StopCondition.js"
 import * as Observer from "../telemetry/observer.js"
 import * as AppendOnly from "./appendOnly.js"
 import { evaluate, type Evaluation, hashOf, makePace, type Outcome, type Pool } from "./evaluate.js"
+import * as Permits from "./permits.js"
 import * as Spans from "../telemetry/spans.js"
 import type { Resolved } from "./resolved.js"
 
@@ -223,10 +224,11 @@ export const make = <D, T, O>(
       events.length === 0 || (sinks.length === 0 && !events.some((e) => observed(e._tag))) ? Effect.void : resume(events, 0, 0, undefined)
     const emit: Emit = (tag, event) => (wants(tag) ? Effect.withFiberRuntime<void>((fiber) => from([event()], 0, 0, undefined, fiber)) : Effect.void)
 
-    const semaphore = yield* Effect.makeSemaphore(r.maxConcurrency)
+    const permits = Permits.make(r.maxConcurrency)
     const pool: Pool<D, T, O> = {
       adapter: r.adapter as Adapter<D, T, O>,
-      withPermit: semaphore.withPermits(1),
+      withPermit: permits.withPermit,
+      withFirstPermit: permits.withFirstPermit,
       chunkSize: r.chunkSize,
       workers: r.maxConcurrency,
       timeout: r.evaluationTimeout,

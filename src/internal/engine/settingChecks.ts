@@ -96,6 +96,15 @@ export const checkSettings = <D, T, O>(config: Config<D, T, O>): Effect.Effect<v
       "foldOrder",
       `expected "plan" or "completion", got ${String(config.foldOrder)}`
     )
+    if (config.buildOnChild === true) {
+      yield* check(names.length === 1, "buildOnChild", `builds on one component's child only; the seed candidate has ${names.length}`)
+      yield* check(
+        (config.parallelProposals ?? 1) === 1,
+        "buildOnChild",
+        `needs one step in flight (parallelProposals 1), got parallelProposals ${config.parallelProposals}`
+      )
+      yield* check((config.foldOrder ?? "plan") === "plan", "buildOnChild", `needs foldOrder "plan", got "${config.foldOrder}"`)
+    }
     yield* optionalPositiveInt(config.maxConsecutiveFailedIterations, "maxConsecutiveFailedIterations")
     yield* optionalNonNegativeInt(config.maxMetricCalls, "maxMetricCalls")
     yield* check(config.perfectScore === undefined || Number.isFinite(config.perfectScore), "perfectScore", "must be a finite number")

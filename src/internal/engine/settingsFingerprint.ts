@@ -41,6 +41,7 @@ export const settingsOf = <D, T, O>(
     | "rewritesPerMinibatch"
     | "earlyRejection"
     | "reuseMinibatch"
+    | "buildOnChild"
     | "foldOrder"
     | "skipPerfect"
     | "perfectScore"
@@ -66,6 +67,7 @@ export const settingsOf = <D, T, O>(
   rewritesPerMinibatch: String(resolved.rewritesPerMinibatch),
   earlyRejection: String(resolved.earlyRejection),
   reuseMinibatch: String(resolved.reuseMinibatch),
+  buildOnChild: String(resolved.buildOnChild),
   foldOrder: resolved.foldOrder,
   skipPerfectScore: String(resolved.skipPerfect),
   perfectScore: String(resolved.perfectScore),

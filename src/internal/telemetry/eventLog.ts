@@ -52,7 +52,12 @@ export const describeEvent = (
     case "IterationStarted":
       return { level: "debug", message: `iteration ${event.iteration} started (${event.metricCalls} metric calls so far)` }
     case "CandidateSelected":
-      return { level: "debug", message: `iteration ${event.iteration}: parent ${event.candidate} (score ${fmt(event.score)})` }
+      return {
+        level: "debug",
+        message: event.validating === true
+          ? `iteration ${event.iteration}: parent ${event.candidate}, being validated (minibatch score ${fmt(event.score)})`
+          : `iteration ${event.iteration}: parent ${event.candidate} (score ${fmt(event.score)})`
+      }
     case "MinibatchSampled":
       return { level: "debug", message: `iteration ${event.iteration}: minibatch of ${event.ids.length}` }
     case "EvaluationStarted":
