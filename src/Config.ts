@@ -236,8 +236,11 @@ export interface Config<D, T = unknown, O = unknown> {
    * child, as the candidate most likely to improve further, instead of a
    * Pareto draw. The default for a candidate of one component
    * (`Strategy.defaultFor`), where it measured as good per budget and faster
-   * (bench/RESULTS.md); only for a candidate of one component, with one step in flight
-   * (`parallelProposals` 1) and `foldOrder: "plan"`. A stop condition that
+   * (bench/RESULTS.md), unless the config shapes the steps
+   * (`proposalsPerStep`, `proposalSampling`, `proposalSelection`,
+   * `rewritesPerMinibatch`, `stepWidth`); only for a candidate of one
+   * component, with one step in flight (`parallelProposals` 1) and
+   * `foldOrder: "plan"`. A stop condition that
    * holds once the child is folded lets the step started on it finish.
    *
    * @since 0.3.0

@@ -112,9 +112,13 @@ describe("buildOnChild (the one-component default)", () => {
       assert.include(pipelined.message, "buildOnChild")
       const completion = yield* refused(Gepa.optimize({ ...runOf(one), maxMetricCalls: 100, buildOnChild: true, foldOrder: "completion" }))
       assert.include(completion.message, "buildOnChild")
-      // left to its default with a setting it cannot go with, it is off
+      // left to its default with a setting it cannot go with, or with steps the config shapes, it is off
       const deep = yield* Gepa.optimize({ ...runOf(one), maxMetricCalls: 100, parallelProposals: 2 })
       assert.strictEqual(deep.state.fingerprint?.settings["buildOnChild"], "false")
+      const shaped = yield* Gepa.optimize({ ...runOf(one), maxMetricCalls: 100, proposalsPerStep: 3 })
+      assert.strictEqual(shaped.state.fingerprint?.settings["buildOnChild"], "false")
+      const given = yield* Gepa.optimize({ ...runOf(one), maxMetricCalls: 100, proposalsPerStep: 1, buildOnChild: true })
+      assert.strictEqual(given.state.fingerprint?.settings["buildOnChild"], "true")
       // off by hand: every parent is selected after the fold
       const events: Array<GepaEvent> = []
       const off = yield* Gepa.optimize({ ...runOf(one), maxMetricCalls: 300, buildOnChild: false, onEvent: (e) => void events.push(e) })

@@ -109,10 +109,12 @@ export const resolve = <D, T, O>(
       earlyRejection: config.earlyRejection ?? defaults.earlyRejection,
       reuseMinibatch: config.reuseMinibatch ?? defaults.reuseMinibatch,
       foldOrder: config.foldOrder ?? defaults.foldOrder,
-      // (the default only where it can apply: `checkSettings` refuses a given one elsewhere)
+      // part of the default strategy: not with steps the config shapes, nor where it cannot apply
+      // (`checkSettings` refuses a given one there)
       buildOnChild: config.buildOnChild ??
-        (strategy.buildOnChild === true && (config.parallelProposals ?? defaults.parallelProposals) === 1 &&
-          (config.foldOrder ?? defaults.foldOrder) === "plan"),
+        (strategy.buildOnChild === true && config.proposalsPerStep === undefined && config.proposalSampling === undefined &&
+          config.proposalSelection === undefined && config.rewritesPerMinibatch === undefined && config.stepWidth === undefined &&
+          (config.parallelProposals ?? defaults.parallelProposals) === 1 && (config.foldOrder ?? defaults.foldOrder) === "plan"),
       skipPerfect: config.skipPerfectScore ?? defaults.skipPerfectScore,
       perfectScore: config.perfectScore ?? defaults.perfectScore,
       fallbackScore: config.fallbackScore ?? defaults.fallbackScore,
