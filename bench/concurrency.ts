@@ -73,12 +73,15 @@ export interface Strategy {
       | "componentSelector"
       | "stepWidth"
       | "rewritesPerMinibatch"
+      | "minibatchSize"
     >
   >
 }
 
 export const strategies: ReadonlyArray<Strategy> = [
   { label: "default", settings: {} },
+  // the default on minibatches of two examples: better on 1x32, worse on 1x32r at 1,000 and 2,000 (bench/RESULTS.md)
+  { label: "default, minibatch 2", settings: { minibatchSize: 2 } },
   // the default before 0.3's shape-dependent one: the GEPA loop with reuseMinibatch
   { label: "1 per step, reuse (0.2 default)", settings: { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" } },
   { label: "1 per step (GEPA loop)", settings: { proposalsPerStep: 1 } },
