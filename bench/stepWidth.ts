@@ -33,7 +33,9 @@ interface Row {
 }
 
 const settings: ReadonlyArray<{ readonly label: string; readonly options: Partial<OA.EngineOptions> }> = [
-  { label: "default (3 rewrites per minibatch)", options: {} },
+  { label: "default (3 rewrites per minibatch, next step on the validated child)", options: {} },
+  // the default before the next step started on the child: a config that shapes the steps gets it only when it gives it
+  { label: "3 rewrites per minibatch, every parent after the fold", options: { buildOnChild: false } },
   {
     label: "adaptive steps of 1 to 8 (the default before rewrites)",
     options: { proposalsPerStep: 8, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive", rewritesPerMinibatch: 1 }

@@ -59,9 +59,9 @@ export const make = (n: number): Permits => {
   const under = (isFirst: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.suspend(() => {
-        // a free permit is taken at once, unless a first waiter is owed it
-        // (a first caller never waits while a permit is free)
-        if (free > 0 && (isFirst || first.length === 0)) {
+        // a free permit is taken at once (while one is free nobody waits:
+        // `release` hands a permit to a waiter before it frees one)
+        if (free > 0) {
           free--
           return Effect.ensuring(restore(effect), released)
         }

@@ -25,7 +25,9 @@ import type { OptimizeError } from "../../Errors.js"
 import type { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
 import type * as Candidate from "../../Candidate.js"
+import { merge } from "./merge.js"
 import * as Propose from "./propose.js"
+import { reflect } from "./reflect.js"
 import * as Rebase from "./rebase.js"
 import { knownPerfect, reportKnownPerfect, stepEvidence } from "./evidence.js"
 import * as OnChild from "./onChild.js"
@@ -180,7 +182,7 @@ export const make = <D, T, O>(
     const launch = (plan: State.PendingProposal): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (plan._tag !== "Reflective") {
-          return forkReporting(plan, Propose.merge(s, plan), (p) => ({ stage: "proposed" as const, plan, p }))
+          return forkReporting(plan, merge(s, plan), (p) => ({ stage: "proposed" as const, plan, p }))
         }
         const parent = children.parentOf(plan, progress.state.candidates)
         if (parent === undefined) {
@@ -201,7 +203,7 @@ export const make = <D, T, O>(
             })
           )
         }
-        return forkReporting(plan, Propose.reflective(s, plan, parent, evidenceOf(plan, parent)), (p) => ({ stage: "proposed" as const, plan, p }))
+        return forkReporting(plan, reflect(s, plan, parent, evidenceOf(plan, parent)), (p) => ({ stage: "proposed" as const, plan, p }))
       })
     /** the validation of the child picked last, started once the loop launched the step on it (see `startPicked`) */
     let pickedValidation: Effect.Effect<void> | undefined

@@ -1,8 +1,9 @@
 /**
  * A proposal in flight runs in two stages:
  *
- * 1. `propose`: the reflective or merge proposer, up to the judgment of its
- *    child on the minibatch (or subsample). Runs as soon as it is planned.
+ * 1. the reflective proposer (`reflect.ts`) or the merge proposer
+ *    (`merge.ts`), up to the judgment of its child on the minibatch (or
+ *    subsample). Runs as soon as it is planned.
  * 2. `validate`: at the proposal's fold turn, once the state holds every
  *    earlier result, an accepted child is validated; or, when its parent was
  *    superseded meanwhile (`rebase.ts`), rebased on the better descendant
@@ -20,11 +21,9 @@ import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
 import { at, defined } from "../shared/invariant.js"
 import * as Ledger from "./ledger.js"
-import { merge } from "./merge.js"
 import { validationIds } from "./plan.js"
 import type { Rebase } from "./rebase.js"
 import type { Proposed } from "./proposed.js"
-import { reflect } from "./reflect.js"
 import { addFailures, type Evaluated, type Session } from "./session.js"
 
 /** A proposal ready to fold. @internal */
@@ -41,28 +40,6 @@ export interface Finished<T, O> extends Proposed {
   /** the parts of a combination this child was offered (`"combine"`), and whether it passed */
   readonly combined?: { readonly from: ReadonlyArray<number>; readonly passed: boolean } | undefined
 }
-
-/**
- * Stage 1 of a reflective proposal, on its parent's texts (the pool's, or a
- * child still being validated: `Config.buildOnChild`). `shared`: the
- * evidence a proposal of a `"same_minibatch"` step shares with the others
- * of its round (`evidence.ts`, `stepEvidence`).
- *
- * @internal
- */
-export const reflective = <D, T, O>(
-  s: Session<D, T, O>,
-  plan: Extract<State.PendingProposal, { readonly _tag: "Reflective" }>,
-  parent: Candidate.Candidate,
-  shared?: Parameters<typeof reflect<D, T, O>>[3]
-) => reflect(s, plan, parent, shared)
-
-/**
- * Stage 1 of a merge proposal.
- *
- * @internal
- */
-export { merge }
 
 /**
  * Stage 2 of a step's selected child under `"combine"` (`step.ts`,
