@@ -74,14 +74,95 @@ export interface Strategy {
       | "stepWidth"
       | "rewritesPerMinibatch"
       | "minibatchSize"
+      | "buildOnChild"
+      | "reuseChildMinibatch"
     >
   >
 }
 
 export const strategies: ReadonlyArray<Strategy> = [
   { label: "default", settings: {} },
+  // the one-component default before the step on a child reflected on the child's own minibatch (bench/RESULTS.md)
+  { label: "default, fresh minibatch on the child", settings: { reuseChildMinibatch: false } },
   // the default on minibatches of two examples: better on 1x32, worse on 1x32r at 1,000 and 2,000 (bench/RESULTS.md)
   { label: "default, minibatch 2", settings: { minibatchSize: 2 } },
+  // the one-component default's neighbours, building on the child with a fresh minibatch, as the default did before
+  // `reuseChildMinibatch` (bench/RESULTS.md, eighteenth session): fewer calls per step is more steps, better per
+  // budget and slower; more is fewer steps, faster and worse per budget
+  {
+    label: "2 rewrites per minibatch of 2, on the child, fresh minibatch",
+    settings: {
+      minibatchSize: 2,
+      proposalsPerStep: 2,
+      proposalSampling: "same_minibatch",
+      proposalSelection: "best",
+      rewritesPerMinibatch: 2,
+      buildOnChild: true,
+      reuseChildMinibatch: false
+    }
+  },
+  {
+    label: "2 rewrites per minibatch, on the child, fresh minibatch",
+    settings: {
+      proposalsPerStep: 2,
+      proposalSampling: "same_minibatch",
+      proposalSelection: "best",
+      rewritesPerMinibatch: 2,
+      buildOnChild: true,
+      reuseChildMinibatch: false
+    }
+  },
+  {
+    label: "4 rewrites per minibatch, on the child, fresh minibatch",
+    settings: {
+      proposalsPerStep: 4,
+      proposalSampling: "same_minibatch",
+      proposalSelection: "best",
+      rewritesPerMinibatch: 4,
+      buildOnChild: true,
+      reuseChildMinibatch: false
+    }
+  },
+  {
+    label: "4 rewrites per minibatch of 2, on the child, fresh minibatch",
+    settings: {
+      minibatchSize: 2,
+      proposalsPerStep: 4,
+      proposalSampling: "same_minibatch",
+      proposalSelection: "best",
+      rewritesPerMinibatch: 4,
+      buildOnChild: true,
+      reuseChildMinibatch: false
+    }
+  },
+  {
+    label: "4 per step, 2 rewrites per minibatch of 2, on the child, fresh minibatch",
+    settings: {
+      minibatchSize: 2,
+      proposalsPerStep: 4,
+      proposalSampling: "same_minibatch",
+      proposalSelection: "best",
+      rewritesPerMinibatch: 2,
+      buildOnChild: true,
+      reuseChildMinibatch: false
+    }
+  },
+  // the same neighbour with the default's reuse of the child's minibatch
+  {
+    label: "2 rewrites per minibatch of 2, on the child and its minibatch",
+    settings: {
+      minibatchSize: 2,
+      proposalsPerStep: 2,
+      proposalSampling: "same_minibatch",
+      proposalSelection: "best",
+      rewritesPerMinibatch: 2,
+      buildOnChild: true
+    }
+  },
+  {
+    label: "3 rewrites per minibatch of 2",
+    settings: { minibatchSize: 2, proposalsPerStep: 3, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 3 }
+  },
   // the default before 0.3's shape-dependent one: the GEPA loop with reuseMinibatch
   { label: "1 per step, reuse (0.2 default)", settings: { proposalsPerStep: 1, proposalSampling: "independent", proposalSelection: "best" } },
   { label: "1 per step (GEPA loop)", settings: { proposalsPerStep: 1 } },

@@ -33,7 +33,9 @@ interface Row {
 }
 
 const settings: ReadonlyArray<{ readonly label: string; readonly options: Partial<OA.EngineOptions> }> = [
-  { label: "default (3 rewrites per minibatch, next step on the validated child)", options: {} },
+  { label: "default (3 rewrites per minibatch, next step on the validated child and its minibatch)", options: {} },
+  // the default before the step on a child reflected on the child's own results on its minibatch
+  { label: "3 rewrites per minibatch, next step on the validated child, fresh minibatch", options: { reuseChildMinibatch: false } },
   // the default before the next step started on the child: a config that shapes the steps gets it only when it gives it
   { label: "3 rewrites per minibatch, every parent after the fold", options: { buildOnChild: false } },
   {

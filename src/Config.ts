@@ -247,6 +247,24 @@ export interface Config<D, T = unknown, O = unknown> {
    */
   readonly buildOnChild?: boolean
   /**
+   * with `buildOnChild`: the step built on a child reflects on that child's
+   * own results on the minibatch it was just judged on (default true). That
+   * evaluation is paid already (children are then evaluated with traces), so
+   * the step pays only for its own children and starts its reflection at
+   * once, instead of first evaluating the child on a newly drawn minibatch.
+   * A minibatch serves at most two steps in a row: the step after a child
+   * built this way draws a new one. So does the step on a child whose
+   * results cannot serve: perfect on every example, an example that failed,
+   * or records that are not JSON values (they are saved with the plan, so a
+   * resumed run reads them back). With an adapter without `traceCodec`, a
+   * run resumed after a crash evaluates the children of the step in flight
+   * again, as it does their parent (traced evaluations are stored only with
+   * a codec).
+   *
+   * @since 0.3.0
+   */
+  readonly reuseChildMinibatch?: boolean
+  /**
    * the order finished proposals are folded into the state (default `"plan"`).
    * `"plan"`: in the order they were planned, through a reorder window, so a
    * deterministic adapter and model give the same result for the same seed
@@ -302,7 +320,8 @@ export interface Config<D, T = unknown, O = unknown> {
  * (`Strategy.defaultFor`).
  *
  * The proposal settings (`parallelProposals`, `proposalsPerStep`, `stepWidth`,
- * `proposalSampling`, `proposalSelection`, `earlyRejection`, `reuseMinibatch`) are algorithm
+ * `proposalSampling`, `proposalSelection`, `earlyRejection`, `reuseMinibatch`, `buildOnChild`,
+ * `reuseChildMinibatch`) are algorithm
  * settings, never derived from `maxConcurrency`: concurrency is an execution
  * resource, and the same seed and settings give the same result at any
  * concurrency. They were chosen by measurement (bench/ "concurrency":
@@ -328,6 +347,7 @@ export const defaults = {
   parallelProposals: 1,
   earlyRejection: true,
   reuseMinibatch: true,
+  reuseChildMinibatch: true,
   foldOrder: "plan",
   maxConsecutiveFailedIterations: 5,
   cache: true,

@@ -26,6 +26,8 @@ export interface Strategy {
   readonly rewritesPerMinibatch?: number
   /** `false` when absent (see `Config.buildOnChild`) */
   readonly buildOnChild?: boolean
+  /** with `buildOnChild`, `true` when absent (see `Config.reuseChildMinibatch`) */
+  readonly reuseChildMinibatch?: boolean
 }
 
 /**
@@ -115,7 +117,9 @@ const rewritesPay = (search: SearchShape): boolean =>
  * - One component: `defaultRewritesPerMinibatch` proposals per step, all
  *   rewriting the component from one minibatch's evidence, paid once
  *   (`"same_minibatch"`, `Config.rewritesPerMinibatch`), and the best child
- *   validated. Steps of several proposals on as many minibatches lost
+ *   validated; the next step starts on that child while it is validated
+ *   (`Config.buildOnChild`) and reflects on the child's own results on the
+ *   minibatch it was judged on (`Config.reuseChildMinibatch`). Steps of several proposals on as many minibatches lost
  *   quality per budget on one component in every measurement; rewrites of
  *   one minibatch's evidence measured better per budget than the GEPA loop
  *   and faster (bench/RESULTS.md). With minibatches of one example
@@ -145,7 +149,8 @@ export const defaultFor = (components: number, search: SearchShape = {}): Strate
         proposalSampling: "same_minibatch",
         proposalSelection: "best",
         rewritesPerMinibatch: defaultRewritesPerMinibatch,
-        buildOnChild: true
+        buildOnChild: true,
+        reuseChildMinibatch: true
       }
       // one record to reflect on (every rewrite would read the same prompt), or a budget of a few validations
       : { proposalsPerStep: defaultMaxProposalsPerStep, proposalSampling: "independent", proposalSelection: "best", stepWidth: "adaptive" }
@@ -169,6 +174,10 @@ export const format = (s: Strategy): string => {
   const rewrites = s.rewritesPerMinibatch !== undefined && s.rewritesPerMinibatch > 1 && s.proposalSampling === "same_minibatch"
     ? `, ${s.rewritesPerMinibatch} rewrites per minibatch`
     : ""
-  const onChild = s.buildOnChild === true ? ", next step on the validated child" : ""
+  const onChild = s.buildOnChild !== true
+    ? ""
+    : s.reuseChildMinibatch === false
+    ? ", next step on the validated child"
+    : ", next step on the validated child and its minibatch"
   return `${width}, ${s.proposalSampling}${rewrites}, ${selection}${onChild}`
 }

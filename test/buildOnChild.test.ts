@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Option, Ref, TestClock } from "effect"
+import { Data, Effect, Either, Equal, Fiber, Option, Ref, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -41,6 +41,56 @@ describe("buildOnChild (the one-component default)", () => {
         assert.isBelow(planned, validated, `iteration ${selected.iteration} planned after candidate ${selected.candidate} was folded`)
         const line = result.state.trace.find((t) => t.iteration === selected.iteration)
         assert.deepStrictEqual(line?.parents, [selected.candidate])
+      }
+      assert.isAtMost(result.totalMetricCalls, 600)
+    }))
+
+  it.effect("the step on a child reflects on the child's results on the minibatch it was judged on, and the step after draws a new one", () =>
+    Effect.gen(function*() {
+      const task = oneComponent()
+      const run = (more: { readonly reuseChildMinibatch?: boolean }) =>
+        Effect.gen(function*() {
+          const events: Array<GepaEvent> = []
+          const result = yield* Gepa.optimize({ ...runOf(task), maxMetricCalls: 600, seed: 3, onEvent: (e) => void events.push(e), ...more })
+          const idsOf = new Map<number, ReadonlyArray<string>>()
+          for (const e of events) if (e._tag === "MinibatchSampled") idsOf.set(e.iteration, e.ids)
+          const parentEvaluated = new Set(
+            events.flatMap((e) => e._tag === "EvaluationStarted" && e.purpose === "parent-minibatch" ? [e.iteration] : [])
+          )
+          const selected = events.flatMap((e) => e._tag === "CandidateSelected" && e.validating === true ? [e] : [])
+          // the first proposal of each step (it pays for the step's evidence, when anything does)
+          const steps = selected.filter((e) => !selected.some((o) => o.candidate === e.candidate && o.iteration === e.iteration - 1))
+          return { result, idsOf, parentEvaluated, steps }
+        })
+      const { idsOf, parentEvaluated, result, steps } = yield* run({})
+      assert.strictEqual(result.state.fingerprint?.settings["reuseChildMinibatch"], "true")
+      const reused = new Set<number>()
+      for (const selected of steps) {
+        const child = result.state.trace.find((t) => t.candidate === selected.candidate)!
+        const ids = idsOf.get(selected.iteration)!
+        // the step of a child that was itself built on its parent's minibatch draws a new one
+        if (reused.has(child.iteration)) {
+          assert.notDeepEqual(ids, child.subsampleIds, `iteration ${selected.iteration}: a minibatch serves at most two steps`)
+          continue
+        }
+        if (!Equal.equals(Data.array([...ids]), Data.array([...(child.subsampleIds ?? [])]))) continue
+        reused.add(selected.iteration)
+        // nothing paid for the child's evidence: no parent evaluation, and it is judged against the child's own scores
+        assert.isFalse(parentEvaluated.has(selected.iteration), `iteration ${selected.iteration} evaluated its parent again`)
+        const line = result.state.trace.find((t) => t.iteration === selected.iteration)!
+        if (Equal.equals(Data.array([...(line.subsampleIds ?? [])]), Data.array([...ids]))) {
+          assert.deepStrictEqual(line.scoresBefore, child.scoresAfter)
+        }
+      }
+      assert.isAbove(reused.size, 2)
+      // with the setting off, every step on a child evaluates it on a new minibatch
+      const off = yield* run({ reuseChildMinibatch: false })
+      assert.strictEqual(off.result.state.fingerprint?.settings["reuseChildMinibatch"], "false")
+      assert.isAbove(off.steps.length, 2)
+      for (const selected of off.steps) {
+        const child = off.result.state.trace.find((t) => t.candidate === selected.candidate)!
+        assert.notDeepEqual(off.idsOf.get(selected.iteration), child.subsampleIds)
+        assert.isTrue(off.parentEvaluated.has(selected.iteration))
       }
       assert.isAtMost(result.totalMetricCalls, 600)
     }))
@@ -124,6 +174,13 @@ describe("buildOnChild (the one-component default)", () => {
       const off = yield* Gepa.optimize({ ...runOf(one), maxMetricCalls: 300, buildOnChild: false, onEvent: (e) => void events.push(e) })
       assert.strictEqual(off.state.fingerprint?.settings["buildOnChild"], "false")
       assert.isFalse(events.some((e) => e._tag === "CandidateSelected" && e.validating === true))
+      assert.strictEqual(off.state.fingerprint?.settings["reuseChildMinibatch"], "false")
+      // the child's minibatch only serves a step built on the child
+      const alone = yield* refused(Gepa.optimize({ ...runOf(one), maxMetricCalls: 100, buildOnChild: false, reuseChildMinibatch: true }))
+      assert.strictEqual(alone._tag, "ConfigError")
+      assert.include(alone.message, "reuseChildMinibatch")
+      const shapedToo = yield* refused(Gepa.optimize({ ...runOf(one), maxMetricCalls: 100, proposalsPerStep: 3, reuseChildMinibatch: true }))
+      assert.include(shapedToo.message, "reuseChildMinibatch")
     }))
 
   it.effect("a run saved without the setting resumes without it, unless it is given", () =>
@@ -133,11 +190,19 @@ describe("buildOnChild (the one-component default)", () => {
       const forget = Ref.update(ref, (m) => ({
         ...m,
         state: Option.map(m.state, (state) => {
-          const { buildOnChild: _, ...older } = state.fingerprint?.settings ?? {}
+          // (a run saved before either setting existed)
+          const { buildOnChild: _, reuseChildMinibatch: __, ...older } = state.fingerprint?.settings ?? {}
           return { ...state, fingerprint: state.fingerprint === undefined ? undefined : { ...state.fingerprint, settings: older } }
         })
       }))
-      const run = (iterations: number, more: { readonly buildOnChild?: boolean } = {}) =>
+      const forgetReuse = Ref.update(ref, (m) => ({
+        ...m,
+        state: Option.map(m.state, (state) => {
+          const { reuseChildMinibatch: _, ...older } = state.fingerprint?.settings ?? {}
+          return { ...state, fingerprint: state.fingerprint === undefined ? undefined : { ...state.fingerprint, settings: older } }
+        })
+      }))
+      const run = (iterations: number, more: { readonly buildOnChild?: boolean; readonly reuseChildMinibatch?: boolean } = {}) =>
         Effect.gen(function*() {
           const events: Array<GepaEvent> = []
           const result = yield* Gepa.optimize({
@@ -159,6 +224,15 @@ describe("buildOnChild (the one-component default)", () => {
       const given = yield* run(48, { buildOnChild: true })
       assert.isTrue(given.onChild)
       assert.strictEqual(given.result.state.fingerprint?.settings["buildOnChild"], "true")
+      // saved with buildOnChild but before the child's minibatch served its step: it resumes so, unless it is given
+      assert.strictEqual(given.result.state.fingerprint?.settings["reuseChildMinibatch"], "false")
+      yield* forgetReuse
+      const fresh = yield* run(60)
+      assert.strictEqual(fresh.result.state.fingerprint?.settings["buildOnChild"], "true")
+      assert.strictEqual(fresh.result.state.fingerprint?.settings["reuseChildMinibatch"], "false")
+      yield* forgetReuse
+      const reusing = yield* run(72, { reuseChildMinibatch: true })
+      assert.strictEqual(reusing.result.state.fingerprint?.settings["reuseChildMinibatch"], "true")
     }).pipe(Effect.provide(RunStore.layerMemory)))
 })
 

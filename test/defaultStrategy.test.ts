@@ -32,11 +32,12 @@ describe("the default strategy", () => {
       proposalSampling: "same_minibatch",
       proposalSelection: "best",
       rewritesPerMinibatch: 3,
-      buildOnChild: true
+      buildOnChild: true,
+      reuseChildMinibatch: true
     })
     assert.strictEqual(
       Strategy.format(Strategy.defaultFor(1)),
-      "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best, next step on the validated child"
+      "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best, next step on the validated child and its minibatch"
     )
     // an adaptive width reads as one
     assert.strictEqual(
@@ -54,7 +55,10 @@ describe("the default strategy", () => {
   it.effect("is said at the run's start and saved in the run's settings; given settings win", () =>
     Effect.gen(function*() {
       for (
-        const [components, expected] of [[1, "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best, next step on the validated child"], [
+        const [components, expected] of [[
+          1,
+          "3 proposals per step, same_minibatch, 3 rewrites per minibatch, best, next step on the validated child and its minibatch"
+        ], [
           4,
           "8 proposals per step, same_minibatch, combine"
         ]] as const

@@ -2,8 +2,9 @@
  * The evidence a reflective proposal reads: its parent's traced evaluation
  * of the minibatch and the records built from it per component. It is paid
  * once and read by several proposals when a rejected proposal leaves it for
- * the next component (`reuseMinibatch`) or when the proposals of a
- * `"same_minibatch"` step share it.
+ * the next component (`reuseMinibatch`), when the proposals of a
+ * `"same_minibatch"` step share it, or when the step built on an accepted
+ * child reads the child's own evaluation (`reuseChildMinibatch`).
  *
  * @internal
  */
@@ -15,7 +16,7 @@ import { GepaEvent } from "../../Event.js"
 import { stableStringify } from "../../Fingerprint.js"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
-import { describeError, ended, type Proposed } from "./proposed.js"
+import { type ChildEvidence, describeError, ended, type Proposed } from "./proposed.js"
 import { reusesMinibatches } from "./resolved.js"
 import { type Failures, noFailures, type Session } from "./session.js"
 
@@ -241,3 +242,44 @@ export const memberView = (
       others: undefined
     }))
 }
+
+/** A child's outcome on one minibatch example, as its evaluation returns it. @internal */
+export interface ChildOutcome<T, O> {
+  readonly id: string
+  readonly score: number
+  readonly output: Option.Option<O>
+  readonly trajectory: Option.Option<T>
+  readonly error: string | undefined
+}
+
+/**
+ * What the step built on an accepted child reflects on (`Config.reuseChildMinibatch`):
+ * the child's scores and records on the minibatch it was judged on, from its
+ * traced evaluation there; `undefined` when they cannot serve (an example
+ * failed, every example is perfect, the adapter gave no records or records
+ * that are not JSON values: they are saved with the plan).
+ *
+ * @internal
+ */
+export const childEvidence = <D, T, O>(
+  s: Session<D, T, O>,
+  child: Candidate.Candidate,
+  ids: ReadonlyArray<string>,
+  outcomes: ReadonlyArray<ChildOutcome<T, O>>,
+  components: ReadonlyArray<string>
+): Effect.Effect<ChildEvidence | undefined> =>
+  Effect.gen(function*() {
+    if (outcomes.some((o) => o.error !== undefined || Option.isNone(o.trajectory) || Option.isNone(o.output))) return undefined
+    const scores = outcomes.map((o) => o.score)
+    if (scores.every((x) => x >= s.r.perfectScore)) return undefined
+    const batch = {
+      outputs: outcomes.map((o) => Option.getOrThrow(o.output)),
+      scores,
+      trajectories: outcomes.map((o) => Option.getOrThrow(o.trajectory))
+    }
+    const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(child, batch, components))
+    if (Either.isLeft(built)) return undefined
+    const kept = reusableOf(0, scores, built.right)
+    if (kept === undefined || components.some((c) => kept.records[c] === undefined)) return undefined
+    return { ids, scores, records: kept.records }
+  })

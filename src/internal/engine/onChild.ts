@@ -17,7 +17,7 @@ import type * as Candidate from "../../Candidate.js"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
 import type { OnChild } from "./plan.js"
-import { ended, type Proposed } from "./proposed.js"
+import { type ChildEvidence, ended, type Proposed } from "./proposed.js"
 import { noFailures } from "./session.js"
 
 type Reflective = Extract<State.PendingProposal, { readonly _tag: "Reflective" }>
@@ -26,7 +26,7 @@ type Accepted = Extract<ProposalResult, { readonly _tag: "Accepted" }>
 /** @internal */
 export interface Children {
   /** records the one child a step validates: the next step may build on it; `false` when it may not */
-  readonly pick: (plan: State.PendingProposal, result: Accepted) => boolean
+  readonly pick: (plan: State.PendingProposal, result: Accepted, evidence?: ChildEvidence) => boolean
   /** the child picked last, once (the loop plans on it) */
   readonly take: () => OnChild | undefined
   /** a plan's parent texts: the pool's, or the picked child's; `undefined` while that child is not picked */
@@ -51,10 +51,10 @@ export const make = (): Children => {
   let last: OnChild | undefined
   const held = new Map<number, Array<Reflective>>()
   return {
-    pick: (plan, result) => {
+    pick: (plan, result, evidence) => {
       // a child validated on what was left of the budget may not join the pool
       if (plan._tag !== "Reflective" || plan.remainder === true) return false
-      const child: OnChild = { of: plan.iteration, candidate: result.candidate, score: mean(result.scoresAfter) }
+      const child: OnChild = { of: plan.iteration, candidate: result.candidate, score: mean(result.scoresAfter), evidence }
       picked.set(plan.iteration, child)
       last = child
       return true

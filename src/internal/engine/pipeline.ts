@@ -217,7 +217,7 @@ export const make = <D, T, O>(
     const validateChild = (plan: State.PendingProposal, p: Proposed, alone: boolean, combination?: Step.Combination) => {
       const start = startValidation(plan, p, combination)
       if (!r.buildOnChild) return start
-      if (alone && p.result._tag === "Accepted" && children.pick(plan, p.result)) {
+      if (alone && p.result._tag === "Accepted" && children.pick(plan, p.result, p.childEvidence)) {
         pickedValidation = start
         return settle(plan)
       }

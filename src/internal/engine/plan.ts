@@ -26,6 +26,7 @@ import { revise } from "./draft.js"
 import { planMerge, storedValIds } from "./planMerge.js"
 import * as Learned from "./learned.js"
 import * as Ledger from "./ledger.js"
+import type { ChildEvidence } from "./proposed.js"
 import { type Resolved, reusesMinibatches } from "./resolved.js"
 import * as Width from "./width.js"
 import type { Wants } from "./session.js"
@@ -60,6 +61,8 @@ export interface OnChild {
   readonly candidate: Candidate.Candidate
   /** its mean score on the minibatch it was judged on */
   readonly score: number
+  /** its traced evaluation of that minibatch, when the next step reflects on it */
+  readonly evidence?: ChildEvidence | undefined
 }
 
 /** The validation ids of a plan, which the state stores as absent for "the whole set". @internal */
@@ -206,6 +209,8 @@ export const plan = <D, T, O>(
     for (const c of components) most = Math.max(most, group?.tried.get(c) ?? 0)
     return most
   }
+  // the child's results on the minibatch it was judged on, which every proposal of the step reflects on
+  const evidence = onChild?.evidence === undefined || !r.reuseChildMinibatch ? undefined : { of: onChild.of, ...onChild.evidence }
   for (let i = 0; i < size; i++) {
     const it = iteration + i
     const parent = sameParent ?? r.selectCandidate(current, rng)
@@ -215,7 +220,13 @@ export const plan = <D, T, O>(
     let sampler: BatchSampler.SamplerState
     let selection: ReturnType<typeof select>
     let leader: (State.PendingProposal & { readonly _tag: "Reflective" }) | undefined
-    if (r.proposalSampling === "same_minibatch") {
+    if (evidence !== undefined) {
+      // the minibatch the child was judged on (`reuseChildMinibatch`): nothing is drawn
+      selection = select(current.sampler)
+      leader = group !== undefined && rewritesOf(selection.components) < r.rewritesPerMinibatch ? group.leader : undefined
+      ids = evidence.ids
+      sampler = current.sampler
+    } else if (r.proposalSampling === "same_minibatch") {
       // components first: whether they were tried on the group's minibatch decides whether a new one is drawn
       selection = select(current.sampler)
       leader = group !== undefined && rewritesOf(selection.components) < r.rewritesPerMinibatch ? group.leader : undefined
@@ -254,6 +265,16 @@ export const plan = <D, T, O>(
           // (`reusable` checked that each component has its records)
           records: Object.fromEntries(selection.components.map((c) => [c, defined(reuse.records[c], "the kept records of a component")]))
         }
+      }
+    }
+    if (evidence !== undefined) {
+      // the child's evaluation of its minibatch is paid (by its own step): only the children's is left
+      perExample = factor - 1
+      reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
+      reuses = {
+        paidBy: evidence.of,
+        scores: evidence.scores,
+        records: Object.fromEntries(selection.components.map((c) => [c, defined(evidence.records[c], "the child's records of a component")]))
       }
     }
     let remainder = false

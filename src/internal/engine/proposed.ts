@@ -35,6 +35,19 @@ export interface Proposed {
    * reflects on the same minibatch (`reuseMinibatch`)
    */
   readonly reusable?: State.ReusedEvaluation | undefined
+  /**
+   * for an accepted child (`Config.reuseChildMinibatch`): its scores and
+   * records on the minibatch it was judged on, for the step built on it to
+   * reflect on
+   */
+  readonly childEvidence?: ChildEvidence | undefined
+}
+
+/** An accepted child's traced evaluation of its minibatch, as the next step on it reads it. @internal */
+export interface ChildEvidence {
+  readonly ids: ReadonlyArray<string>
+  readonly scores: ReadonlyArray<number>
+  readonly records: Readonly<Record<string, ReadonlyArray<Readonly<Record<string, unknown>>>>>
 }
 
 /** A proposal that ended before it asked for new texts. @internal */

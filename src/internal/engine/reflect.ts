@@ -22,7 +22,7 @@ import { at, defined } from "../shared/invariant.js"
 import * as Ledger from "./ledger.js"
 import { currentProposal } from "./currentProposal.js"
 import * as Early from "./early.js"
-import { evaluateParent, memberView, type ParentEvaluation, reusableOf, type StepEvidence } from "./evidence.js"
+import { childEvidence, type ChildOutcome, evaluateParent, memberView, type ParentEvaluation, reusableOf, rotated, type StepEvidence } from "./evidence.js"
 import { describeError, noUsage, type Proposed, type Usage } from "./proposed.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
@@ -172,7 +172,15 @@ export const reflect = <D, T, O>(
     // a minibatch reflected on again (`reuseMinibatch`): the parent's scores
     // and records are the ones an earlier proposal paid for
     const parentEval = reused !== undefined
-      ? Either.right<ParentEvaluation>({ before: reused.scores, dataset: reused.records, spent: 0, failures: noFailures, others: undefined })
+      ? Either.right<ParentEvaluation>({
+        before: reused.scores,
+        dataset: plan.rewrite === undefined
+          ? reused.records
+          : Object.fromEntries(Object.entries(reused.records).map(([c, rs]) => [c, rotated(rs, plan.rewrite ?? 0) ?? rs])),
+        spent: 0,
+        failures: noFailures,
+        others: undefined
+      })
       : shared !== undefined
       ? yield* Effect.flatMap(shared, (evidence) => memberView(plan, evidence))
       : yield* evaluateParent(s, plan, parentCandidate)
@@ -229,7 +237,8 @@ export const reflect = <D, T, O>(
         purpose: "child-minibatch",
         candidate: child,
         ids: on,
-        captureTraces: false,
+        // (the step built on an accepted child reflects on its traced results: `reuseChildMinibatch`)
+        captureTraces: s.r.reuseChildMinibatch,
         call: `evaluate(child of candidate ${parent}, minibatch)`,
         visibleUpTo: plan.sees
       })
@@ -244,6 +253,29 @@ export const reflect = <D, T, O>(
       scoresBefore,
       scoresAfter
     })
+    // the child judged on the whole minibatch; an accepted one the next step may build on
+    // (`Config.buildOnChild`) carries its evaluation, which that step reflects on
+    const judge = (
+      after: ReadonlyArray<number>,
+      // (in minibatch order; asked for only when the child's evaluation is carried)
+      outcomes: () => ReadonlyArray<ChildOutcome<T, O>>,
+      spent: number,
+      failures: Failures
+    ): Effect.Effect<Proposed> => {
+      const accepted = s.r.accept(before, after)
+      const result = done(
+        accepted ? ProposalResult.Accepted(judged(ids, before, after)) : ProposalResult.Rejected(judged(ids, before, after)),
+        spent,
+        failures,
+        usage
+      )
+      // a child judged on a minibatch that served its parent's step already: the next step draws a new one
+      if (!accepted || !s.r.reuseChildMinibatch || plan.reuses !== undefined) return Effect.succeed(result)
+      return Effect.map(
+        childEvidence(s, child, ids, outcomes(), components),
+        (childEvidence) => childEvidence === undefined ? result : { ...result, childEvidence }
+      )
+    }
     // Early rejection: the examples the parent already solved perfectly can
     // add at most the perfect score each, so the child is first evaluated on
     // the others; when even perfect scores on the rest could not beat the
@@ -264,20 +296,22 @@ export const reflect = <D, T, O>(
       const rest = yield* evaluateChild(split.solved)
       const after = Early.combine(ids, split, partial, rest.outcomes.map((o) => o.score))
       const failed = addFailures(paid.failures, first === undefined ? rest.failures : addFailures(first.failures, rest.failures))
-      return done(
-        s.r.accept(before, after) ? ProposalResult.Accepted(judged(ids, before, after)) : ProposalResult.Rejected(judged(ids, before, after)),
+      return yield* judge(
+        after,
+        () => {
+          const byId = new Map([...(first?.outcomes ?? []), ...rest.outcomes].map((o) => [o.id, o] as const))
+          return ids.map((id) => defined(byId.get(id), "a minibatch example's outcome"))
+        },
         Ledger.sum([paid.spent, first?.spent ?? 0, rest.spent]),
-        failed,
-        usage
+        failed
       )
     }
     const childEval = yield* evaluateChild(ids)
-    const after = childEval.outcomes.map((o) => o.score)
-    return done(
-      s.r.accept(before, after) ? ProposalResult.Accepted(judged(ids, before, after)) : ProposalResult.Rejected(judged(ids, before, after)),
+    return yield* judge(
+      childEval.outcomes.map((o) => o.score),
+      () => childEval.outcomes,
       Ledger.sum([paid.spent, childEval.spent]),
-      addFailures(paid.failures, childEval.failures),
-      usage
+      addFailures(paid.failures, childEval.failures)
     )
   }).pipe(
     (self) => s.r.readsProposal ? Effect.locally(self, currentProposal, { iteration: plan.iteration, parent: plan.parent }) : self,

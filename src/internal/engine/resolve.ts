@@ -95,6 +95,15 @@ export const resolve = <D, T, O>(
       budget,
       valsetSize: data.valIds.length
     })
+    const onChild = config.buildOnChild ??
+      (strategy.buildOnChild === true && config.proposalsPerStep === undefined && config.proposalSampling === undefined &&
+        config.proposalSelection === undefined && config.rewritesPerMinibatch === undefined && config.stepWidth === undefined &&
+        (config.parallelProposals ?? defaults.parallelProposals) === 1 && (config.foldOrder ?? defaults.foldOrder) === "plan")
+    yield* check(
+      config.reuseChildMinibatch !== true || onChild,
+      "reuseChildMinibatch",
+      "needs buildOnChild: it is what the step built on a child reflects on"
+    )
     const settings = {
       seed: config.seed ?? defaults.seed,
       frontierType: config.frontierType ?? defaults.frontierType,
@@ -111,10 +120,9 @@ export const resolve = <D, T, O>(
       foldOrder: config.foldOrder ?? defaults.foldOrder,
       // part of the default strategy: not with steps the config shapes, nor where it cannot apply
       // (`checkSettings` refuses a given one there)
-      buildOnChild: config.buildOnChild ??
-        (strategy.buildOnChild === true && config.proposalsPerStep === undefined && config.proposalSampling === undefined &&
-          config.proposalSelection === undefined && config.rewritesPerMinibatch === undefined && config.stepWidth === undefined &&
-          (config.parallelProposals ?? defaults.parallelProposals) === 1 && (config.foldOrder ?? defaults.foldOrder) === "plan"),
+      buildOnChild: onChild,
+      // only with buildOnChild (checked above when given)
+      reuseChildMinibatch: onChild && (config.reuseChildMinibatch ?? defaults.reuseChildMinibatch),
       skipPerfect: config.skipPerfectScore ?? defaults.skipPerfectScore,
       perfectScore: config.perfectScore ?? defaults.perfectScore,
       fallbackScore: config.fallbackScore ?? defaults.fallbackScore,
@@ -150,7 +158,8 @@ export const resolve = <D, T, O>(
         rewritesPerMinibatch: config.rewritesPerMinibatch !== undefined,
         earlyRejection: config.earlyRejection !== undefined,
         reuseMinibatch: config.reuseMinibatch !== undefined,
-        buildOnChild: config.buildOnChild !== undefined
+        buildOnChild: config.buildOnChild !== undefined,
+        reuseChildMinibatch: config.reuseChildMinibatch !== undefined
       },
       maxConcurrency: config.maxConcurrency ?? defaults.maxConcurrency,
       chunkSize: config.chunkSize ?? defaults.chunkSize,

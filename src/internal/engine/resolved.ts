@@ -66,6 +66,8 @@ export interface Resolved<D, T, O> {
   readonly reuseMinibatch: boolean
   /** start the step after a validated child on that child, while it is validated (see `loop.ts`) */
   readonly buildOnChild: boolean
+  /** the step on a child reflects on the child's results on its minibatch (see `plan.ts`) */
+  readonly reuseChildMinibatch: boolean
   /** fold results in plan order (reproducible) or as they complete */
   readonly foldOrder: "plan" | "completion"
   /** which proposal settings the config gave (a resume keeps the saved ones otherwise) */
@@ -80,6 +82,7 @@ export interface Resolved<D, T, O> {
     readonly earlyRejection: boolean
     readonly reuseMinibatch: boolean
     readonly buildOnChild: boolean
+    readonly reuseChildMinibatch: boolean
   }
   readonly maxConcurrency: number
   /** examples per adapter call */

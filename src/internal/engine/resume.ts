@@ -63,10 +63,13 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
   const reuse = r.given.reuseMinibatch || settings["reuseMinibatch"] !== undefined ? r.reuseMinibatch : false
   // the saved choice (runs saved without the setting planned every step after the fold)
   const onChild = r.given.buildOnChild ? r.buildOnChild : settings["buildOnChild"] === "true"
+  // (runs saved without the setting drew a new minibatch for the step on a child)
+  const childMinibatch = onChild && (r.given.reuseChildMinibatch ? r.reuseChildMinibatch : settings["reuseChildMinibatch"] === "true")
   if (
     depth === r.parallelProposals && perStep === r.proposalsPerStep && width === r.stepWidth && sampling === r.proposalSampling &&
     settings["proposalSelection"] === r.fingerprint.settings["proposalSelection"] && early === r.earlyRejection &&
-    reuse === r.reuseMinibatch && rewrites === r.rewritesPerMinibatch && onChild === r.buildOnChild
+    reuse === r.reuseMinibatch && rewrites === r.rewritesPerMinibatch && onChild === r.buildOnChild &&
+    childMinibatch === r.reuseChildMinibatch
   ) return r
   const next = {
     ...r,
@@ -78,7 +81,8 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
     rewritesPerMinibatch: rewrites,
     earlyRejection: early,
     reuseMinibatch: reuse,
-    buildOnChild: onChild
+    buildOnChild: onChild,
+    reuseChildMinibatch: childMinibatch
   }
   const fingerprintSettings: Record<string, string> = {
     ...r.fingerprint.settings,
@@ -89,7 +93,8 @@ export const adoptSaved = <D, T, O>(r: Resolved<D, T, O>, state: State.GepaState
     proposalSelection: typeof selection === "string" ? selection : Fingerprint.stableStringify(selection),
     rewritesPerMinibatch: String(rewrites),
     reuseMinibatch: String(reuse),
-    buildOnChild: String(onChild)
+    buildOnChild: String(onChild),
+    reuseChildMinibatch: String(childMinibatch)
   }
   if (legacy) {
     delete fingerprintSettings["proposalsPerStep"]

@@ -42,6 +42,7 @@ export const settingsOf = <D, T, O>(
     | "earlyRejection"
     | "reuseMinibatch"
     | "buildOnChild"
+    | "reuseChildMinibatch"
     | "foldOrder"
     | "skipPerfect"
     | "perfectScore"
@@ -68,6 +69,7 @@ export const settingsOf = <D, T, O>(
   earlyRejection: String(resolved.earlyRejection),
   reuseMinibatch: String(resolved.reuseMinibatch),
   buildOnChild: String(resolved.buildOnChild),
+  reuseChildMinibatch: String(resolved.reuseChildMinibatch),
   foldOrder: resolved.foldOrder,
   skipPerfectScore: String(resolved.skipPerfect),
   perfectScore: String(resolved.perfectScore),
