@@ -80,6 +80,25 @@ export interface Strategy {
   >
 }
 
+/**
+ * A one-component strategy that builds on the validated child: `perStep`
+ * proposals, `rewrites` of each minibatch, minibatches of `minibatch`
+ * examples, on the child's own minibatch (`reuseChildMinibatch`) or a fresh one.
+ */
+const onChildRow = (perStep: number, rewrites: number, minibatch: number, reuse: boolean): Strategy => ({
+  label: `${perStep === rewrites ? "" : `${perStep} per step, `}${rewrites} rewrites per minibatch${minibatch === 3 ? "" : ` of ${minibatch}`}, ` +
+    (reuse ? "on the child and its minibatch" : "on the child, fresh minibatch"),
+  settings: {
+    ...(minibatch === 3 ? {} : { minibatchSize: minibatch }),
+    proposalsPerStep: perStep,
+    proposalSampling: "same_minibatch",
+    proposalSelection: "best",
+    rewritesPerMinibatch: rewrites,
+    buildOnChild: true,
+    reuseChildMinibatch: reuse
+  }
+})
+
 export const strategies: ReadonlyArray<Strategy> = [
   { label: "default", settings: {} },
   // the one-component default before the step on a child reflected on the child's own minibatch (bench/RESULTS.md)
@@ -89,76 +108,13 @@ export const strategies: ReadonlyArray<Strategy> = [
   // the one-component default's neighbours, building on the child with a fresh minibatch, as the default did before
   // `reuseChildMinibatch` (bench/RESULTS.md, eighteenth session): fewer calls per step is more steps, better per
   // budget and slower; more is fewer steps, faster and worse per budget
-  {
-    label: "2 rewrites per minibatch of 2, on the child, fresh minibatch",
-    settings: {
-      minibatchSize: 2,
-      proposalsPerStep: 2,
-      proposalSampling: "same_minibatch",
-      proposalSelection: "best",
-      rewritesPerMinibatch: 2,
-      buildOnChild: true,
-      reuseChildMinibatch: false
-    }
-  },
-  {
-    label: "2 rewrites per minibatch, on the child, fresh minibatch",
-    settings: {
-      proposalsPerStep: 2,
-      proposalSampling: "same_minibatch",
-      proposalSelection: "best",
-      rewritesPerMinibatch: 2,
-      buildOnChild: true,
-      reuseChildMinibatch: false
-    }
-  },
-  {
-    label: "4 rewrites per minibatch, on the child, fresh minibatch",
-    settings: {
-      proposalsPerStep: 4,
-      proposalSampling: "same_minibatch",
-      proposalSelection: "best",
-      rewritesPerMinibatch: 4,
-      buildOnChild: true,
-      reuseChildMinibatch: false
-    }
-  },
-  {
-    label: "4 rewrites per minibatch of 2, on the child, fresh minibatch",
-    settings: {
-      minibatchSize: 2,
-      proposalsPerStep: 4,
-      proposalSampling: "same_minibatch",
-      proposalSelection: "best",
-      rewritesPerMinibatch: 4,
-      buildOnChild: true,
-      reuseChildMinibatch: false
-    }
-  },
-  {
-    label: "4 per step, 2 rewrites per minibatch of 2, on the child, fresh minibatch",
-    settings: {
-      minibatchSize: 2,
-      proposalsPerStep: 4,
-      proposalSampling: "same_minibatch",
-      proposalSelection: "best",
-      rewritesPerMinibatch: 2,
-      buildOnChild: true,
-      reuseChildMinibatch: false
-    }
-  },
-  // the same neighbour with the default's reuse of the child's minibatch
-  {
-    label: "2 rewrites per minibatch of 2, on the child and its minibatch",
-    settings: {
-      minibatchSize: 2,
-      proposalsPerStep: 2,
-      proposalSampling: "same_minibatch",
-      proposalSelection: "best",
-      rewritesPerMinibatch: 2,
-      buildOnChild: true
-    }
-  },
+  onChildRow(2, 2, 2, false),
+  onChildRow(2, 2, 3, false),
+  onChildRow(4, 4, 3, false),
+  onChildRow(4, 4, 2, false),
+  onChildRow(4, 2, 2, false),
+  // the first with the default's reuse of the child's minibatch
+  onChildRow(2, 2, 2, true),
   {
     label: "3 rewrites per minibatch of 2",
     settings: { minibatchSize: 2, proposalsPerStep: 3, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 3 }

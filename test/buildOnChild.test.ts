@@ -117,6 +117,7 @@ describe("buildOnChild (the one-component default)", () => {
       const task = oneComponent()
       const config = { ...runOf(task), maxMetricCalls: 2000, stop: StopCondition.maxIterations(30), seed: 3 }
       const full = yield* Gepa.optimize(config)
+      let withEvidence = 0
       for (const at of [2, 4]) {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-on-child-pause-"))
         try {
@@ -139,6 +140,8 @@ describe("buildOnChild (the one-component default)", () => {
           assert.isTrue(hang)
           // the child's step and the step on it, both planned: the resumed run holds the second until the first picks its child again
           assert.isTrue(paused.state.pending.some((p) => p._tag === "Reflective" && p.onChildOf !== undefined))
+          // (and, where it could, the child's own results on its minibatch, saved with the plan)
+          if (paused.state.pending.some((p) => p._tag === "Reflective" && p.onChildOf !== undefined && p.reuses !== undefined)) withEvidence++
           const steps = new Set(paused.state.pending.map((p) => p._tag === "Reflective" ? p.step ?? p.iteration : p.iteration))
           assert.isAtLeast(steps.size, 2)
           const resumed = yield* Gepa.optimize({ ...config, runDir: dir })
@@ -147,6 +150,7 @@ describe("buildOnChild (the one-component default)", () => {
           fs.rmSync(dir, { recursive: true, force: true })
         }
       }
+      assert.isAbove(withEvidence, 0)
     }), 60_000)
 
   it.effect("given where it cannot apply: one line naming the setting", () =>

@@ -16,6 +16,7 @@ import { GepaEvent } from "../../Event.js"
 import { stableStringify } from "../../Fingerprint.js"
 import { ProposalResult } from "../../Proposal.js"
 import type * as State from "../../State.js"
+import type { Outcome } from "./evaluate.js"
 import { type ChildEvidence, describeError, ended, type Proposed } from "./proposed.js"
 import { reusesMinibatches } from "./resolved.js"
 import { type Failures, noFailures, type Session } from "./session.js"
@@ -243,15 +244,6 @@ export const memberView = (
     }))
 }
 
-/** A child's outcome on one minibatch example, as its evaluation returns it. @internal */
-export interface ChildOutcome<T, O> {
-  readonly id: string
-  readonly score: number
-  readonly output: Option.Option<O>
-  readonly trajectory: Option.Option<T>
-  readonly error: string | undefined
-}
-
 /**
  * What the step built on an accepted child reflects on (`Config.reuseChildMinibatch`):
  * the child's scores and records on the minibatch it was judged on, from its
@@ -265,7 +257,7 @@ export const childEvidence = <D, T, O>(
   s: Session<D, T, O>,
   child: Candidate.Candidate,
   ids: ReadonlyArray<string>,
-  outcomes: ReadonlyArray<ChildOutcome<T, O>>,
+  outcomes: ReadonlyArray<Outcome<T, O>>,
   components: ReadonlyArray<string>
 ): Effect.Effect<ChildEvidence | undefined> =>
   Effect.gen(function*() {

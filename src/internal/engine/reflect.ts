@@ -22,7 +22,8 @@ import { at, defined } from "../shared/invariant.js"
 import * as Ledger from "./ledger.js"
 import { currentProposal } from "./currentProposal.js"
 import * as Early from "./early.js"
-import { childEvidence, type ChildOutcome, evaluateParent, memberView, type ParentEvaluation, reusableOf, rotated, type StepEvidence } from "./evidence.js"
+import type { Outcome } from "./evaluate.js"
+import { childEvidence, evaluateParent, memberView, type ParentEvaluation, reusableOf, rotated, type StepEvidence } from "./evidence.js"
 import { describeError, noUsage, type Proposed, type Usage } from "./proposed.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
@@ -258,7 +259,7 @@ export const reflect = <D, T, O>(
     const judge = (
       after: ReadonlyArray<number>,
       // (in minibatch order; asked for only when the child's evaluation is carried)
-      outcomes: () => ReadonlyArray<ChildOutcome<T, O>>,
+      outcomes: () => ReadonlyArray<Outcome<T, O>>,
       spent: number,
       failures: Failures
     ): Effect.Effect<Proposed> => {
