@@ -95,6 +95,48 @@ describe("buildOnChild (the one-component default)", () => {
       assert.isAtMost(result.totalMetricCalls, 600)
     }))
 
+  it.effect("with steps the config shapes, only the step's first group reflects on the child's minibatch; the others draw their own", () =>
+    Effect.gen(function*() {
+      const task = oneComponent()
+      for (
+        const [shape, together] of [
+          [{ proposalsPerStep: 6, proposalSampling: "same_minibatch", proposalSelection: "best", rewritesPerMinibatch: 3 }, 3],
+          [{ proposalsPerStep: 3, proposalSampling: "independent", proposalSelection: "best" }, 1]
+        ] as const
+      ) {
+        const events: Array<GepaEvent> = []
+        const result = yield* Gepa.optimize({
+          ...runOf(task),
+          ...shape,
+          buildOnChild: true,
+          maxMetricCalls: 600,
+          seed: 3,
+          onEvent: (e) => void events.push(e)
+        })
+        const idsOf = new Map<number, string>()
+        for (const e of events) if (e._tag === "MinibatchSampled") idsOf.set(e.iteration, e.ids.join(","))
+        const selected = events.flatMap((e) => e._tag === "CandidateSelected" && e.validating === true ? [e] : [])
+        const firsts = selected.filter((e) => !selected.some((o) => o.candidate === e.candidate && o.iteration === e.iteration - 1))
+        let reused = 0
+        for (const first of firsts) {
+          const child = result.state.trace.find((t) => t.candidate === first.candidate)!
+          const childIds = (child.subsampleIds ?? []).join(",")
+          const step = selected.filter((e) => e.candidate === first.candidate).map((e) => idsOf.get(e.iteration))
+          const onChildMinibatch = step.filter((ids) => ids === childIds).length
+          // never more proposals on the child's minibatch than one group's rewrites
+          assert.isAtMost(onChildMinibatch, together, `the step at ${first.iteration} (${JSON.stringify(shape)})`)
+          if (onChildMinibatch > 0) {
+            reused++
+            // the first proposal is one of them, and the rest of the step drew minibatches of its own
+            assert.strictEqual(step[0], childIds)
+            if (step.length > together) assert.notStrictEqual(step[together], childIds)
+          }
+        }
+        assert.isAbove(reused, 0, JSON.stringify(shape))
+        assert.isAtMost(result.totalMetricCalls, 600)
+      }
+    }))
+
   it.live("the same result at maxConcurrency 1, 8 and 16 under random latencies", () =>
     Effect.gen(function*() {
       const task = oneComponent()

@@ -209,7 +209,7 @@ export const plan = <D, T, O>(
     for (const c of components) most = Math.max(most, group?.tried.get(c) ?? 0)
     return most
   }
-  // the child's results on the minibatch it was judged on, which every proposal of the step reflects on
+  // the child's results on the minibatch it was judged on, which the step reflects on
   const evidence = onChild?.evidence === undefined || !r.reuseChildMinibatch ? undefined : { of: onChild.of, ...onChild.evidence }
   for (let i = 0; i < size; i++) {
     const it = iteration + i
@@ -220,17 +220,19 @@ export const plan = <D, T, O>(
     let sampler: BatchSampler.SamplerState
     let selection: ReturnType<typeof select>
     let leader: (State.PendingProposal & { readonly _tag: "Reflective" }) | undefined
-    if (evidence !== undefined) {
-      // the minibatch the child was judged on (`reuseChildMinibatch`): nothing is drawn
-      selection = select(current.sampler)
-      leader = group !== undefined && rewritesOf(selection.components) < r.rewritesPerMinibatch ? group.leader : undefined
-      ids = evidence.ids
-      sampler = current.sampler
-    } else if (r.proposalSampling === "same_minibatch") {
+    // the proposals that reflect on the child's minibatch (`reuseChildMinibatch`): the step's
+    // first, and the rewrites of its group; later groups and independent proposals draw their own
+    let fromChild = false
+    if (r.proposalSampling === "same_minibatch" || (evidence !== undefined && i === 0)) {
       // components first: whether they were tried on the group's minibatch decides whether a new one is drawn
       selection = select(current.sampler)
-      leader = group !== undefined && rewritesOf(selection.components) < r.rewritesPerMinibatch ? group.leader : undefined
-      ;[ids, sampler] = leader === undefined
+      leader = r.proposalSampling === "same_minibatch" && group !== undefined && rewritesOf(selection.components) < r.rewritesPerMinibatch
+        ? group.leader
+        : undefined
+      fromChild = evidence !== undefined && (leader === undefined ? i === 0 : leader.reuses?.paidBy === evidence.of)
+      ;[ids, sampler] = fromChild && evidence !== undefined
+        ? [evidence.ids, current.sampler]
+        : leader === undefined
         ? BatchSampler.next(current.sampler, r.trainIds, r.minibatchSize, rng)
         : [leader.ids, current.sampler]
     } else {
@@ -267,7 +269,7 @@ export const plan = <D, T, O>(
         }
       }
     }
-    if (evidence !== undefined) {
+    if (fromChild && evidence !== undefined) {
       // the child's evaluation of its minibatch is paid (by its own step): only the children's is left
       perExample = factor - 1
       reserved = cost(Ledger.distinct(ids), Ledger.distinct(valIds))
