@@ -119,8 +119,9 @@ const rewritesPay = (search: SearchShape): boolean =>
  *   (`"same_minibatch"`, `Config.rewritesPerMinibatch`), and the best child
  *   validated; the next step starts on that child while it is validated
  *   (`Config.buildOnChild`) and reflects on the child's own results on the
- *   minibatch it was judged on (`Config.reuseChildMinibatch`). Steps of several proposals on as many minibatches lost
- *   quality per budget on one component in every measurement; rewrites of
+ *   minibatch it was judged on (`Config.reuseChildMinibatch`). Steps of
+ *   several proposals on as many minibatches lost quality per budget on
+ *   one component in every measurement; rewrites of
  *   one minibatch's evidence measured better per budget than the GEPA loop
  *   and faster (bench/RESULTS.md). With minibatches of one example
  *   (`minibatchSize`, or a training set, of 1: optimize-anything's
