@@ -251,7 +251,8 @@ export const plan = <D, T, O>(
     // the minibatch of a rejected proposal from this parent, again with a
     // component not tried on it: the parent's evaluation of it is paid for,
     // and its records for this component are in the state
-    const reuse = reusable(r, current, parent, selection.components)
+    // (not beside the child's minibatch: a candidate of one component never reuses one anyway)
+    const reuse = fromChild ? undefined : reusable(r, current, parent, selection.components)
     let reuses: State.ReusedEvaluation | undefined
     if (reuse !== undefined) {
       // only the child's evaluation of the minibatch is left to pay
