@@ -254,8 +254,9 @@ export interface Config<D, T = unknown, O = unknown> {
    * once, instead of first evaluating the child on a newly drawn minibatch.
    * Only the step's first rewrites of one minibatch read it (its first
    * proposal, when each proposal draws its own minibatch); the rest of the
-   * step draws as usual. A minibatch serves at most two steps in a row: the step after a child
-   * built this way draws a new one. So does the step on a child whose
+   * step draws as usual. A minibatch serves at most two steps in a row: the
+   * step after a child built this way draws a new one. So does the step on
+   * a child whose
    * results cannot serve: perfect on every example, an example that failed,
    * or records that are not JSON values (they are saved with the plan, so a
    * resumed run reads them back). With an adapter without `traceCodec`, a

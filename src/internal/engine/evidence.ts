@@ -52,9 +52,16 @@ export const reusableOf = (
   scores: ReadonlyArray<number>,
   others: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>> | undefined
 ): State.ReusedEvaluation | undefined => {
-  if (others === undefined) return undefined
-  const records = Object.fromEntries(Object.entries(others).filter(([, r]) => isJson(r)))
-  return Object.keys(records).length === 0 ? undefined : { paidBy, scores, records }
+  const records = others === undefined ? undefined : jsonRecords(others)
+  return records === undefined ? undefined : { paidBy, scores, records }
+}
+
+/** The components whose records can be saved as they are (JSON values); `undefined` when none can. */
+const jsonRecords = (
+  all: Readonly<Record<string, ReadonlyArray<ReflectiveRecord>>>
+): Record<string, ReadonlyArray<ReflectiveRecord>> | undefined => {
+  const records = Object.fromEntries(Object.entries(all).filter(([, r]) => isJson(r)))
+  return Object.keys(records).length === 0 ? undefined : records
 }
 
 /** The records of each of `components`, or the contract error naming the first the adapter gave no list for. */
@@ -271,7 +278,7 @@ export const childEvidence = <D, T, O>(
     }
     const built = yield* Effect.either(s.r.adapter.makeReflectiveDataset(child, batch, components))
     if (Either.isLeft(built)) return undefined
-    const kept = reusableOf(0, scores, built.right)
-    if (kept === undefined || components.some((c) => kept.records[c] === undefined)) return undefined
-    return { ids, scores, records: kept.records }
+    const records = jsonRecords(built.right)
+    if (records === undefined || components.some((c) => records[c] === undefined)) return undefined
+    return { ids, scores, records }
   })

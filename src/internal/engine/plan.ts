@@ -25,6 +25,7 @@ import { at, defined } from "../shared/invariant.js"
 import { revise } from "./draft.js"
 import { planMerge, storedValIds } from "./planMerge.js"
 import * as Learned from "./learned.js"
+import { rotated } from "./evidence.js"
 import * as Ledger from "./ledger.js"
 import type { ChildEvidence } from "./proposed.js"
 import { type Resolved, reusesMinibatches } from "./resolved.js"
@@ -270,6 +271,8 @@ export const plan = <D, T, O>(
         }
       }
     }
+    // the records are read in another order by each rewrite of the same components
+    const rewrite = leader === undefined ? 0 : rewritesOf(selection.components)
     if (fromChild && evidence !== undefined) {
       // the child's evaluation of its minibatch is paid (by its own step): only the children's is left
       perExample = factor - 1
@@ -277,7 +280,10 @@ export const plan = <D, T, O>(
       reuses = {
         paidBy: evidence.of,
         scores: evidence.scores,
-        records: Object.fromEntries(selection.components.map((c) => [c, defined(evidence.records[c], "the child's records of a component")]))
+        // in this rewrite's order, as a shared minibatch's rewrites read theirs (`memberView`)
+        records: Object.fromEntries(
+          selection.components.map((c) => [c, defined(rotated(evidence.records[c], rewrite), "the child's records of a component")])
+        )
       }
     }
     let remainder = false
@@ -321,8 +327,6 @@ export const plan = <D, T, O>(
     const nextComponent = pointer === undefined || onChild !== undefined
       ? current.nextComponent
       : AppendOnly.set(owner, current.nextComponent, parent, pointer)
-    // the records are read in another order by each rewrite of the same components
-    const rewrite = leader === undefined ? 0 : rewritesOf(selection.components)
     const planned: State.PendingProposal = {
       _tag: "Reflective",
       iteration: it,

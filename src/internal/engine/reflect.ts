@@ -23,7 +23,7 @@ import * as Ledger from "./ledger.js"
 import { currentProposal } from "./currentProposal.js"
 import * as Early from "./early.js"
 import type { Outcome } from "./evaluate.js"
-import { childEvidence, evaluateParent, memberView, type ParentEvaluation, reusableOf, rotated, type StepEvidence } from "./evidence.js"
+import { childEvidence, evaluateParent, memberView, type ParentEvaluation, reusableOf, type StepEvidence } from "./evidence.js"
 import { describeError, noUsage, type Proposed, type Usage } from "./proposed.js"
 import { addFailures, type Failures, noFailures, type Session } from "./session.js"
 
@@ -173,15 +173,7 @@ export const reflect = <D, T, O>(
     // a minibatch reflected on again (`reuseMinibatch`): the parent's scores
     // and records are the ones an earlier proposal paid for
     const parentEval = reused !== undefined
-      ? Either.right<ParentEvaluation>({
-        before: reused.scores,
-        dataset: plan.rewrite === undefined
-          ? reused.records
-          : Object.fromEntries(Object.entries(reused.records).map(([c, rs]) => [c, rotated(rs, plan.rewrite ?? 0) ?? rs])),
-        spent: 0,
-        failures: noFailures,
-        others: undefined
-      })
+      ? Either.right<ParentEvaluation>({ before: reused.scores, dataset: reused.records, spent: 0, failures: noFailures, others: undefined })
       : shared !== undefined
       ? yield* Effect.flatMap(shared, (evidence) => memberView(plan, evidence))
       : yield* evaluateParent(s, plan, parentCandidate)
