@@ -290,3 +290,32 @@ describe("bench work", () => {
     expect(off.opsPerCall).toBeLessThan(on.opsPerCall * 0.97)
   }, 60_000)
 })
+
+describe("bench criticalPath", () => {
+  it("counts the time no call covers, gaps between calls and after the last", async () => {
+    const { idleOf } = await import("../bench/criticalPath.js")
+    const calls = [
+      { kind: "task" as const, start: 2, end: 5 },
+      { kind: "model" as const, start: 4, end: 9 },
+      { kind: "task" as const, start: 12, end: 13 }
+    ]
+    // 0-2, 9-12 and 13-20
+    expect(idleOf(calls, 20)).toBe(12)
+    expect(idleOf([], 7)).toBe(7)
+  })
+
+  it("reads a run's timeline to the end: steps, their outcomes, and the bounds of speculating past rejections", async () => {
+    const { measure } = await import("../bench/criticalPath.js")
+    const row = await measure({ components: 1, keywordsPerComponent: 6, trainSize: 12, valSize: 6, testSize: 10, learnPermille: 500 }, 80, 0, {
+      taskMs: 1,
+      modelMs: 2
+    })
+    expect(row.steps).toBeGreaterThan(0)
+    expect(row.rejectedSteps + row.acceptedSteps).toBeLessThanOrEqual(row.steps)
+    expect(row.idleMs).toBeGreaterThanOrEqual(0)
+    expect(row.idleMs).toBeLessThanOrEqual(row.wallMs)
+    expect(row.speculationBoundMs).toBeLessThanOrEqual(row.wallMs)
+    expect(row.speculationWasteCalls).toBeLessThanOrEqual(80)
+    expect(row.afterRejection.rejected).toBeLessThanOrEqual(row.afterRejection.steps)
+  }, 60_000)
+})
