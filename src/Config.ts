@@ -256,10 +256,9 @@ export interface Config<D, T = unknown, O = unknown> {
    * proposal, when each proposal draws its own minibatch); the rest of the
    * step draws as usual. A minibatch serves at most two steps in a row: the
    * step after a child built this way draws a new one. So does the step on
-   * a child whose
-   * results cannot serve: perfect on every example, an example that failed,
-   * or records that are not JSON values (they are saved with the plan, so a
-   * resumed run reads them back). With an adapter without `traceCodec`, a
+   * a child whose results cannot serve: perfect on every example, an example
+   * that failed, or records that are not JSON values (they are saved with the
+   * plan, so a resumed run reads them back). With an adapter without `traceCodec`, a
    * run resumed after a crash evaluates the children of the step in flight
    * again, as it does their parent (traced evaluations are stored only with
    * a codec).
